@@ -1,0 +1,1 @@
+"""Command line, terminal client, client library, bot SDK and bundled bots."""

@@ -1,0 +1,46 @@
+"""Pure, deterministic game engines behind one interface (see `engines.base`)."""
+
+from engines.base import (
+    BadOptionsError,
+    BadSnapshotError,
+    Engine,
+    Event,
+    GameError,
+    GameInfo,
+    GameOverError,
+    IllegalActionError,
+    NotationError,
+    NotYourTurnError,
+    OptionSpec,
+    Outcome,
+    Seat,
+    Transition,
+    UnknownGameError,
+    UnknownRulesError,
+    View,
+)
+from engines.registry import all_engines, all_games, get_engine, register
+
+__all__ = [
+    "BadOptionsError",
+    "BadSnapshotError",
+    "Engine",
+    "Event",
+    "GameError",
+    "GameInfo",
+    "GameOverError",
+    "IllegalActionError",
+    "NotYourTurnError",
+    "NotationError",
+    "OptionSpec",
+    "Outcome",
+    "Seat",
+    "Transition",
+    "UnknownGameError",
+    "UnknownRulesError",
+    "View",
+    "all_engines",
+    "all_games",
+    "get_engine",
+    "register",
+]

@@ -1,0 +1,1 @@
+"""The sans-I/O wire protocol shared by server, client and bots."""

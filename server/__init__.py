@@ -1,0 +1,1 @@
+"""The asyncio WebSocket server: lobby, rooms, Redis persistence."""

@@ -1,0 +1,184 @@
+"""Generic conformance suite: runs on every registered game, rule set and player count.
+
+Random playouts from many seeds check the engine contract of `engines.base`:
+- every listed legal action applies, formats and parses back to itself;
+- actions not listed are rejected with IllegalActionError (for engines whose lists
+  are complete), and seats not to act get NotYourTurnError;
+- unreadable text raises NotationError;
+- apply never mutates its input state;
+- views (every seat + spectator), events and snapshots are msgpack-able with string
+  keys, snapshots round-trip through msgpack to an equal state with equal views;
+- with hidden chance, the seed appears in no view or event before the end;
+- the same seed and actions replay to the same state;
+- every game ends within the engine's declared bound; the outcome is present
+  exactly at the end, and no action is accepted after it.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import msgpack
+import pytest
+
+from engines import (
+    Engine,
+    GameOverError,
+    IllegalActionError,
+    NotationError,
+    NotYourTurnError,
+    all_engines,
+)
+from engines.playout import random_playout, replay
+
+SEEDS = range(6)
+
+
+def _cases() -> list[Any]:
+    cases = []
+    for engine in all_engines():
+        info = engine.info
+        for players in range(info.min_players, info.max_players + 1):
+            cases.append(
+                pytest.param(engine, players, id=f"{info.name}-{info.rules}-{players}p")
+            )
+    return cases
+
+
+def pack(data: Any) -> bytes:
+    return msgpack.packb(data, use_bin_type=True)
+
+
+def roundtrip(data: Any) -> Any:
+    # strict_map_key (the default) rejects non-string keys: clients in any language
+    # must be able to read views and snapshots.
+    return msgpack.unpackb(pack(data), raw=False)
+
+
+def contains_value(data: Any, needle: int) -> bool:
+    if isinstance(data, bool):
+        return False
+    if isinstance(data, int):
+        return data == needle
+    if isinstance(data, str):
+        return str(needle) in data
+    if isinstance(data, dict):
+        return any(contains_value(k, needle) or contains_value(v, needle) for k, v in data.items())
+    if isinstance(data, (list, tuple)):
+        return any(contains_value(item, needle) for item in data)
+    return False
+
+
+class Checker:
+    """Per-step checks hung on `random_playout`'s hook."""
+
+    def __init__(self, engine: Engine, players: int, seed: int) -> None:  # type: ignore[type-arg]
+        self.engine = engine
+        self.players = players
+        self.seed = seed
+        self.rng = random.Random(seed * 7919 + 1)
+        self.pool: list[Any] = []  # actions seen elsewhere: candidates for "not listed"
+        self.hidden_seed = engine.info.chance and engine.info.hidden_information
+
+    def check_state(self, state: Any) -> None:
+        engine = self.engine
+        for seat in [*range(self.players), None]:
+            view = engine.view(state, seat)
+            assert isinstance(view, dict)
+            roundtrip(view)
+            if self.hidden_seed and engine.outcome(state) is None:
+                assert not contains_value(view, self.seed), f"seed visible to seat {seat}"
+        snap = engine.snapshot(state)
+        restored = engine.restore(roundtrip(snap))
+        assert pack(engine.snapshot(restored)) == pack(snap)
+        assert engine.to_act(restored) == engine.to_act(state)
+        for seat in [*range(self.players), None]:
+            assert pack(engine.view(restored, seat)) == pack(engine.view(state, seat))
+
+    def __call__(self, before: Any, seat: int, action: Any, transition: Any) -> None:
+        engine = self.engine
+        snap_before = pack(engine.snapshot(before))
+        legal = engine.legal_actions(before, seat)
+        assert action in legal
+        # notation round trip on a sample of the listed actions
+        for candidate in self.rng.sample(legal, min(len(legal), 8)) + [action]:
+            text = engine.format_action(before, candidate)
+            assert isinstance(text, str) and text
+            assert engine.parse_action(before, seat, text) == candidate, text
+        with pytest.raises(NotationError):
+            engine.parse_action(before, seat, "%%not an action%%")
+        # unlisted actions
+        listed = set(legal)
+        strangers = [a for a in self.rng.sample(self.pool, min(len(self.pool), 12)) if a not in listed]
+        for stranger in strangers[:4]:
+            if engine.info.complete_action_lists:
+                with pytest.raises(IllegalActionError):
+                    engine.apply(before, seat, stranger)
+            else:
+                try:
+                    engine.apply(before, seat, stranger)
+                except IllegalActionError:
+                    pass
+        # a seat that may not act
+        idle = [s for s in range(self.players) if s not in engine.to_act(before)]
+        if idle:
+            with pytest.raises(NotYourTurnError):
+                engine.apply(before, self.rng.choice(idle), action)
+        # events are public plain data and never carry a hidden seed
+        for event in transition.events:
+            assert isinstance(event, dict) and "type" in event
+            roundtrip(event)
+            if self.hidden_seed and engine.outcome(transition.state) is None:
+                assert not contains_value(event, self.seed)
+        # purity: the input state is unchanged
+        assert pack(engine.snapshot(before)) == snap_before
+        self.check_state(transition.state)
+        self.pool.extend(self.rng.sample(legal, min(len(legal), 3)))
+        del self.pool[:-300]
+
+
+@pytest.mark.parametrize(("engine", "players"), _cases())
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_playout_conforms(engine: Engine, players: int, seed: int) -> None:  # type: ignore[type-arg]
+    checker = Checker(engine, players, seed)
+    first = engine.new_game(players, engine.validate_options(players, {}), seed)
+    assert engine.outcome(first) is None
+    assert engine.to_act(first)
+    checker.check_state(first)
+
+    result = random_playout(engine, players, seed, on_step=checker)
+    final = result.final_state
+
+    outcome = engine.outcome(final)
+    assert outcome is not None and outcome == result.outcome
+    assert len(outcome.scores) == players
+    assert outcome.winners and set(outcome.winners) <= set(range(players))
+    assert outcome.reason
+    assert engine.to_act(final) == frozenset()
+    for seat in range(players):
+        assert engine.legal_actions(final, seat) == []
+        with pytest.raises(GameOverError):
+            engine.apply(final, seat, result.log[-1][1])
+    roundtrip(outcome.to_data())
+
+    again = replay(engine, players, result.options, seed, result.log)
+    assert pack(engine.snapshot(again)) == pack(engine.snapshot(final))
+
+
+@pytest.mark.parametrize(("engine", "players"), _cases())
+def test_same_seed_same_game(engine: Engine, players: int) -> None:  # type: ignore[type-arg]
+    a = random_playout(engine, players, seed=99)
+    b = random_playout(engine, players, seed=99)
+    assert a.log == b.log
+    assert pack(engine.snapshot(a.final_state)) == pack(engine.snapshot(b.final_state))
+
+
+def test_every_game_is_registered_with_metadata() -> None:
+    engines = all_engines()
+    assert engines, "no engine registered"
+    for engine in engines:
+        info = engine.info
+        assert 1 <= info.min_players <= info.max_players
+        assert info.max_plies > 0
+        roundtrip(info.describe())
