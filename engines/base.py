@@ -273,7 +273,7 @@ class Engine(ABC, Generic[S, A]):
         self.check_options(players, resolved)
         return resolved
 
-    def check_options(self, players: int, options: Mapping[str, Any]) -> None:  # noqa: B027
+    def check_options(self, players: int, options: Mapping[str, Any]) -> None:
         """Hook for cross-field checks (e.g. 'rounds must be 1 or even')."""
 
     @abstractmethod
@@ -318,6 +318,16 @@ class Engine(ABC, Generic[S, A]):
         This one function feeds snapshots, patches and bot observations, so hidden
         data that is not in here cannot leak anywhere.
         """
+
+    def state_from_view(self, view: View) -> S:
+        """Rebuild a playable state from a spectator view (perfect-information games).
+
+        Search bots see only views; for games without hidden information the
+        spectator view carries everything the rules need (repetition history and guard
+        counters included), so a bot can search from exactly the room's position.
+        Engines with hidden information leave this unimplemented.
+        """
+        raise NotImplementedError(f"{self.info.name} has hidden information")
 
     @abstractmethod
     def outcome(self, state: S) -> Outcome | None:
