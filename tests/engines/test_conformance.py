@@ -33,7 +33,8 @@ from engines import (
 )
 from engines.playout import random_playout, replay
 
-SEEDS = range(6)
+# Large seeds, so the "seed never visible" check cannot match an ordinary count.
+SEEDS = [987_654_321 + 1_000_003 * k for k in range(6)]
 
 
 def _cases() -> list[Any]:
@@ -63,7 +64,7 @@ def contains_value(data: Any, needle: int) -> bool:
     if isinstance(data, int):
         return data == needle
     if isinstance(data, str):
-        return str(needle) in data
+        return str(needle) in data  # needles are 9+ digit numbers: no accidental hits
     if isinstance(data, dict):
         return any(contains_value(k, needle) or contains_value(v, needle) for k, v in data.items())
     if isinstance(data, (list, tuple)):
