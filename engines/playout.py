@@ -33,7 +33,7 @@ StepHook = Callable[[Any, Seat, Any, Any], None]
 
 
 def random_playout(
-    engine: Engine,  # type: ignore[type-arg]
+    engine: Engine,
     players: int,
     seed: int,
     options: Mapping[str, Any] | None = None,
@@ -77,7 +77,7 @@ def random_playout(
 
 
 def replay(
-    engine: Engine,  # type: ignore[type-arg]
+    engine: Engine,
     players: int,
     options: Mapping[str, Any],
     seed: int,

@@ -27,7 +27,7 @@ class GameEntry:
     """One game: its rule sets in registration order; the first is the default."""
 
     name: str
-    engines: dict[str, Engine]  # type: ignore[type-arg]
+    engines: dict[str, Engine]
 
     @property
     def default_rules(self) -> str:
@@ -42,7 +42,7 @@ _games: dict[str, GameEntry] = {}
 _loaded = False
 
 
-def register(cls: type[Engine]) -> type[Engine]:  # type: ignore[type-arg]
+def register(cls: type[Engine]) -> type[Engine]:
     """Class decorator: register one rule set of a game (the first registered is default)."""
     info = cls.info
     entry = _games.setdefault(info.name, GameEntry(info.name, {}))
@@ -72,12 +72,12 @@ def all_games() -> list[GameEntry]:
     return list(_games.values())
 
 
-def all_engines() -> list[Engine]:  # type: ignore[type-arg]
+def all_engines() -> list[Engine]:
     """Every (game, rule set) engine: what the conformance suite runs over."""
     return [engine for entry in all_games() for engine in entry.engines.values()]
 
 
-def get_engine(name: str, rules: str | None = None) -> Engine:  # type: ignore[type-arg]
+def get_engine(name: str, rules: str | None = None) -> Engine:
     """The engine for `name` under `rules` (None = the game's default rule set)."""
     _load_builtins()
     entry = _games.get(name)

@@ -75,7 +75,7 @@ def contains_value(data: Any, needle: int) -> bool:
 class Checker:
     """Per-step checks hung on `random_playout`'s hook."""
 
-    def __init__(self, engine: Engine, players: int, seed: int) -> None:  # type: ignore[type-arg]
+    def __init__(self, engine: Engine, players: int, seed: int) -> None:
         self.engine = engine
         self.players = players
         self.seed = seed
@@ -147,7 +147,7 @@ class Checker:
 
 @pytest.mark.parametrize(("engine", "players"), _cases())
 @pytest.mark.parametrize("seed", SEEDS)
-def test_random_playout_conforms(engine: Engine, players: int, seed: int) -> None:  # type: ignore[type-arg]
+def test_random_playout_conforms(engine: Engine, players: int, seed: int) -> None:
     checker = Checker(engine, players, seed)
     first = engine.new_game(players, engine.validate_options(players, {}), seed)
     assert engine.outcome(first) is None
@@ -174,7 +174,7 @@ def test_random_playout_conforms(engine: Engine, players: int, seed: int) -> Non
 
 
 @pytest.mark.parametrize(("engine", "players"), _cases())
-def test_same_seed_same_game(engine: Engine, players: int) -> None:  # type: ignore[type-arg]
+def test_same_seed_same_game(engine: Engine, players: int) -> None:
     a = random_playout(engine, players, seed=99)
     b = random_playout(engine, players, seed=99)
     assert a.log == b.log

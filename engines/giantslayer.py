@@ -1,0 +1,538 @@
+"""Giantslayer: 24 halogai (White) against 6 giants (Black) on a radius-4 hex board.
+
+Rules as `shared/specs/giantslayer.md` decides them (GS-1 … GS-14); docs/rules/
+giantslayer.md tells them in the project's words. A game is a match of `rounds`
+rounds (default 2, GS-13); the seats swap colours after each round, so seat 0 is
+White in even rounds (0-based) and Black in odd ones.
+
+Notation (GS-14): a cell is a column letter a–i (q = -4 … 4) and a rank 1–9
+(rank = 5 - r), so the impassable centre is `e5`. A white slide or a black step is
+`from-to` (`a5-b5`), a trample chain `from x landing x landing …` (`e6xe8xc8`), and
+a forced pass (GS-12) is `pass`.
+
+Board cells are indexed 0–60 in (q, r) order; precomputed neighbour, jump and ray
+tables keep move generation fast enough for search bots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from engines import hexgrid
+from engines.base import (
+    BadOptionsError,
+    BadSnapshotError,
+    Engine,
+    Event,
+    GameInfo,
+    GameOverError,
+    IllegalActionError,
+    NotationError,
+    NotYourTurnError,
+    OptionSpec,
+    Outcome,
+    Seat,
+    Transition,
+    View,
+    winners_by_score,
+)
+from engines.registry import register
+
+# ----------------------------------------------------------------------------- board
+
+RADIUS = 4
+CELLS: tuple[hexgrid.Hex, ...] = tuple(hexgrid.disk(RADIUS))  # GS-1: 61 cells
+INDEX: dict[hexgrid.Hex, int] = {cell: i for i, cell in enumerate(CELLS)}
+CENTRE = INDEX[(0, 0)]
+NAMES: tuple[str, ...] = tuple(f"{chr(ord('a') + q + RADIUS)}{RADIUS + 1 - r}" for q, r in CELLS)
+BY_NAME: dict[str, int] = {name: i for i, name in enumerate(NAMES)}
+EDGE: frozenset[int] = frozenset(i for i, c in enumerate(CELLS) if hexgrid.length(c) == RADIUS)  # GS-3
+
+EMPTY, WHITE, BLACK = 0, 1, 2
+SYMBOLS = ".WB"
+NO_CELL = -1
+
+
+def _neighbour(i: int, d: int, times: int = 1) -> int:
+    """Index of the cell `times` steps away, or NO_CELL if off the board or the centre (GS-2)."""
+    j = INDEX.get(hexgrid.step(CELLS[i], d, times), NO_CELL)
+    return NO_CELL if j == CENTRE else j
+
+
+NEIGHBOURS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(_neighbour(i, d) for d in range(6)) for i in range(len(CELLS))
+)
+JUMPS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(_neighbour(i, d, 2) if NEIGHBOURS[i][d] != NO_CELL else NO_CELL for d in range(6))
+    for i in range(len(CELLS))
+)
+# The trampled cell of each jump, keyed by (from, landing).
+JUMPED: dict[tuple[int, int], int] = {
+    (i, JUMPS[i][d]): NEIGHBOURS[i][d]
+    for i in range(len(CELLS))
+    for d in range(6)
+    if JUMPS[i][d] != NO_CELL
+}
+
+
+def _ray(i: int, d: int) -> tuple[int, ...]:
+    cells = []
+    k = 1
+    while (j := _neighbour(i, d, k)) != NO_CELL:  # stops at the edge and before the centre
+        cells.append(j)
+        k += 1
+    return tuple(cells)
+
+
+RAYS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(_ray(i, d) for d in range(6)) for i in range(len(CELLS))
+)
+
+STONES_PER_SIDE = {WHITE: 24, BLACK: 6}
+
+
+def initial_board() -> bytes:
+    """GS-4: White on the 24 edge cells, Black on the 6 cells around the centre."""
+    board = bytearray(len(CELLS))
+    for i, cell in enumerate(CELLS):
+        distance = hexgrid.length(cell)
+        if distance == RADIUS:
+            board[i] = WHITE
+        elif distance == 1:
+            board[i] = BLACK
+    return bytes(board)
+
+
+INITIAL_BOARD = initial_board()
+QUIET_PLY_LIMIT = 100  # GS-11
+MAX_ROUNDS = 10
+# Per round: at most 30 captures, each after at most 100 quiet plies (GS-11).
+PLIES_PER_ROUND_BOUND = (sum(STONES_PER_SIDE.values()) + 1) * (QUIET_PLY_LIMIT + 1)
+
+# ----------------------------------------------------------------------------- actions
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One ply. `path` is (from, to) for a slide or step, (from, landing, …) for a
+    trample chain, and empty for a pass."""
+
+    path: tuple[int, ...]
+    trample: bool = False
+
+
+PASS = Move(())
+
+
+def format_move(move: Move) -> str:
+    if not move.path:
+        return "pass"
+    return ("x" if move.trample else "-").join(NAMES[i] for i in move.path)
+
+
+def parse_move(text: str) -> Move:
+    """Read `a5-b5`, `e6xe8xc8` or `pass`; raise NotationError for anything else."""
+    raw = text.strip().lower()
+    if raw == "pass":
+        return PASS
+    trample = "x" in raw
+    if trample and "-" in raw:
+        raise NotationError(f"{text!r}: a move is either from-to or a trample chain with x")
+    parts = raw.split("x" if trample else "-")
+    if len(parts) < 2 or (not trample and len(parts) != 2):
+        raise NotationError(f"{text!r}: expected from-to (a5-b5), a chain (e6xe8xc8) or pass")
+    try:
+        path = tuple(BY_NAME[p.strip()] for p in parts)
+    except KeyError as exc:
+        raise NotationError(f"{text!r}: no cell {exc.args[0]!r} (cells run a1 … i9)") from None
+    return Move(path, trample)
+
+
+# ----------------------------------------------------------------------------- state
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    white: Seat
+    white_points: int
+    black_points: int
+    reason: str
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "white": self.white,
+            "white_points": self.white_points,
+            "black_points": self.black_points,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GiantslayerState:
+    rounds: int
+    round_index: int  # 0-based; seat round_index % 2 plays White
+    board: bytes
+    white_to_move: bool
+    quiet_plies: int  # plies since the last capture (GS-11)
+    history: tuple[bytes, ...]  # position keys since the last capture, current last
+    quiet_moves: tuple[Move, ...]  # the moves that produced history[1:]
+    results: tuple[RoundResult, ...]
+    last_move: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return len(self.results) == self.rounds
+
+    @property
+    def white_seat(self) -> Seat:
+        return self.round_index % 2
+
+    @property
+    def mover(self) -> Seat:
+        return self.white_seat if self.white_to_move else 1 - self.white_seat
+
+    def totals(self) -> tuple[int, int]:
+        totals = [0, 0]
+        for result in self.results:
+            totals[result.white] += result.white_points
+            totals[1 - result.white] += result.black_points
+        return (totals[0], totals[1])
+
+
+def position_key(board: bytes, white_to_move: bool) -> bytes:
+    return board + (b"W" if white_to_move else b"B")
+
+
+def new_round(rounds: int, round_index: int, results: tuple[RoundResult, ...]) -> GiantslayerState:
+    return GiantslayerState(
+        rounds=rounds,
+        round_index=round_index,
+        board=INITIAL_BOARD,
+        white_to_move=True,  # GS-4: White moves first
+        quiet_plies=0,
+        history=(position_key(INITIAL_BOARD, True),),
+        quiet_moves=(),
+        results=results,
+    )
+
+
+# ----------------------------------------------------------------------------- rules
+
+
+def white_moves(board: bytes) -> list[Move]:
+    """GS-5: slide one white stone any distance along a clear straight line."""
+    moves = []
+    for i, piece in enumerate(board):
+        if piece != WHITE:
+            continue
+        for ray in RAYS[i]:
+            for j in ray:
+                if board[j]:
+                    break
+                moves.append(Move((i, j)))
+    return moves
+
+
+def black_moves(board: bytes) -> list[Move]:
+    """GS-6: steps to an adjacent vacant cell, then every prefix of every trample chain."""
+    moves: list[Move] = []
+    work = bytearray(board)
+    for i, piece in enumerate(board):
+        if piece != BLACK:
+            continue
+        for j in NEIGHBOURS[i]:
+            if j != NO_CELL and not board[j]:
+                moves.append(Move((i, j)))
+        work[i] = EMPTY  # the jumping stone's own cell is vacant once it leaves
+        _trample_chains(work, i, (i,), moves)
+        work[i] = BLACK
+    return moves
+
+
+def _trample_chains(work: bytearray, at: int, path: tuple[int, ...], out: list[Move]) -> None:
+    for d in range(6):
+        over = NEIGHBOURS[at][d]
+        land = JUMPS[at][d]
+        if land != NO_CELL and work[over] == WHITE and not work[land]:
+            work[over] = EMPTY  # removed at once: later jumps see it vacant
+            chain = (*path, land)
+            out.append(Move(chain, trample=True))
+            _trample_chains(work, land, chain, out)
+            work[over] = WHITE
+
+
+def moves_for(board: bytes, white_to_move: bool) -> list[Move]:
+    moves = white_moves(board) if white_to_move else black_moves(board)
+    return moves or [PASS]  # GS-12: a side with no legal move passes
+
+
+def flanked(board: bytes | bytearray) -> list[int]:
+    """GS-7: black stones with two or more white neighbours."""
+    return [
+        i
+        for i, piece in enumerate(board)
+        if piece == BLACK and sum(1 for j in NEIGHBOURS[i] if j != NO_CELL and board[j] == WHITE) >= 2
+    ]
+
+
+def all_on_edge(board: bytes | bytearray) -> bool:
+    return all(i in EDGE for i, piece in enumerate(board) if piece == BLACK)
+
+
+def count(board: bytes | bytearray, piece: int) -> int:
+    return sum(1 for p in board if p == piece)
+
+
+def explain_illegal(state: GiantslayerState, move: Move) -> str:
+    """A sentence saying why `move` is not legal now (for the error reply)."""
+    board = state.board
+    side = "White" if state.white_to_move else "Black"
+    own = WHITE if state.white_to_move else BLACK
+    if not move.path:
+        return f"{side} has legal moves and may not pass (GS-12)"
+    start = move.path[0]
+    if board[start] != own:
+        return f"{NAMES[start]} holds no {side.lower()} stone"
+    if CENTRE in move.path:
+        return "the centre e5 is impassable (GS-2)"
+    if state.white_to_move:
+        if move.trample:
+            return "White cannot trample; it slides (GS-5)"
+        if hexgrid.direction_between(CELLS[start], CELLS[move.path[1]]) is None:
+            return "White slides along one of the six straight lines (GS-5)"
+        return "the line is blocked: a slide may not pass over or stop on a stone or the centre (GS-5)"
+    if not move.trample:
+        return "Black steps one cell to a vacant neighbour (GS-6)"
+    return "each trample jumps an adjacent white stone to the vacant cell just beyond it (GS-6)"
+
+
+# ----------------------------------------------------------------------------- engine
+
+
+@register
+class Giantslayer(Engine[GiantslayerState, Move]):
+    info = GameInfo(
+        name="giantslayer",
+        title="Giantslayer",
+        rules="standard",
+        min_players=2,
+        max_players=2,
+        hidden_information=False,
+        chance=False,
+        simultaneous=False,
+        max_plies=MAX_ROUNDS * PLIES_PER_ROUND_BOUND,
+        summary="24 halogai ambush 6 giants on a hex board; a match of rounds with sides swapped",
+        options=(
+            OptionSpec(
+                "rounds", int, 2, "rounds in the match: 1 or an even number (GS-13)",
+                minimum=1, maximum=MAX_ROUNDS,
+            ),
+        ),
+        spec="shared/specs/giantslayer.md",
+    )
+
+    def check_options(self, players: int, options: Mapping[str, Any]) -> None:
+        rounds = options["rounds"]
+        if rounds != 1 and rounds % 2:
+            raise BadOptionsError("option 'rounds' must be 1 or an even number (GS-13)")
+
+    def new_game(self, players: int, options: Mapping[str, Any], seed: int) -> GiantslayerState:
+        resolved = self.validate_options(players, options)
+        return new_round(resolved["rounds"], 0, ())
+
+    def players(self, state: GiantslayerState) -> int:
+        return 2
+
+    # -- turn structure -----------------------------------------------------------
+
+    def to_act(self, state: GiantslayerState) -> frozenset[Seat]:
+        return frozenset() if state.finished else frozenset((state.mover,))
+
+    def legal_actions(self, state: GiantslayerState, seat: Seat) -> list[Move]:
+        if state.finished or seat != state.mover:
+            return []
+        return moves_for(state.board, state.white_to_move)
+
+    def apply(self, state: GiantslayerState, seat: Seat, action: Move) -> Transition[GiantslayerState]:
+        if state.finished:
+            raise GameOverError("the match is over")
+        if seat != state.mover:
+            side = "White" if state.white_to_move else "Black"
+            raise NotYourTurnError(f"it is {side}'s turn (seat {state.mover})")
+        if action not in moves_for(state.board, state.white_to_move):
+            raise IllegalActionError(f"{format_move(action)}: {explain_illegal(state, action)}")
+        return self._play(state, action)
+
+    def _play(self, state: GiantslayerState, move: Move) -> Transition[GiantslayerState]:
+        board = bytearray(state.board)
+        side = "white" if state.white_to_move else "black"
+        events: list[Event] = [{"type": "move", "side": side, "move": format_move(move)}]
+        captured = False
+        if move.path:
+            start, end = move.path[0], move.path[-1]
+            piece = board[start]
+            board[start] = EMPTY  # first: a trample chain may end on its own start cell
+            board[end] = piece
+            if move.trample:
+                trampled = [JUMPED[a, b] for a, b in zip(move.path, move.path[1:], strict=False)]
+                for cell in trampled:
+                    board[cell] = EMPTY
+                events.append({"type": "trample", "captured": [NAMES[c] for c in trampled]})
+                captured = True
+        end_reason: str | None = None
+        if not state.white_to_move:
+            if all_on_edge(board):
+                end_reason = "escape"  # GS-8: before any flank capture
+            else:
+                victims = flanked(board)  # GS-7: start of White's turn
+                if victims:
+                    for cell in victims:
+                        board[cell] = EMPTY
+                    events.append({"type": "flank", "captured": [NAMES[c] for c in victims]})
+                    captured = True
+                if not count(board, BLACK):
+                    end_reason = "all_killed"  # GS-9
+                elif all_on_edge(board):
+                    end_reason = "escape"  # GS-9
+        new_board = bytes(board)
+        white_next = not state.white_to_move
+        key = position_key(new_board, white_next)
+        history: tuple[bytes, ...]
+        quiet_moves: tuple[Move, ...]
+        if captured:
+            quiet_plies, history, quiet_moves = 0, (key,), ()
+        else:
+            quiet_plies = state.quiet_plies + 1
+            history = (*state.history, key)
+            quiet_moves = (*state.quiet_moves, move)
+        if end_reason is None:
+            if quiet_plies >= QUIET_PLY_LIMIT:
+                end_reason = "no_capture_limit"  # GS-11
+            elif history.count(key) >= 3:
+                end_reason = "repetition"  # GS-11
+        after = replace(
+            state,
+            board=new_board,
+            white_to_move=white_next,
+            quiet_plies=quiet_plies,
+            history=history,
+            quiet_moves=quiet_moves,
+            last_move=format_move(move),
+        )
+        if end_reason is not None:
+            after = self._end_round(after, end_reason, events)
+        return Transition(after, tuple(events))
+
+    def _end_round(self, state: GiantslayerState, reason: str, events: list[Event]) -> GiantslayerState:
+        """GS-10/GS-11 scoring, then the next round with sides switched (GS-13)."""
+        black_left = count(state.board, BLACK)
+        white_points = STONES_PER_SIDE[BLACK] - black_left
+        black_points = black_left if reason == "escape" else 0
+        result = RoundResult(state.white_seat, white_points, black_points, reason)
+        results = (*state.results, result)
+        events.append({"type": "round_end", "round": state.round_index + 1, **result.to_data()})
+        if len(results) == state.rounds:
+            events.append({"type": "match_end", "totals": list(replace(state, results=results).totals())})
+            return replace(state, results=results)
+        nxt = new_round(state.rounds, state.round_index + 1, results)
+        events.append({"type": "round_start", "round": nxt.round_index + 1, "white": nxt.white_seat})
+        return replace(nxt, last_move=state.last_move)
+
+    # -- outcome and views --------------------------------------------------------
+
+    def outcome(self, state: GiantslayerState) -> Outcome | None:
+        if not state.finished:
+            return None
+        totals = state.totals()
+        winners = winners_by_score(totals)
+        if len(winners) == 1:
+            detail = f"seat {winners[0]} wins {max(totals)}-{min(totals)} over {state.rounds} round(s)"
+        else:
+            detail = f"drawn {totals[0]}-{totals[1]} over {state.rounds} round(s)"
+        return Outcome(
+            scores=(float(totals[0]), float(totals[1])),
+            winners=winners,
+            reason="points",
+            detail=detail,
+            extra={"rounds": [r.to_data() for r in state.results]},
+        )
+
+    def view(self, state: GiantslayerState, seat: Seat | None) -> View:
+        # Perfect information: every seat and spectator sees the same document.
+        return {
+            "cells": list(NAMES),
+            "board": [SYMBOLS[p] for p in state.board],
+            "round": state.round_index + 1,
+            "rounds": state.rounds,
+            "white": state.white_seat,
+            "black": 1 - state.white_seat,
+            "to_move": None if state.finished else ("white" if state.white_to_move else "black"),
+            "black_left": count(state.board, BLACK),
+            "white_left": count(state.board, WHITE),
+            "quiet_plies": state.quiet_plies,
+            "quiet_moves": [format_move(m) for m in state.quiet_moves],
+            "results": [r.to_data() for r in state.results],
+            "totals": list(state.totals()),
+            "last_move": state.last_move,
+        }
+
+    def state_from_view(self, view: View) -> GiantslayerState:
+        try:
+            board = bytes(SYMBOLS.index(s) for s in view["board"])
+            white_to_move = view["to_move"] != "black"
+            quiet_moves = tuple(parse_move(m) for m in view["quiet_moves"])
+            results = tuple(RoundResult(**r) for r in view["results"])
+            history = _rebuild_history(board, white_to_move, quiet_moves)
+            return GiantslayerState(
+                rounds=int(view["rounds"]),
+                round_index=int(view["round"]) - 1,
+                board=board,
+                white_to_move=white_to_move,
+                quiet_plies=int(view["quiet_plies"]),
+                history=history,
+                quiet_moves=quiet_moves,
+                results=results,
+                last_move=view.get("last_move"),
+            )
+        except (KeyError, ValueError, TypeError, NotationError) as exc:
+            raise BadSnapshotError(f"not a Giantslayer view: {exc}") from exc
+
+    # -- notation and persistence -------------------------------------------------
+
+    def parse_action(self, state: GiantslayerState, seat: Seat, text: str) -> Move:
+        return parse_move(text)
+
+    def format_action(self, state: GiantslayerState, action: Move) -> str:
+        return format_move(action)
+
+    def snapshot(self, state: GiantslayerState) -> dict[str, Any]:
+        data = self.view(state, None)
+        del data["cells"]
+        return {"game": "giantslayer", "schema": 1, "players": 2, **data}
+
+    def restore(self, data: Mapping[str, Any]) -> GiantslayerState:
+        if data.get("game") != "giantslayer" or data.get("schema") != 1:
+            raise BadSnapshotError("not a Giantslayer snapshot (schema 1)")
+        return self.state_from_view(dict(data))
+
+
+def _rebuild_history(
+    board: bytes, white_to_move: bool, quiet_moves: Iterable[Move]
+) -> tuple[bytes, ...]:
+    """Undo the quiet moves since the last capture to recover the repetition history.
+
+    Quiet moves are slides, steps and passes, all reversible, so the positions since
+    the last capture follow from the current board alone.
+    """
+    keys = [position_key(board, white_to_move)]
+    work = bytearray(board)
+    side = white_to_move
+    for move in reversed(tuple(quiet_moves)):
+        side = not side
+        if move.path:
+            start, end = move.path
+            work[start], work[end] = work[end], EMPTY
+        keys.append(position_key(bytes(work), side))
+    return tuple(reversed(keys))
