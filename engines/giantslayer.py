@@ -268,6 +268,31 @@ def moves_for(board: bytes, white_to_move: bool) -> list[Move]:
     return moves or [PASS]  # GS-12: a side with no legal move passes
 
 
+def is_legal(board: bytes, white_to_move: bool, move: Move) -> bool:
+    """Check one move without generating them all (the hot path of `apply`)."""
+    path = move.path
+    if not path:
+        return moves_for(board, white_to_move) == [PASS]
+    start = path[0]
+    if not 0 <= start < len(board) or board[start] != (WHITE if white_to_move else BLACK):
+        return False
+    if white_to_move:
+        if move.trample or len(path) != 2:
+            return False
+        return any(path[1] in ray and not any(board[j] for j in ray[: ray.index(path[1]) + 1])
+                   for ray in RAYS[start])
+    if not move.trample:
+        return len(path) == 2 and path[1] in NEIGHBOURS[start] and not board[path[1]]
+    work = bytearray(board)
+    work[start] = EMPTY
+    for a, b in zip(path, path[1:], strict=False):
+        over = JUMPED.get((a, b))
+        if over is None or work[over] != WHITE or work[b]:
+            return False
+        work[over] = EMPTY
+    return True
+
+
 def flanked(board: bytes | bytearray) -> list[int]:
     """GS-7: black stones with two or more white neighbours."""
     return [
@@ -361,7 +386,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         if seat != state.mover:
             side = "White" if state.white_to_move else "Black"
             raise NotYourTurnError(f"it is {side}'s turn (seat {state.mover})")
-        if action not in moves_for(state.board, state.white_to_move):
+        if not isinstance(action, Move) or not is_legal(state.board, state.white_to_move, action):
             raise IllegalActionError(f"{format_move(action)}: {explain_illegal(state, action)}")
         return self._play(state, action)
 

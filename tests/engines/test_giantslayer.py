@@ -296,3 +296,28 @@ def test_view_rebuilds_the_exact_position_for_search_bots() -> None:
     rebuilt = ENGINE.state_from_view(ENGINE.view(state, None))
     assert rebuilt.history == state.history
     assert rebuilt.quiet_plies == state.quiet_plies
+
+
+def test_fast_legality_check_agrees_with_move_generation() -> None:
+    """apply() validates one move directly (GS-5, GS-6, GS-12); it must agree with the full list."""
+    import random
+
+    from engines.giantslayer import is_legal, moves_for
+    from engines.playout import random_playout
+
+    rng = random.Random(5)
+    checked = 0
+    for seed in range(10):
+        result = random_playout(ENGINE, 2, seed)
+        state = ENGINE.new_game(2, {}, seed)
+        for seat, action in result.log[:120]:
+            listed = set(moves_for(state.board, state.white_to_move))
+            candidates = list(listed)
+            for _ in range(40):
+                a, b, c = (rng.randrange(len(CELLS)) for _ in range(3))
+                candidates += [Move((a, b)), Move((a, b), True), Move((a, b, c), True)]
+            for move in candidates:
+                assert is_legal(state.board, state.white_to_move, move) == (move in listed), move
+                checked += 1
+            state = ENGINE.apply(state, seat, action).state
+    assert checked > 10_000
