@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import Any
 
 from engines import hexgrid
@@ -285,7 +286,7 @@ def is_legal(board: bytes, white_to_move: bool, move: Move) -> bool:
         return len(path) == 2 and path[1] in NEIGHBOURS[start] and not board[path[1]]
     work = bytearray(board)
     work[start] = EMPTY
-    for a, b in zip(path, path[1:], strict=False):
+    for a, b in pairwise(path):
         over = JUMPED.get((a, b))
         if over is None or work[over] != WHITE or work[b]:
             return False
@@ -401,7 +402,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
             board[start] = EMPTY  # first: a trample chain may end on its own start cell
             board[end] = piece
             if move.trample:
-                trampled = [JUMPED[a, b] for a, b in zip(move.path, move.path[1:], strict=False)]
+                trampled = [JUMPED[a, b] for a, b in pairwise(move.path)]
                 for cell in trampled:
                     board[cell] = EMPTY
                 events.append({"type": "trample", "captured": [NAMES[c] for c in trampled]})
