@@ -1,0 +1,119 @@
+"""Wiring: store, lobby, WebSocket server; startup restore and graceful shutdown.
+
+    server = GiantsServer(config)
+    await server.start()        # Redis reachable, rooms restored, port bound
+    ...                         # server.port is the bound port (config.port 0 = any)
+    await server.stop()         # finish in-flight changes, send closing, close 1001
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+
+from server.config import Config
+from server.connection import Connection
+from server.embedded_redis import EmbeddedRedis
+from server.http import make_process_request
+from server.lobby import Lobby
+from server.metrics import Metrics
+from server.store import Store
+from server.wire import encode
+
+log = logging.getLogger("giants.server")
+
+
+class GiantsServer:
+    """One server process: call `start()`, then `stop()` (or `serve_until(event)`)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.metrics = Metrics()
+        self.embedded: EmbeddedRedis | None = None
+        self.store: Store = None  # type: ignore[assignment]  # set in start()
+        self.lobby: Lobby = None  # type: ignore[assignment]
+        self.ws_server: Server | None = None
+        self.connections: set[Connection] = set()
+        self.shutting_down = False
+        self.port = config.port
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def start(self) -> None:
+        """Connect to (or start) Redis, restore rooms, then listen.
+
+        Raises if Redis is unreachable; nothing is listening in that case.
+        """
+        url = self.config.redis_url
+        if not url:
+            self.embedded = EmbeddedRedis(self.config.data_path)
+            url = await asyncio.to_thread(self.embedded.start)
+        self.store = Store(url, self.config.key_prefix)
+        if not await self.store.ping():
+            raise ConnectionError(f"Redis at {url} does not answer")
+        self.lobby = Lobby(self.store, self.metrics, self.config.snapshot_every, self.config.max_rooms)
+        await self.lobby.restore_all()
+        self.ws_server = await serve(
+            self._handler,
+            self.config.host,
+            self.config.port,
+            process_request=make_process_request(self),
+            max_size=self.config.hard_max_frame,
+            compression=None,  # patches are small; deflate would cost CPU and ~64 KiB per connection
+            ping_interval=20,
+            ping_timeout=20,
+            max_queue=64,
+        )
+        sockets = list(self.ws_server.sockets)
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+        log.info("listening on %s:%s (redis %s, prefix %r)", self.config.host, self.port, url, self.config.key_prefix)
+
+    async def _handler(self, ws: ServerConnection) -> None:
+        conn = Connection(ws, self)
+        self.connections.add(conn)
+        self.metrics.connections_total += 1
+        try:
+            await conn.run()
+        finally:
+            self.connections.discard(conn)
+
+    async def stop(self) -> None:
+        """Graceful shutdown: refuse new requests, let in-flight changes finish, tell
+        every client `closing`, close with 1001, stop rooms and Redis."""
+        if self.shutting_down:
+            return
+        self.shutting_down = True
+        if self.lobby is not None:
+            # Taking each room's lock waits for its in-flight change to be persisted and sent.
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.lobby.close(), self.config.shutdown_timeout)
+        frame = encode({"type": "closing", "reason": "server shutting down"})
+        for conn in list(self.connections):
+            conn.push(frame)
+        if self.ws_server is not None:
+            self.ws_server.close(close_connections=True)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.ws_server.wait_closed(), self.config.shutdown_timeout)
+        for task in list(self._tasks):
+            task.cancel()
+        if self.store is not None:
+            await self.store.close()
+        if self.embedded is not None:
+            await asyncio.to_thread(self.embedded.stop)
+        log.info("server stopped")
+
+    async def serve_until(self, stop: asyncio.Event) -> None:
+        await self.start()
+        try:
+            await stop.wait()
+        finally:
+            await self.stop()

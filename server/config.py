@@ -1,0 +1,92 @@
+"""Server configuration: every setting has a command-line flag and an environment variable.
+
+`Config.from_args(args)` resolves flag > environment (GIANTS_<NAME>) > default; the
+caller then hands the Config to `server.app.GiantsServer`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+DEFAULT_DATA_DIR = "~/.local/share/giants-table"
+
+
+@dataclass
+class Config:
+    """Everything the server needs to run; defaults suit a single local node."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    data_dir: str = DEFAULT_DATA_DIR
+    redis_url: str | None = None  # None = start the embedded Redis in data_dir
+    log_level: str = "info"
+    key_prefix: str = "giants:"
+    max_frame: int = 64 * 1024  # inbound frames above this get "frame_too_large"
+    hard_max_frame: int = 1024 * 1024  # above this websockets closes the connection (1009)
+    rate: float = 50.0  # sustained requests per second per connection
+    burst: int = 100  # token-bucket depth
+    snapshot_every: int = 50  # actions between engine snapshots in Redis
+    max_rooms: int = 10_000
+    max_write_buffer: int = 1024 * 1024  # a client slower than this is disconnected
+    shutdown_timeout: float = 10.0
+
+    @property
+    def data_path(self) -> Path:
+        return Path(os.path.expanduser(self.data_dir))
+
+    # -- command line ---------------------------------------------------------------
+
+    @staticmethod
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        """Add one flag per setting; defaults are None so the environment can fill them."""
+        helps = {
+            "host": "interface to listen on (GIANTS_HOST, default 127.0.0.1)",
+            "port": "TCP port for WebSocket and HTTP (GIANTS_PORT, default 8765; 0 = any free port)",
+            "data_dir": f"embedded Redis data directory (GIANTS_DATA_DIR, default {DEFAULT_DATA_DIR})",
+            "redis_url": "use this external Redis instead of the embedded one (GIANTS_REDIS_URL)",
+            "log_level": "debug, info, warning or error (GIANTS_LOG_LEVEL, default info)",
+            "key_prefix": "prefix of every Redis key (GIANTS_KEY_PREFIX, default 'giants:')",
+            "max_frame": "largest accepted inbound frame in bytes (GIANTS_MAX_FRAME, default 65536)",
+            "hard_max_frame": "frames above this close the connection (GIANTS_HARD_MAX_FRAME)",
+            "rate": "requests per second per connection (GIANTS_RATE, default 50)",
+            "burst": "request burst per connection (GIANTS_BURST, default 100)",
+            "snapshot_every": "actions between state snapshots (GIANTS_SNAPSHOT_EVERY, default 50)",
+            "max_rooms": "most live rooms (GIANTS_MAX_ROOMS, default 10000)",
+            "max_write_buffer": "bytes queued to a slow client before it is dropped (GIANTS_MAX_WRITE_BUFFER)",
+            "shutdown_timeout": "seconds to finish in-flight work on shutdown (GIANTS_SHUTDOWN_TIMEOUT)",
+        }
+        for f in fields(Config):
+            flag = "--" + f.name.replace("_", "-")
+            parser.add_argument(flag, dest=f.name, default=None, help=helps.get(f.name))
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace | None = None, env: dict[str, str] | None = None) -> Config:
+        """Resolve each setting: flag, then GIANTS_<NAME> from the environment, then default.
+
+        Raises ValueError naming the setting when a value does not convert.
+        """
+        env = dict(os.environ if env is None else env)
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = getattr(args, f.name, None) if args is not None else None
+            if raw is None:
+                raw = env.get("GIANTS_" + f.name.upper())
+            if raw is None or raw == "":
+                continue
+            default = f.default
+            try:
+                if isinstance(default, bool):
+                    values[f.name] = str(raw).lower() in ("1", "true", "yes", "on")
+                elif isinstance(default, int):
+                    values[f.name] = int(raw)
+                elif isinstance(default, float):
+                    values[f.name] = float(raw)
+                else:
+                    values[f.name] = str(raw)
+            except ValueError:
+                raise ValueError(f"setting {f.name} has an invalid value {raw!r}") from None
+        return cls(**values)

@@ -1,0 +1,229 @@
+"""One WebSocket connection: decode, rate-limit, dispatch, reply.
+
+Each inbound frame is size-checked, decoded and validated (server.wire), charged
+against a token bucket, then dispatched to the lobby or a room. Every request gets
+exactly one reply (`ok` or `error` with a stable code); a bad frame never closes the
+connection, except a flood far beyond the limit (close 1008) or a frame above the hard
+size cap (websockets closes with 1009).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from websockets.asyncio.server import ServerConnection, broadcast
+from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
+
+from engines import registry
+from server.errors import RequestError
+from server.room import Room
+from server.wire import PROTOCOL_VERSION, FrameError, decode_request, encode
+
+if TYPE_CHECKING:
+    from server.app import GiantsServer
+
+log = logging.getLogger("giants.connection")
+
+SERVER_NAME = "giants-table/0.1"
+
+
+class TokenBucket:
+    """`rate` tokens per second up to `burst`; one token per request."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = rate
+        self.burst = float(burst)
+        self.tokens = float(burst)
+        self.stamp = time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+class Connection:
+    """Per-connection state: session, name, the rooms it is in, its rate limit."""
+
+    def __init__(self, ws: ServerConnection, server: GiantsServer) -> None:
+        self.ws = ws
+        self.server = server
+        self.config = server.config
+        self.metrics = server.metrics
+        self.session: str | None = None
+        self.name = "anonymous"
+        self.rooms: dict[str, Room] = {}
+        self.bucket = TokenBucket(self.config.rate, self.config.burst)
+        self.limited = 0  # consecutive rate-limited frames
+        self.handlers: dict[str, Callable[[Any, dict[str, Any]], Awaitable[None]]] = {
+            "list_rooms": self.on_list_rooms,
+            "create_room": self.on_create_room,
+            "join": self.on_join,
+            "watch": self.on_watch,
+            "resume": self.on_resume,
+            "leave": self.on_leave,
+            "start": self.on_start,
+            "act": self.on_act,
+            "resync": self.on_resync,
+            "replay": self.on_replay,
+            "ping": self.on_ping,
+        }
+
+    # -- output ---------------------------------------------------------------------
+
+    def push(self, frame: bytes) -> None:
+        """Queue a frame without waiting: a slow client never holds up a room."""
+        ws = self.ws
+        if ws.state is not State.OPEN:
+            return
+        transport = ws.transport
+        if transport.get_write_buffer_size() > self.config.max_write_buffer:
+            log.warning("dropping a client that does not read (%s)", ws.remote_address)
+            self.server.spawn(ws.close(1008, "too slow: not reading its messages"))
+            return
+        broadcast([ws], frame)
+        self.metrics.frames_out += 1
+
+    def send_ok(self, req_id: Any, data: dict[str, Any]) -> None:
+        self.push(encode({"type": "ok", "id": req_id, "data": data}))
+
+    def send_error(self, req_id: Any, code: str, message: str, detail: dict[str, Any] | None = None) -> None:
+        self.metrics.errors[code] += 1
+        msg: dict[str, Any] = {"type": "error", "id": req_id, "code": code, "message": message}
+        if detail:
+            msg["detail"] = detail
+        self.push(encode(msg))
+
+    # -- input ----------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Serve the connection until it closes, then detach it from its rooms."""
+        try:
+            async for frame in self.ws:
+                await self.handle(frame)
+        except ConnectionClosed:
+            pass
+        finally:
+            for room in list(self.rooms.values()):
+                try:
+                    await room.leave(self, explicit=False)
+                except Exception:
+                    log.exception("detaching from room %s failed", room.id)
+            self.rooms.clear()
+
+    async def handle(self, frame: bytes | str) -> None:
+        self.metrics.frames_in += 1
+        req_id: Any = None
+        try:
+            if isinstance(frame, str):
+                raise FrameError("bad_frame", "send binary frames holding one msgpack map, not text")
+            msg = decode_request(frame, self.config.max_frame)
+            req_id = msg.get("id")
+            if not self.bucket.take():
+                self.limited += 1
+                if self.limited > 4 * self.config.burst:
+                    await self.ws.close(1008, "flooding: too many requests")
+                    return
+                raise RequestError("rate_limited", f"more than {self.config.rate:g} requests per second; slow down")
+            self.limited = 0
+            if self.server.shutting_down:
+                raise RequestError("shutting_down", "the server is shutting down")
+            kind = msg["type"]
+            if kind == "hello":
+                self.on_hello(req_id, msg)
+                return
+            if self.session is None:
+                raise RequestError("hello_required", "send hello first")
+            await self.handlers[kind](req_id, msg)
+        except FrameError as exc:
+            self.send_error(exc.req_id if req_id is None else req_id, exc.code, exc.message, exc.detail)
+        except RequestError as exc:
+            self.send_error(req_id, exc.code, exc.message, exc.detail)
+        except ConnectionClosed:
+            raise
+        except Exception:
+            log.exception("request %r failed", req_id)
+            self.send_error(req_id, "internal_error", "the server failed on this request; it was logged")
+
+    # -- handlers -------------------------------------------------------------------
+
+    def on_hello(self, req_id: Any, m: dict[str, Any]) -> None:
+        if m["protocol"] != PROTOCOL_VERSION:
+            raise RequestError(
+                "protocol_mismatch",
+                f"this server speaks protocol {PROTOCOL_VERSION}, you sent {m['protocol']}",
+                {"server": PROTOCOL_VERSION},
+            )
+        if m.get("name"):
+            self.name = m["name"][:64]
+        self.session = self.session or secrets.token_urlsafe(12)
+        games = [info.describe() for entry in registry.all_games() for info in entry.infos]
+        self.send_ok(
+            req_id,
+            {"session": self.session, "protocol": PROTOCOL_VERSION, "server": SERVER_NAME, "games": games},
+        )
+
+    async def on_ping(self, req_id: Any, m: dict[str, Any]) -> None:
+        self.send_ok(req_id, {})
+
+    async def on_list_rooms(self, req_id: Any, m: dict[str, Any]) -> None:
+        rooms = await self.server.lobby.list(m.get("game"), bool(m.get("include_finished")))
+        self.send_ok(req_id, {"rooms": rooms})
+
+    async def on_create_room(self, req_id: Any, m: dict[str, Any]) -> None:
+        room = await self.server.lobby.create(m)
+        self.send_ok(req_id, {"room": room.id, "summary": room.summary()})
+        room.start_timers()  # an all-bot room starts playing on its own
+
+    async def on_join(self, req_id: Any, m: dict[str, Any]) -> None:
+        room = self.server.lobby.get(m["room"])
+        self.rooms[room.id] = room
+        try:
+            await room.join(self, req_id, m.get("seat"), m.get("password"))
+        finally:
+            if room.member_of(self) is None:
+                self.rooms.pop(room.id, None)
+
+    async def on_watch(self, req_id: Any, m: dict[str, Any]) -> None:
+        room = self.server.lobby.get(m["room"])
+        await room.watch(self, req_id, m.get("password"))
+        self.rooms[room.id] = room
+
+    async def on_resume(self, req_id: Any, m: dict[str, Any]) -> None:
+        room = self.server.lobby.get(m["room"])
+        await room.resume(self, req_id, m["token"])
+        self.rooms[room.id] = room
+
+    def _my_room(self, room_id: str) -> Room:
+        room = self.rooms.get(room_id)
+        if room is None:
+            self.server.lobby.get(room_id)  # no_such_room beats not_in_room
+            raise RequestError("not_in_room", f"you are not in room {room_id}; join, watch or resume first")
+        return room
+
+    async def on_leave(self, req_id: Any, m: dict[str, Any]) -> None:
+        room = self._my_room(m["room"])
+        self.rooms.pop(room.id, None)
+        await room.leave(self, explicit=True)
+        self.send_ok(req_id, {})
+
+    async def on_start(self, req_id: Any, m: dict[str, Any]) -> None:
+        await self._my_room(m["room"]).start(self, req_id)
+
+    async def on_act(self, req_id: Any, m: dict[str, Any]) -> None:
+        await self._my_room(m["room"]).act(self, req_id, m["action"], m.get("version"))
+
+    async def on_resync(self, req_id: Any, m: dict[str, Any]) -> None:
+        await self._my_room(m["room"]).resync(self, req_id)
+
+    async def on_replay(self, req_id: Any, m: dict[str, Any]) -> None:
+        self.send_ok(req_id, await self.server.lobby.replay(m["room"]))

@@ -1,0 +1,19 @@
+"""The server's request error: a stable wire code plus a message for people.
+
+Handlers raise `RequestError`; the connection turns it into one `error` reply with the
+request's id and keeps the connection open.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RequestError(Exception):
+    """A request failed; `code` is one of the stable wire codes (protocol.errors)."""
+
+    def __init__(self, code: str, message: str, detail: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.detail = detail

@@ -1,0 +1,650 @@
+"""One live room: engine state, seats, members; applies changes one at a time.
+
+Every change (join, leave, start, action, timeout, a seat's connection coming or going)
+runs under the room's lock and follows the same order: validate, apply in memory as
+a candidate, persist to Redis (version-guarded, one round trip), adopt the candidate,
+acknowledge the requester, then send each member a patch computed by filtering first
+(its RoomView from `engine.view(state, seat)`) and diffing second (against the view it
+last received). A failed persist leaves the room exactly as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import logging
+import random
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engines.base import Engine, GameError, Seat
+from server.errors import RequestError
+from server.metrics import Metrics
+from server.store import RoomRecord, StaleWriteError, Store
+from server.wire import diff, encode
+
+log = logging.getLogger("giants.room")
+
+BOTS = ("random",)  # seat fillers the server itself plays
+
+
+def hash_secret(secret: str, salt: str = "") -> str:
+    """sha256 hex of a token or password; only hashes are stored."""
+    return hashlib.sha256((salt + secret).encode()).hexdigest()
+
+
+class Peer(Protocol):
+    """What a room needs from a connection: push frames, answer requests."""
+
+    name: str
+
+    def push(self, frame: bytes) -> None: ...
+
+    def send_ok(self, req_id: Any, data: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class SeatState:
+    name: str | None = None
+    token_hash: str | None = None
+    bot: str | None = None
+
+    @property
+    def taken(self) -> bool:
+        return self.token_hash is not None or self.bot is not None
+
+    def to_store(self) -> dict[str, Any]:
+        return {"name": self.name, "token": self.token_hash, "bot": self.bot}
+
+    @classmethod
+    def from_store(cls, data: dict[str, Any]) -> SeatState:
+        return cls(data.get("name"), data.get("token"), data.get("bot"))
+
+
+@dataclass(eq=False)
+class Member:
+    """One connection in one room: its seat (None = spectator) and what it last received."""
+
+    peer: Peer
+    seat: Seat | None
+    view: dict[str, Any] | None = None
+    version: int = -1
+
+
+@dataclass
+class Candidate:
+    """A change computed but not yet persisted; adopted only after Redis accepted it."""
+
+    state: Any
+    status: str
+    seats: list[SeatState]
+    outcome: dict[str, Any] | None
+    actions: int
+    deadline: float | None
+    log_entry: dict[str, Any] | None = None
+    snapshot: Any = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Room:
+    """A live room. Create with `Room.create` or `Room.restore`; never share across nodes."""
+
+    def __init__(
+        self,
+        room_id: str,
+        engine: Engine,  # type: ignore[type-arg]
+        meta: dict[str, Any],
+        state: Any,
+        store: Store,
+        metrics: Metrics,
+        snapshot_every: int = 50,
+    ) -> None:
+        self.id = room_id
+        self.engine = engine
+        self.meta = meta
+        self.state = state
+        self.store = store
+        self.metrics = metrics
+        self.snapshot_every = max(1, snapshot_every)
+        self.version = 0
+        self.fence = 1
+        self.status = "waiting"
+        self.seats = [SeatState() for _ in range(meta["players"])]
+        self.outcome: dict[str, Any] | None = None
+        self.actions = 0
+        self.deadline: float | None = None
+        self.members: list[Member] = []
+        self.lock = asyncio.Lock()
+        self.closing = False
+        self.on_idle: Callable[[Room], None] | None = None  # lobby evicts finished rooms
+        self._timer: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._rng = random.Random()
+
+    # -- construction ---------------------------------------------------------------
+
+    @classmethod
+    def restore(
+        cls,
+        record: RoomRecord,
+        engine: Engine,  # type: ignore[type-arg]
+        store: Store,
+        metrics: Metrics,
+        snapshot_every: int,
+    ) -> Room:
+        """Rebuild a room from Redis: snapshot (or a new game) + the log tail replayed.
+
+        Raises GameError if the stored log no longer replays (the caller logs and skips
+        the room; the data stays in Redis for inspection).
+        """
+        meta = record.meta
+        if record.snapshot_state is not None:
+            state = engine.restore(record.snapshot_state)
+        else:
+            state = engine.new_game(meta["players"], meta["options"], meta["seed"])
+        for entry in record.log_tail:
+            action = engine.parse_action(state, entry["seat"], entry["action"])
+            state = engine.apply(state, entry["seat"], action).state
+        room = cls(record.room_id, engine, meta, state, store, metrics, snapshot_every)
+        room.version = record.version
+        room.fence = record.fence
+        room.status = record.status
+        room.seats = [SeatState.from_store(s) for s in record.seats]
+        room.outcome = record.outcome
+        room.actions = record.actions
+        room.deadline = record.deadline
+        if record.snapshot_n + len(record.log_tail) != record.actions:
+            raise GameError(f"room {record.room_id}: log has {record.snapshot_n + len(record.log_tail)} actions, hash says {record.actions}")
+        return room
+
+    # -- what members see -----------------------------------------------------------
+
+    @property
+    def to_act(self) -> list[Seat]:
+        if self.status != "playing":
+            return []
+        return sorted(self.engine.to_act(self.state))
+
+    def seats_data(self) -> list[dict[str, Any]]:
+        connected = {m.seat for m in self.members if m.seat is not None}
+        return [
+            {
+                "seat": i,
+                "name": s.name,
+                "connected": s.bot is not None or i in connected,
+                "bot": s.bot,
+            }
+            for i, s in enumerate(self.seats)
+        ]
+
+    def room_info(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "game": self.meta["game"],
+            "rules": self.meta["rules"],
+            "players": self.meta["players"],
+            "status": self.status,
+            "seats": self.seats_data(),
+            "to_act": self.to_act,
+            "deadline": self.deadline,
+            "version": self.version,
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """The lobby's RoomSummary for this room."""
+        return {
+            "room": self.id,
+            "game": self.meta["game"],
+            "rules": self.meta["rules"],
+            "players": self.meta["players"],
+            "status": self.status,
+            "seats": self.seats_data(),
+            "private": self.meta["private"],
+            "password": self.meta["password"] is not None,
+            "spectators": sum(1 for m in self.members if m.seat is None),
+            "created": self.meta["created"],
+        }
+
+    def legal_for(self, seat: Seat | None) -> list[str]:
+        if seat is None or self.status != "playing" or seat not in self.engine.to_act(self.state):
+            return []
+        state = self.state
+        fmt = self.engine.format_action
+        return [fmt(state, a) for a in self.engine.legal_actions(state, seat)]
+
+    def _views(self) -> Callable[[Seat | None], tuple[dict[str, Any], list[str]]]:
+        """A per-change cache: each seat's view and legal list are computed once."""
+        info = self.room_info()
+        cache: dict[Seat | None, tuple[dict[str, Any], list[str]]] = {}
+
+        def get(seat: Seat | None) -> tuple[dict[str, Any], list[str]]:
+            hit = cache.get(seat)
+            if hit is None:
+                view = {"room": info, "game": self.engine.view(self.state, seat), "outcome": self.outcome}
+                hit = cache[seat] = (view, self.legal_for(seat))
+            return hit
+
+        return get
+
+    def send_snapshot(self, member: Member) -> None:
+        view, legal = self._views()(member.seat)
+        member.view, member.version = view, self.version
+        member.peer.push(
+            encode(
+                {
+                    "type": "snapshot",
+                    "room": self.id,
+                    "version": self.version,
+                    "seat": member.seat,
+                    "view": view,
+                    "legal": legal,
+                }
+            )
+        )
+
+    def _publish(self, events: list[dict[str, Any]], skip: Member | None = None) -> None:
+        """Send every member its patch: its own view diffed against what it last got."""
+        views = self._views()
+        frames: dict[tuple[Seat | None, int], bytes] = {}
+        for member in self.members:
+            if member is skip:
+                continue
+            view, legal = views(member.seat)
+            key = (member.seat, member.version)
+            frame = frames.get(key)
+            if frame is None:
+                ops = diff(member.view, view) if member.view is not None else [["set", [], view]]
+                frame = frames[key] = encode(
+                    {
+                        "type": "patch",
+                        "room": self.id,
+                        "from": member.version,
+                        "to": self.version,
+                        "ops": ops,
+                        "events": events,
+                        "legal": legal,
+                    }
+                )
+            member.view, member.version = view, self.version
+            member.peer.push(frame)
+
+    # -- the one write path ---------------------------------------------------------
+
+    def _candidate(self, **changes: Any) -> Candidate:
+        base = Candidate(
+            state=self.state,
+            status=self.status,
+            seats=[SeatState(s.name, s.token_hash, s.bot) for s in self.seats],
+            outcome=self.outcome,
+            actions=self.actions,
+            deadline=self.deadline,
+        )
+        for key, value in changes.items():
+            setattr(base, key, value)
+        return base
+
+    async def _commit(self, cand: Candidate) -> None:
+        """Persist the candidate, then adopt it. Raises RequestError if Redis refused."""
+        now = time.time()
+        try:
+            await self.store.commit(
+                self.id,
+                expected=self.version,
+                version=self.version + 1,
+                fence=self.fence,
+                status=cand.status,
+                seats=[s.to_store() for s in cand.seats],
+                deadline=cand.deadline,
+                outcome=cand.outcome,
+                actions=cand.actions,
+                log_entry=cand.log_entry,
+                snapshot=cand.snapshot,
+                now=now,
+            )
+        except StaleWriteError as exc:
+            log.error("%s; this node no longer owns the room", exc)
+            self.closing = True
+            raise RequestError("internal_error", "this room moved to another server; reconnect") from exc
+        except Exception as exc:
+            log.exception("persisting room %s failed", self.id)
+            raise RequestError("internal_error", "the change could not be saved; try again") from exc
+        self.version += 1
+        self.state, self.status, self.seats = cand.state, cand.status, cand.seats
+        self.outcome, self.actions, self.deadline = cand.outcome, cand.actions, cand.deadline
+        self._arm_timer()
+
+    def _deadline_after(self, old_to_act: frozenset[Seat], state: Any, status: str) -> float | None:
+        """Deadline for the step after a change: kept while a simultaneous step shrinks."""
+        seconds = self.meta.get("deadline")
+        if not seconds or status != "playing":
+            return None
+        new = self.engine.to_act(state)
+        if not new:
+            return None
+        if self.deadline is not None and new < old_to_act:
+            return self.deadline
+        return time.time() + float(seconds)
+
+    async def _apply_action(self, seat: Seat, action: Any, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Apply, persist and adopt one engine action (caller holds the lock).
+
+        Raises RequestError with the engine's code (illegal_action says why) or
+        internal_error; returns the events to publish.
+        """
+        state = self.state
+        try:
+            transition = self.engine.apply(state, seat, action)
+        except GameError as exc:
+            raise RequestError(exc.code, exc.message) from exc
+        notation = self.engine.format_action(state, action)
+        new_state = transition.state
+        result = self.engine.outcome(new_state)
+        status = "finished" if result is not None else "playing"
+        actions = self.actions + 1
+        events = [{"type": "action", "seat": seat, "action": notation}, *extra, *transition.events]
+        if result is not None:
+            events.append({"type": "finished", "outcome": result.to_data()})
+        cand = self._candidate(
+            state=new_state,
+            status=status,
+            outcome=result.to_data() if result is not None else None,
+            actions=actions,
+            deadline=self._deadline_after(self.engine.to_act(state), new_state, status),
+            log_entry={"v": self.version + 1, "seat": seat, "action": notation, "ts": time.time()},
+            snapshot=self.engine.snapshot(new_state) if actions % self.snapshot_every == 0 else None,
+        )
+        await self._commit(cand)
+        self.metrics.actions_applied += 1
+        return events
+
+    def _after_change(self) -> None:
+        """Let bots move and evict an idle finished room."""
+        if self.status == "playing" and any(self.seats[s].bot for s in self.to_act):
+            self._spawn(self._bot_turn())
+        if self.status == "finished" and not self.members and self.on_idle is not None:
+            self.on_idle(self)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- requests -------------------------------------------------------------------
+
+    def member_of(self, peer: Peer) -> Member | None:
+        for member in self.members:
+            if member.peer is peer:
+                return member
+        return None
+
+    def check_password(self, password: str | None) -> None:
+        stored = self.meta["password"]
+        if stored is None:
+            return
+        if password is None or not hmac.compare_digest(hash_secret(password, self.meta["salt"]), stored):
+            raise RequestError("bad_password", "this room needs the right password")
+
+    async def act(self, peer: Peer, req_id: Any, text: str, version: int | None) -> None:
+        """Apply a seated member's action; reply ok {version} after it is persisted."""
+        started = time.perf_counter()
+        async with self.lock:
+            member = self.member_of(peer)
+            if member is None:
+                raise RequestError("not_in_room", f"you are not in room {self.id}")
+            if member.seat is None:
+                raise RequestError("not_seated", "spectators cannot act")
+            if self.status == "waiting":
+                raise RequestError("not_started", "the game has not started yet")
+            if self.status == "finished":
+                raise RequestError("game_over", "the game is over")
+            if self.closing:
+                raise RequestError("shutting_down", "the server is shutting down")
+            if version is not None and version != self.version:
+                raise RequestError(
+                    "stale_version",
+                    f"you acted on version {version} but the room is at {self.version}; resync",
+                    {"version": self.version},
+                )
+            if member.seat not in self.engine.to_act(self.state):
+                raise RequestError("not_your_turn", f"seat {member.seat} is not to act now")
+            try:
+                action = self.engine.parse_action(self.state, member.seat, text)
+            except GameError as exc:
+                raise RequestError(exc.code, exc.message) from exc
+            events = await self._apply_action(member.seat, action, [])
+            peer.send_ok(req_id, {"version": self.version})
+            self._publish(events)
+            self._after_change()
+        self.metrics.action_latency.observe(time.perf_counter() - started)
+
+    async def join(self, peer: Peer, req_id: Any, seat: Seat | None, password: str | None) -> None:
+        """Take a seat; reply ok {room, seat, token}, then a snapshot, then patches."""
+        async with self.lock:
+            self.check_password(password)
+            if self.status != "waiting":
+                raise RequestError("already_started", "the game has started; watch it or resume your seat")
+            if seat is None:
+                free = [i for i, s in enumerate(self.seats) if not s.taken]
+                if not free:
+                    raise RequestError("room_full", "every seat is taken")
+                seat = free[0]
+            elif not 0 <= seat < len(self.seats):
+                raise RequestError("bad_message", f"seat must be 0..{len(self.seats) - 1}", {"fields": ["seat"]})
+            elif self.seats[seat].taken:
+                raise RequestError("seat_taken", f"seat {seat} is taken")
+            old = self.member_of(peer)
+            if old is not None and old.seat is not None:
+                raise RequestError("seat_taken", f"you already hold seat {old.seat} in this room")
+            token = secrets.token_urlsafe(24)
+            cand = self._candidate()
+            cand.seats[seat] = SeatState(peer.name, hash_secret(token))
+            if old is not None:
+                self.members.remove(old)
+            member = Member(peer, seat)
+            self.members.append(member)
+            try:
+                await self._commit(cand)
+            except RequestError:
+                self.members.remove(member)
+                if old is not None:
+                    self.members.append(old)
+                raise
+            peer.send_ok(req_id, {"room": self.id, "seat": seat, "token": token})
+            self.send_snapshot(member)
+            self._publish([{"type": "joined", "seat": seat, "name": peer.name}], skip=member)
+            if self.meta.get("autostart", True) and all(s.taken for s in self.seats):
+                await self._start()
+
+    async def start(self, peer: Peer, req_id: Any) -> None:
+        async with self.lock:
+            member = self.member_of(peer)
+            if member is None:
+                raise RequestError("not_in_room", f"you are not in room {self.id}")
+            if member.seat is None:
+                raise RequestError("not_seated", "only a seated player can start the game")
+            if self.status != "waiting":
+                raise RequestError("already_started", "the game has already started")
+            if not all(s.taken for s in self.seats):
+                raise RequestError("not_started", "every seat must be filled before the start")
+            await self._start()
+            peer.send_ok(req_id, {})
+
+    async def _start(self) -> None:
+        cand = self._candidate(status="playing")
+        cand.deadline = self._deadline_after(frozenset(), self.state, "playing")
+        await self._commit(cand)
+        self._publish([{"type": "started"}])
+        self._after_change()
+
+    async def watch(self, peer: Peer, req_id: Any, password: str | None) -> None:
+        async with self.lock:
+            self.check_password(password)
+            if self.member_of(peer) is not None:
+                raise RequestError("seat_taken", "you are already in this room")
+            member = Member(peer, None)
+            self.members.append(member)
+            peer.send_ok(req_id, {"room": self.id})
+            self.send_snapshot(member)
+
+    async def resume(self, peer: Peer, req_id: Any, token: str) -> None:
+        """Reattach a seat by its token from any connection."""
+        async with self.lock:
+            digest = hash_secret(token)
+            seat = next(
+                (i for i, s in enumerate(self.seats)
+                 if s.token_hash is not None and hmac.compare_digest(s.token_hash, digest)),
+                None,
+            )
+            if seat is None:
+                raise RequestError("bad_token", "that token does not hold a seat in this room")
+            old = self.member_of(peer)
+            if old is not None:
+                self.members.remove(old)
+            was_connected = any(m.seat == seat for m in self.members)
+            member = Member(peer, seat)
+            self.members.append(member)
+            peer.send_ok(req_id, {"room": self.id, "seat": seat})
+            self.send_snapshot(member)
+            if not was_connected:
+                await self._connection_changed({"type": "joined", "seat": seat, "name": self.seats[seat].name}, skip=member)
+
+    async def resync(self, peer: Peer, req_id: Any) -> None:
+        async with self.lock:
+            member = self.member_of(peer)
+            if member is None:
+                raise RequestError("not_in_room", f"you are not in room {self.id}")
+            peer.send_ok(req_id, {})
+            self.send_snapshot(member)
+
+    async def leave(self, peer: Peer, explicit: bool = True) -> bool:
+        """Detach a connection (leave request or disconnect); False if it was not a member.
+
+        Before the start an explicit leave frees the seat; afterwards the seat stays
+        reserved for its token.
+        """
+        async with self.lock:
+            member = self.member_of(peer)
+            if member is None:
+                return False
+            self.members.remove(member)
+            seat = member.seat
+            if seat is not None and not self.closing and not any(m.seat == seat for m in self.members):
+                event = {"type": "left", "seat": seat}
+                if explicit and self.status == "waiting":
+                    cand = self._candidate()
+                    cand.seats[seat] = SeatState()
+                    try:
+                        await self._commit(cand)
+                        self._publish([event])
+                    except RequestError:
+                        log.warning("room %s: could not free seat %s", self.id, seat)
+                else:
+                    await self._connection_changed(event)
+            self._after_change()
+            return True
+
+    async def _connection_changed(self, event: dict[str, Any], skip: Member | None = None) -> None:
+        """A seat's `connected` flag changed: a versioned change like any other."""
+        if self.closing:
+            return
+        try:
+            await self._commit(self._candidate())
+        except RequestError:
+            log.warning("room %s: could not record a connection change", self.id)
+            return
+        self._publish([event], skip=skip)
+        if skip is not None:
+            skip.version = self.version  # its snapshot already showed the seat connected
+            skip.view = self._views()(skip.seat)[0]
+
+    async def replay(self) -> dict[str, Any]:
+        if self.status != "finished":
+            raise RequestError("not_finished", "replays are available once the game is over")
+        return await replay_data(self.store, self.id, self.meta, self.outcome)
+
+    # -- deadlines and bots ---------------------------------------------------------
+
+    def _arm_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self.deadline is None or self.closing:
+            return
+        loop = asyncio.get_running_loop()
+        delay = max(0.0, self.deadline - time.time())
+        self._timer = loop.call_later(delay, lambda: self._spawn(self._expire()))
+
+    def start_timers(self) -> None:
+        """Arm the deadline and bot turns after a restore (the loop must be running)."""
+        self._arm_timer()
+        self._after_change()
+
+    async def _expire(self) -> None:
+        """The move deadline passed: apply the engine's default action for each late seat."""
+        async with self.lock:
+            while (
+                self.deadline is not None
+                and time.time() >= self.deadline
+                and self.status == "playing"
+                and not self.closing
+            ):
+                seat = min(self.engine.to_act(self.state))
+                try:
+                    action = self.engine.default_action(self.state, seat)
+                    events = await self._apply_action(seat, action, [{"type": "timeout", "seat": seat}])
+                except RequestError as exc:
+                    log.error("room %s: default action for seat %s failed: %s", self.id, seat, exc.message)
+                    return
+                self._publish(events)
+            self._after_change()
+            if self.deadline is not None and time.time() < self.deadline:
+                self._arm_timer()
+
+    async def _bot_turn(self) -> None:
+        await asyncio.sleep(0)  # let the reply and patches of the last change go out first
+        async with self.lock:
+            if self.closing:
+                return
+            for seat in self.to_act:
+                if self.seats[seat].bot is None:
+                    continue
+                actions = self.engine.legal_actions(self.state, seat)
+                if not actions:
+                    continue
+                try:
+                    events = await self._apply_action(seat, self._rng.choice(actions), [])
+                except RequestError as exc:
+                    log.error("room %s: bot move failed: %s", self.id, exc.message)
+                    return
+                self._publish(events)
+                break
+            self._after_change()
+
+    async def close(self) -> None:
+        """Stop timers and bots (shutdown); waits for an in-flight change to finish."""
+        async with self.lock:
+            self.closing = True
+            if self._timer is not None:
+                self._timer.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+
+
+async def replay_data(
+    store: Store, room_id: str, meta: dict[str, Any], outcome: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The replay of a finished room, read from its stored action log."""
+    entries = await store.read_log(room_id)
+    return {
+        "game": meta["game"],
+        "rules": meta["rules"],
+        "players": meta["players"],
+        "options": meta["options"],
+        "seed": meta["seed"],
+        "actions": [{"seat": e["seat"], "action": e["action"], "ts": e["ts"]} for e in entries],
+        "outcome": outcome,
+    }

@@ -1,0 +1,258 @@
+"""All Redis access: the key layout, version-guarded writes, restore.
+
+Key layout (P = the configured prefix, default "giants:"):
+
+    P rooms:live              set   ids of unfinished rooms (restored on start)
+    P rooms:finished          zset  finished room ids scored by finish time (replays)
+    P room:<id>               hash  meta (msgpack: game, rules, players, options, seed,
+                                    private, password hash, created, deadline seconds,
+                                    autostart, bots), version, fence, status, seats
+                                    (msgpack list), deadline (unix time or ""), outcome
+                                    (msgpack or ""), actions (count)
+    P room:<id>:log           list  one msgpack entry per applied action {v, seat, action, ts}
+    P room:<id>:snap          hash  n (actions applied when taken), state (engine snapshot)
+
+Every change to a room is one Lua script call (one round trip) that checks the stored
+version equals the writer's and the stored fence token equals the writer's, then writes
+the hash fields, appends the log entry and the periodic snapshot atomically. A writer
+holding an old version or an old fence gets `StaleWriteError` and must reload the room.
+A node takes a room over with `acquire()` (bumps the fence), so a node that lost the
+room can never write to it again: the door for several nodes sharing one Redis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+import redis.asyncio as aioredis
+
+_COMMIT = """
+local h = KEYS[1]
+local cur = redis.call('HGET', h, 'version')
+if not cur then return -3 end
+if redis.call('HGET', h, 'fence') ~= ARGV[3] then return -1 end
+if cur ~= ARGV[1] then return 0 end
+redis.call('HSET', h, 'version', ARGV[2], 'status', ARGV[4], 'seats', ARGV[5],
+           'deadline', ARGV[6], 'outcome', ARGV[7], 'actions', ARGV[8])
+if ARGV[9] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[9]) end
+if ARGV[10] ~= '' then redis.call('HSET', KEYS[3], 'n', ARGV[8], 'state', ARGV[10]) end
+if ARGV[4] == 'finished' then
+  redis.call('SREM', KEYS[4], ARGV[12])
+  redis.call('ZADD', KEYS[5], ARGV[11], ARGV[12])
+end
+return 1
+"""
+
+_CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'meta', ARGV[1], 'version', '0', 'fence', '1', 'status', 'waiting',
+           'seats', ARGV[2], 'deadline', '', 'outcome', '', 'actions', '0')
+redis.call('SADD', KEYS[2], ARGV[3])
+return 1
+"""
+
+
+def pack(data: Any) -> bytes:
+    return msgpack.packb(data, use_bin_type=True)
+
+
+def unpack(blob: bytes) -> Any:
+    return msgpack.unpackb(blob, raw=False, strict_map_key=False)
+
+
+class StoreError(Exception):
+    """Base of the store's errors."""
+
+
+class StaleWriteError(StoreError):
+    """The stored version or fence moved on: this writer's copy of the room is stale."""
+
+
+@dataclass
+class RoomRecord:
+    """One room as stored: what `Room.restore` rebuilds a live room from."""
+
+    room_id: str
+    meta: dict[str, Any]
+    version: int
+    fence: int
+    status: str
+    seats: list[dict[str, Any]]
+    deadline: float | None
+    outcome: dict[str, Any] | None
+    actions: int
+    snapshot_n: int
+    snapshot_state: Any  # engine snapshot data, or None: start from new_game
+    log_tail: list[dict[str, Any]]  # log entries after the snapshot, in order
+
+
+class Store:
+    """The one place that talks to Redis; embedded and external Redis use the same code."""
+
+    def __init__(self, url: str, prefix: str = "giants:") -> None:
+        self.url = url
+        self.prefix = prefix
+        self.redis: aioredis.Redis = aioredis.Redis.from_url(url, decode_responses=False)
+        self._commit = self.redis.register_script(_COMMIT)
+        self._create = self.redis.register_script(_CREATE)
+
+    # -- keys -----------------------------------------------------------------------
+
+    def k_room(self, room_id: str) -> str:
+        return f"{self.prefix}room:{room_id}"
+
+    def k_log(self, room_id: str) -> str:
+        return f"{self.prefix}room:{room_id}:log"
+
+    def k_snap(self, room_id: str) -> str:
+        return f"{self.prefix}room:{room_id}:snap"
+
+    @property
+    def k_live(self) -> str:
+        return f"{self.prefix}rooms:live"
+
+    @property
+    def k_finished(self) -> str:
+        return f"{self.prefix}rooms:finished"
+
+    # -- health ---------------------------------------------------------------------
+
+    async def ping(self) -> bool:
+        """True if Redis answers; never raises (health checks call it)."""
+        try:
+            return bool(await self.redis.ping())
+        except Exception:
+            return False
+
+    async def close(self) -> None:
+        await self.redis.aclose()
+
+    # -- writes ---------------------------------------------------------------------
+
+    async def create_room(
+        self, room_id: str, meta: dict[str, Any], seats: list[dict[str, Any]]
+    ) -> bool:
+        """Store a new room at version 0 with fence 1; False if the id is already taken."""
+        keys = [self.k_room(room_id), self.k_live]
+        created = await self._create(keys=keys, args=[pack(meta), pack(seats), room_id])
+        return bool(created)
+
+    async def acquire(self, room_id: str) -> int:
+        """Take the room over: bump and return its fence; earlier holders can no longer write."""
+        return int(await self.redis.hincrby(self.k_room(room_id), "fence", 1))
+
+    async def commit(
+        self,
+        room_id: str,
+        *,
+        expected: int,
+        version: int,
+        fence: int,
+        status: str,
+        seats: list[dict[str, Any]],
+        deadline: float | None,
+        outcome: dict[str, Any] | None,
+        actions: int,
+        log_entry: dict[str, Any] | None = None,
+        snapshot: Any = None,
+        now: float = 0.0,
+    ) -> None:
+        """Write one room change atomically, if the stored version is still `expected`.
+
+        Raises StaleWriteError when another writer got there first (the caller reloads
+        the room and refuses the change); any Redis error propagates (nothing was
+        acknowledged, so the caller reports internal_error).
+        """
+        result = await self._commit(
+            keys=[
+                self.k_room(room_id),
+                self.k_log(room_id),
+                self.k_snap(room_id),
+                self.k_live,
+                self.k_finished,
+            ],
+            args=[
+                str(expected),
+                str(version),
+                str(fence),
+                status,
+                pack(seats),
+                "" if deadline is None else repr(deadline),
+                b"" if outcome is None else pack(outcome),
+                str(actions),
+                b"" if log_entry is None else pack(log_entry),
+                b"" if snapshot is None else pack(snapshot),
+                repr(now),
+                room_id,
+            ],
+        )
+        if result != 1:
+            reason = {0: "version moved on", -1: "fence lost", -3: "room missing"}.get(
+                int(result), str(result)
+            )
+            raise StaleWriteError(f"room {room_id}: {reason}")
+
+    # -- reads ----------------------------------------------------------------------
+
+    async def live_room_ids(self) -> list[str]:
+        members = await self.redis.smembers(self.k_live)
+        return sorted(m.decode() for m in members)
+
+    async def finished_room_ids(self, limit: int = 100) -> list[str]:
+        """Most recently finished first."""
+        ids = await self.redis.zrevrange(self.k_finished, 0, limit - 1)
+        return [i.decode() for i in ids]
+
+    async def load_room(self, room_id: str) -> RoomRecord | None:
+        """Read a room's hash, snapshot and log tail; None if the room does not exist."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hgetall(self.k_room(room_id))
+        pipe.hgetall(self.k_snap(room_id))
+        raw, snap = await pipe.execute()
+        if not raw:
+            return None
+        fields = {k.decode(): v for k, v in raw.items()}
+        snapshot_n = int(snap[b"n"]) if snap else 0
+        tail = await self.redis.lrange(self.k_log(room_id), snapshot_n, -1)
+        deadline_raw = fields.get("deadline", b"")
+        outcome_raw = fields.get("outcome", b"")
+        return RoomRecord(
+            room_id=room_id,
+            meta=unpack(fields["meta"]),
+            version=int(fields["version"]),
+            fence=int(fields["fence"]),
+            status=fields["status"].decode(),
+            seats=unpack(fields["seats"]),
+            deadline=float(deadline_raw) if deadline_raw else None,
+            outcome=unpack(outcome_raw) if outcome_raw else None,
+            actions=int(fields.get("actions", b"0")),
+            snapshot_n=snapshot_n,
+            snapshot_state=unpack(snap[b"state"]) if snap else None,
+            log_tail=[unpack(entry) for entry in tail],
+        )
+
+    async def read_log(self, room_id: str) -> list[dict[str, Any]]:
+        """Every action entry of a room, in order (for replays)."""
+        return [unpack(e) for e in await self.redis.lrange(self.k_log(room_id), 0, -1)]
+
+    async def room_summaries_raw(self, room_ids: Sequence[str]) -> list[tuple[str, dict[str, bytes]]]:
+        """Hash fields of several rooms in one round trip (listing finished rooms)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for room_id in room_ids:
+            pipe.hgetall(self.k_room(room_id))
+        rows = await pipe.execute()
+        return [
+            (room_id, {k.decode(): v for k, v in row.items()})
+            for room_id, row in zip(room_ids, rows, strict=True)
+            if row
+        ]
+
+    async def delete_all(self) -> int:
+        """Delete every key under this store's prefix (tests and tools; never FLUSHDB)."""
+        deleted = 0
+        async for key in self.redis.scan_iter(match=self.prefix.replace("*", r"\*") + "*", count=500):
+            deleted += int(await self.redis.delete(key))
+        return deleted
