@@ -1,0 +1,109 @@
+"""The bot SDK: a bot sees one seat's view and its legal actions, and chooses one.
+
+A bot is a class with one method:
+
+    class MyBot(Bot):
+        def choose(self, view, legal):          # or: async def choose(...)
+            return legal[0]
+
+`view` is exactly what the seat may see: the engine's `view(state, seat)` (the
+"game" part of the room view the server sends), as plain msgpack-able data. `legal`
+lists the seat's legal actions in the game's notation (strings). The bot returns one
+of those strings; for games whose lists are a canonical subset
+(`GameInfo.complete_action_lists` is False, i.e. GIANTS) any well-formed legal action
+in the notation is accepted.
+
+The same bot object runs in the local arena (`giants arena`), over the protocol
+(`giants bot`, `client_cli.bots.runner.run_bot`) and in seats the server fills with
+bundled bots. Bots never receive snapshots, other seats' views or hidden state; a
+search bot that needs a rules model rebuilds one from its own view with
+`engine.state_from_view(view)` (perfect-information games only).
+"""
+
+from __future__ import annotations
+
+import inspect
+import random
+from collections.abc import Awaitable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from engines.base import Engine, View
+from engines.registry import get_engine
+
+
+class BotError(Exception):
+    """A bot could not be loaded, was misconfigured, or chose something unusable."""
+
+
+@dataclass(frozen=True)
+class BotContext:
+    """What a bot knows about its table besides the view: set once per game.
+
+    `params` holds bot-specific settings from the command line or the lobby
+    (e.g. `iterations` for mcts); `seed` makes a bot's own randomness repeatable.
+    """
+
+    game: str
+    rules: str
+    seat: int
+    players: int
+    options: Mapping[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def engine(self) -> Engine:
+        """The local rules engine for this game (pure rules; never the server's state)."""
+        return get_engine(self.game, self.rules)
+
+
+class Bot:
+    """Base class of every bot. Subclasses implement `choose` (sync or async).
+
+    `self.context` and a seeded `self.rng` are ready in `__init__`; override
+    `setup()` for work to do once per game (called at the end of `__init__`).
+    """
+
+    #: The registry name of a bundled bot ("random", "mcts", ...).
+    name: ClassVar[str] = "bot"
+    #: One line for `giants arena --list` and docs.
+    description: ClassVar[str] = ""
+    #: Games this bot plays (None = every game).
+    games: ClassVar[frozenset[str] | None] = None
+
+    def __init__(self, context: BotContext) -> None:
+        self.context = context
+        self.rng = random.Random(context.seed)
+        self.setup()
+
+    def setup(self) -> None:
+        """Per-game initialisation hook; the default does nothing."""
+
+    def param(self, key: str, default: Any) -> Any:
+        """A bot parameter converted to the type of `default` (params come as text)."""
+        raw = self.context.params.get(key, default)
+        if isinstance(default, bool) and isinstance(raw, str):
+            return raw.lower() in ("1", "true", "yes", "on")
+        try:
+            return type(default)(raw) if default is not None else raw
+        except (TypeError, ValueError) as exc:
+            raise BotError(f"{self.name}: parameter {key}={raw!r}: {exc}") from None
+
+    def choose(self, view: View, legal: list[str]) -> str | Awaitable[str]:
+        """Return one action from `legal` (the seat's legal actions, in notation).
+
+        Called only when the seat must act (`legal` is never empty). May be a
+        coroutine function. Raise nothing for ordinary play; an exception is reported
+        and the runner falls back to a random legal action.
+        """
+        raise NotImplementedError
+
+
+async def decide(bot: Bot, view: View, legal: list[str]) -> str:
+    """Ask `bot` for an action, awaiting it if `choose` is async; check the result type."""
+    choice = bot.choose(view, legal)
+    if inspect.isawaitable(choice):
+        choice = await choice
+    if not isinstance(choice, str):
+        raise BotError(f"{type(bot).__name__}.choose returned {type(choice).__name__}, not str")
+    return choice

@@ -1,0 +1,94 @@
+"""Per-game position heuristics for greedy and MCTS bots, computed from views only.
+
+`evaluate(game, view, players)` returns one value per seat in [0, 1] — roughly the
+seat's chance of winning the match — from a view of the position (any seat's view
+of a perfect-information game is the whole position). Heuristics read views, not
+engine states, so they depend only on the documented view format; a game without a
+heuristic gets 0.5 for everyone and search falls back on playouts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from engines.base import Outcome, View
+
+Heuristic = Callable[[View, int], list[float]]
+_HEURISTICS: dict[str, Heuristic] = {}
+
+
+def heuristic(game: str) -> Callable[[Heuristic], Heuristic]:
+    """Decorator: register the heuristic for `game`."""
+
+    def wrap(fn: Heuristic) -> Heuristic:
+        _HEURISTICS[game] = fn
+        return fn
+
+    return wrap
+
+
+def has_heuristic(game: str) -> bool:
+    return game in _HEURISTICS
+
+
+def evaluate(game: str, view: View, players: int) -> list[float]:
+    """Each seat's estimated chance of winning from `view` (0.5 each when unknown)."""
+    fn = _HEURISTICS.get(game)
+    if fn is None:
+        return [1.0 / players] * players
+    return fn(view, players)
+
+
+def outcome_values(outcome: Outcome, players: int) -> list[float]:
+    """A finished game's value per seat: a sole winner 1, tied winners share, losers 0."""
+    share = 1.0 / len(outcome.winners) if outcome.winners else 0.0
+    return [share if seat in outcome.winners else 0.0 for seat in range(players)]
+
+
+def squash(margin: float, scale: float) -> float:
+    """Map a score margin to (0, 1): 0 -> 0.5, +scale -> ~0.73."""
+    return 1.0 / (1.0 + math.exp(-margin / scale))
+
+
+def two_seat(value_seat0: float) -> list[float]:
+    return [value_seat0, 1.0 - value_seat0]
+
+
+# ----------------------------------------------------------------------------- Giantslayer
+
+
+@heuristic("giantslayer")
+def giantslayer(view: View, players: int) -> list[float]:
+    """Captures so far, stones about to be flanked, and how close the giants are to the edge."""
+    from engines import giantslayer as gs
+    from engines.hexgrid import length
+
+    board: Sequence[str] = view["board"]
+    white_seat: int = view["white"]
+    totals: list[float] = [float(t) for t in view["totals"]]
+    if view.get("to_move") is None:  # match over
+        return two_seat(squash(totals[0] - totals[1], 0.5))
+    blacks = [i for i, p in enumerate(board) if p == "B"]
+    whites = sum(1 for p in board if p == "W")
+    flankable = [
+        i for i in blacks
+        if sum(1 for j in gs.NEIGHBOURS[i] if j != gs.NO_CELL and board[j] == "W") >= 2
+    ]
+    captured = 6 - len(blacks)
+    # Black to move can save at most one flanked giant; White to move has already flanked.
+    doomed = max(0, len(flankable) - 1) if view["to_move"] == "black" else 0
+    white_points = captured + doomed
+    # Black scores its survivors only by escaping: weigh each by its distance to the edge
+    # and by how thin the white ring has become.
+    reach = sum((length(gs.CELLS[i]) / gs.RADIUS) ** 2 for i in blacks)
+    thinness = 1.0 - whites / 24.0
+    black_points = reach * (0.4 + thinness)
+    margin_white = white_points - black_points
+    totals[white_seat] += 0.8 * margin_white  # expected, so discounted
+    return two_seat(squash(totals[0] - totals[1], 1.5))
+
+
+def _num(x: Any) -> float:
+    return float(x) if isinstance(x, int | float) else 0.0
