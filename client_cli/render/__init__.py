@@ -1,0 +1,95 @@
+"""Text renderers: one per game, plus the room frame around them.
+
+Every renderer is a pure function `render(view, seat) -> str` over the engine's view
+(the "game" part of a room view), so it can be snapshot-tested from engine views and
+shows exactly what the seat may see. `render_game` picks the game's renderer;
+`render_room` adds the room header, whose turn it is, recent moves and the legal moves.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+RENDERERS: dict[str, str] = {
+    "giantslayer": "client_cli.render.giantslayer",
+    "causeway": "client_cli.render.causeway",
+    "tara": "client_cli.render.tara",
+    "giants": "client_cli.render.giants",
+}
+
+
+def render_game(game: str, view: dict[str, Any], seat: int | None = None) -> str:
+    """The board of `game` drawn from `view`; unknown games fall back to indented JSON."""
+    module_name = RENDERERS.get(game)
+    if module_name is not None:
+        module = importlib.import_module(module_name)
+        text: str = module.render(view, seat)
+        return text
+    return json.dumps(view, indent=1, sort_keys=True, default=str)
+
+
+def describe_seat(entry: dict[str, Any], me: int | None) -> str:
+    name = entry.get("name") or "(free)"
+    marks = []
+    if entry.get("bot"):
+        marks.append(f"bot {entry['bot']}")
+    if entry.get("name") and not entry.get("connected", True):
+        marks.append("away")
+    if entry.get("seat") == me:
+        marks.append("you")
+    return f"seat {entry.get('seat')}: {name}" + (f" ({', '.join(marks)})" if marks else "")
+
+
+def format_legal(legal: Sequence[str], limit: int = 80) -> str:
+    """The legal moves on a few lines; long lists are cut with a count."""
+    if not legal:
+        return "Legal moves: none (not your turn)"
+    shown = list(legal[:limit])
+    more = f" ... and {len(legal) - limit} more" if len(legal) > limit else ""
+    return f"Legal moves ({len(legal)}): " + " ".join(shown) + more
+
+
+def render_room(
+    room_view: dict[str, Any],
+    seat: int | None,
+    legal: Sequence[str] = (),
+    recent: Sequence[str] = (),
+    legal_limit: int = 80,
+) -> str:
+    """The whole screen for one room: header, seats, board, outcome, recent and legal moves."""
+    room = room_view.get("room", {})
+    game = room.get("game", "?")
+    lines = [
+        f"Room {room.get('id', '?')} - {game}/{room.get('rules', '?')} - {room.get('status', '?')}"
+        + (" - you are spectating" if seat is None else f" - you are seat {seat}"),
+        "Seats: " + "; ".join(describe_seat(s, seat) for s in room.get("seats", [])),
+    ]
+    to_act = room.get("to_act") or []
+    if room.get("status") == "playing":
+        waiting = ", ".join(f"seat {s}" + (" (you)" if s == seat else "") for s in to_act)
+        lines.append(f"To act: {waiting or '-'}")
+    lines.append("")
+    game_view = room_view.get("game")
+    if game_view:
+        lines.append(render_game(game, game_view, seat))
+    else:
+        lines.append("(the game has not started)")
+    outcome = room_view.get("outcome")
+    if outcome:
+        winners = ", ".join(f"seat {w}" for w in outcome.get("winners", []))
+        lines.append("")
+        lines.append(
+            f"Game over: {'draw between ' if len(outcome.get('winners', [])) != 1 else 'winner '}"
+            f"{winners}; scores {outcome.get('scores')}; {outcome.get('reason')}"
+            + (f" - {outcome['detail']}" if outcome.get("detail") else "")
+        )
+    if recent:
+        lines.append("")
+        lines.append("Recent: " + " | ".join(recent))
+    if seat is not None and room.get("status") == "playing":
+        lines.append("")
+        lines.append(format_legal(legal, legal_limit))
+    return "\n".join(lines)
