@@ -42,6 +42,14 @@ class GiantsServer:
         self.port = config.port
         self._tasks: set[asyncio.Task[Any]] = set()
 
+    @property
+    def url(self) -> str:
+        """The WebSocket address clients on this machine use."""
+        host = self.config.host
+        if host in ("0.0.0.0", "::", ""):
+            host = "127.0.0.1"
+        return f"ws://{host}:{self.port}"
+
     def spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)

@@ -182,7 +182,7 @@ class Connection:
     async def on_create_room(self, req_id: Any, m: dict[str, Any]) -> None:
         room = await self.server.lobby.create(m)
         self.send_ok(req_id, {"room": room.id, "summary": room.summary()})
-        room.start_timers()  # an all-bot room starts playing on its own
+        await room.autostart_if_full()  # an all-bot room starts playing on its own
 
     async def on_join(self, req_id: Any, m: dict[str, Any]) -> None:
         room = self.server.lobby.get(m["room"])

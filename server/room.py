@@ -473,6 +473,12 @@ class Room:
             await self._start()
             peer.send_ok(req_id, {})
 
+    async def autostart_if_full(self) -> None:
+        """Start a new room whose seats are all filled already (bots only)."""
+        async with self.lock:
+            if self.status == "waiting" and self.meta.get("autostart", True) and all(s.taken for s in self.seats):
+                await self._start()
+
     async def _start(self) -> None:
         cand = self._candidate(status="playing")
         cand.deadline = self._deadline_after(frozenset(), self.state, "playing")
@@ -507,10 +513,17 @@ class Room:
             was_connected = any(m.seat == seat for m in self.members)
             member = Member(peer, seat)
             self.members.append(member)
+            if not was_connected and not self.closing:
+                # The seat's `connected` flag flips: a versioned change, persisted first.
+                try:
+                    await self._commit(self._candidate())
+                except RequestError:
+                    self.members.remove(member)
+                    raise
             peer.send_ok(req_id, {"room": self.id, "seat": seat})
             self.send_snapshot(member)
             if not was_connected:
-                await self._connection_changed({"type": "joined", "seat": seat, "name": self.seats[seat].name}, skip=member)
+                self._publish([{"type": "joined", "seat": seat, "name": self.seats[seat].name}], skip=member)
 
     async def resync(self, peer: Peer, req_id: Any) -> None:
         async with self.lock:
@@ -547,8 +560,8 @@ class Room:
             self._after_change()
             return True
 
-    async def _connection_changed(self, event: dict[str, Any], skip: Member | None = None) -> None:
-        """A seat's `connected` flag changed: a versioned change like any other."""
+    async def _connection_changed(self, event: dict[str, Any]) -> None:
+        """A seat's `connected` flag went false: a versioned change like any other."""
         if self.closing:
             return
         try:
@@ -556,10 +569,7 @@ class Room:
         except RequestError:
             log.warning("room %s: could not record a connection change", self.id)
             return
-        self._publish([event], skip=skip)
-        if skip is not None:
-            skip.version = self.version  # its snapshot already showed the seat connected
-            skip.view = self._views()(skip.seat)[0]
+        self._publish([event])
 
     async def replay(self) -> dict[str, Any]:
         if self.status != "finished":

@@ -55,3 +55,22 @@ def diff(old: Any, new: Any, path: list[Any] | None = None) -> list[list[Any]]:
                 ops.extend(diff(old[k], v, [*path, k]))
         return ops
     return [["set", path, new]]
+
+
+def apply(doc: Any, ops: list[list[Any]]) -> Any:
+    import copy
+
+    doc = copy.deepcopy(doc)
+    for op in ops:
+        path = op[1]
+        if not path:
+            doc = op[2]
+            continue
+        target = doc
+        for key in path[:-1]:
+            target = target[key]
+        if op[0] == "set":
+            target[path[-1]] = op[2]
+        elif op[0] == "del":
+            del target[path[-1]]
+    return doc
