@@ -1,1 +1,104 @@
-"""The sans-I/O wire protocol shared by server, client and bots."""
+"""The sans-I/O wire protocol shared by server, client and bots.
+
+No I/O and no `await` here: `codec` turns bytes into typed messages and back,
+`patch` diffs and applies views, `errors` holds the stable error codes. See
+docs/protocol.md for the wire format itself.
+"""
+
+from __future__ import annotations
+
+from protocol.codec import (
+    MAX_FRAME,
+    MAX_SERVER_FRAME,
+    closing_frame,
+    decode_client,
+    decode_server,
+    encode,
+    error_frame,
+    ok_frame,
+    patch_frame,
+    recover_id,
+    snapshot_frame,
+    unpack_map,
+)
+from protocol.errors import (
+    BadFrame,
+    BadMessage,
+    ErrorCode,
+    FrameTooLarge,
+    PatchError,
+    ProtocolError,
+    UnknownType,
+)
+from protocol.messages import (
+    Act,
+    ClientMessage,
+    Closing,
+    CreateRoom,
+    Error,
+    Hello,
+    Join,
+    Leave,
+    ListRooms,
+    Ok,
+    Patch,
+    Ping,
+    Replay,
+    Resume,
+    Resync,
+    ServerMessage,
+    Snapshot,
+    Start,
+    Watch,
+    to_wire,
+)
+from protocol.patch import Op, OpKind, apply_patch, diff, same
+from protocol.version import PROTOCOL_VERSION
+
+__all__ = [
+    "MAX_FRAME",
+    "MAX_SERVER_FRAME",
+    "PROTOCOL_VERSION",
+    "Act",
+    "BadFrame",
+    "BadMessage",
+    "ClientMessage",
+    "Closing",
+    "CreateRoom",
+    "Error",
+    "ErrorCode",
+    "FrameTooLarge",
+    "Hello",
+    "Join",
+    "Leave",
+    "ListRooms",
+    "Ok",
+    "Op",
+    "OpKind",
+    "Patch",
+    "PatchError",
+    "Ping",
+    "ProtocolError",
+    "Replay",
+    "Resume",
+    "Resync",
+    "ServerMessage",
+    "Snapshot",
+    "Start",
+    "UnknownType",
+    "Watch",
+    "apply_patch",
+    "closing_frame",
+    "decode_client",
+    "decode_server",
+    "diff",
+    "encode",
+    "error_frame",
+    "ok_frame",
+    "patch_frame",
+    "recover_id",
+    "same",
+    "snapshot_frame",
+    "to_wire",
+    "unpack_map",
+]

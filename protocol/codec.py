@@ -1,0 +1,250 @@
+"""msgpack framing: encode any message, decode and validate inbound frames.
+
+One frame is exactly one msgpack map (str as str, binary as bin). `decode_client` is
+what a server runs on every inbound frame; `decode_server` is what a client runs. Both
+raise `ProtocolError` subclasses carrying a stable code and, when readable, the request
+id, so the caller answers with `error_frame(exc)` and keeps the connection open.
+
+`encode` packs plain dicts directly (the server's hot path: a patch push costs one
+`packb`, no model round trip) and pydantic models through `messages.to_wire`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgpack
+from pydantic import BaseModel, ValidationError
+
+from protocol.errors import (
+    BadFrame,
+    BadMessage,
+    ErrorCode,
+    FrameTooLarge,
+    ProtocolError,
+    UnknownType,
+)
+from protocol.messages import (
+    CLIENT_MESSAGE_TYPES,
+    MAX_ID_LEN,
+    SERVER_MESSAGE_TYPES,
+    ClientMessage,
+    Op,
+    ServerMessage,
+    client_adapter,
+    server_adapter,
+    to_wire,
+)
+
+MAX_FRAME = 64 * 1024  # default inbound limit (bytes), configurable per call
+MAX_SERVER_FRAME = 16 * 1024 * 1024  # what a client accepts: snapshots can be large
+MAX_FIELD_ERRORS = 16  # detail["fields"] is capped so an error reply stays small
+
+
+def _no_ext(code: int, data: bytes) -> Any:
+    # Extension types (timestamps included) are not part of the protocol.
+    raise ValueError(f"msgpack extension type {code} is not allowed")
+
+
+def encode(message: BaseModel | Mapping[str, Any]) -> bytes:
+    """Pack one message (a model, or a plain map already in wire shape) into a frame.
+
+    Plain maps are packed as they are, so the caller must use the wire names (e.g.
+    "from" in a patch). Send the result as one binary WebSocket frame.
+    """
+    if isinstance(message, BaseModel):
+        message = to_wire(message)
+    return msgpack.packb(message, use_bin_type=True)
+
+
+def unpack_map(frame: bytes, max_size: int = MAX_FRAME, *, str_keys: bool = True) -> dict[str, Any]:
+    """Size-check and unpack a frame into a map without validating it against a schema.
+
+    Raises FrameTooLarge or BadFrame. With `str_keys` (the default, used for inbound
+    requests) map keys must be strings.
+    """
+    if not isinstance(frame, bytes | bytearray | memoryview):
+        raise BadFrame("send binary frames holding one msgpack map, not text")
+    size = len(frame)
+    if size > max_size:
+        raise FrameTooLarge(
+            f"frame of {size} bytes exceeds the limit of {max_size}",
+            detail={"size": size, "limit": max_size},
+        )
+    try:
+        data = msgpack.unpackb(
+            frame, raw=False, strict_map_key=str_keys, ext_hook=_no_ext, use_list=True
+        )
+    except Exception as exc:  # msgpack raises many types: ExtraData, ValueError, ...
+        raise BadFrame(f"frame is not one msgpack value: {type(exc).__name__}") from None
+    if not isinstance(data, dict):
+        raise BadFrame(f"frame is a msgpack {type(data).__name__}, not a map")
+    return data
+
+
+def recover_id(data: Mapping[Any, Any]) -> int | str | None:
+    """The request id of a decoded map if it is a valid id, else None."""
+    rid = data.get("id")
+    if isinstance(rid, bool):
+        return None
+    if isinstance(rid, int) and -(2**63) <= rid < 2**63:
+        return rid
+    if isinstance(rid, str) and len(rid) <= MAX_ID_LEN:
+        return rid
+    return None
+
+
+def _field_path(data: Any, loc: tuple[Any, ...]) -> str:
+    # loc is (tag, field, ...deeper parts and union-member labels); keep the field and
+    # every deeper part that really navigates the input, so labels like "constrained-int"
+    # never show up as if they were keys.
+    parts = [str(loc[1])] if len(loc) > 1 else []
+    node: Any = data.get(loc[1]) if len(loc) > 1 and isinstance(data, dict) else None
+    for part in loc[2:]:
+        if (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        ):
+            node = node[part]
+            parts.append(str(part))
+        else:
+            break
+    return ".".join(parts)
+
+
+def _bad_message(kind: str, data: dict[str, Any], exc: ValidationError, rid: Any) -> BadMessage:
+    fields: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for err in exc.errors(include_url=False, include_input=False):
+        path = _field_path(data, tuple(err["loc"]))
+        if path in seen:  # a union reports once per member; one line per field is enough
+            continue
+        seen.add(path)
+        fields.append({"field": path, "error": err["type"], "message": err["msg"]})
+    names = ", ".join(f["field"] for f in fields[:MAX_FIELD_ERRORS])
+    return BadMessage(
+        f"invalid {kind} message: {names}",
+        detail={"type": kind, "fields": fields[:MAX_FIELD_ERRORS]},
+        id=rid,
+    )
+
+
+def _check_type(data: dict[str, Any], known: Mapping[str, Any], rid: Any) -> str:
+    kind = data.get("type")
+    if kind is None:
+        raise BadMessage(
+            'message has no "type"',
+            detail={"fields": [{"field": "type", "error": "missing", "message": "Field required"}]},
+            id=rid,
+        )
+    if not isinstance(kind, str):
+        raise BadMessage(
+            '"type" must be a string',
+            detail={
+                "fields": [
+                    {
+                        "field": "type",
+                        "error": "string_type",
+                        "message": "Input should be a valid string",
+                    }
+                ]
+            },
+            id=rid,
+        )
+    if kind not in known:
+        raise UnknownType(
+            f"unknown message type {kind[:64]!r}",
+            detail={"type": kind[:64], "known": sorted(known)},
+            id=rid,
+        )
+    return kind
+
+
+def decode_client(frame: bytes, max_size: int = MAX_FRAME) -> ClientMessage:
+    """Decode and validate one inbound request frame.
+
+    Returns a typed, immutable request model. Raises FrameTooLarge, BadFrame,
+    UnknownType or BadMessage; `exc.id` holds the request id whenever the frame was a
+    map with a valid id, so the server's error reply can carry it.
+    """
+    data = unpack_map(frame, max_size)
+    rid = recover_id(data)
+    kind = _check_type(data, CLIENT_MESSAGE_TYPES, rid)
+    try:
+        return client_adapter.validate_python(data)
+    except ValidationError as exc:
+        raise _bad_message(kind, data, exc, rid) from None
+
+
+def decode_server(frame: bytes, max_size: int = MAX_SERVER_FRAME) -> ServerMessage:
+    """Decode and validate one frame a server sent (the client side of `decode_client`)."""
+    data = unpack_map(frame, max_size, str_keys=False)
+    rid = recover_id(data)
+    kind = _check_type(data, SERVER_MESSAGE_TYPES, rid)
+    try:
+        return server_adapter.validate_python(data)
+    except ValidationError as exc:
+        raise _bad_message(kind, data, exc, rid) from None
+
+
+# -- plain-dict builders for the server's hot path ----------------------------------------
+# They return wire-shaped maps (pass them to `encode`), skipping pydantic entirely.
+
+
+def ok_frame(req_id: int | str | None, data: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The `ok` reply to `req_id`."""
+    return {"type": "ok", "id": req_id, "data": dict(data) if data else {}}
+
+
+def error_frame(
+    exc_or_code: ProtocolError | ErrorCode | str,
+    message: str = "",
+    *,
+    id: int | str | None = None,
+    detail: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The `error` reply for a ProtocolError (its id and detail used) or for a code."""
+    if isinstance(exc_or_code, ProtocolError):
+        code: str = exc_or_code.code.value
+        message = message or exc_or_code.message
+        id = exc_or_code.id if id is None else id
+        detail = detail if detail is not None else exc_or_code.detail
+    else:
+        code = str(exc_or_code)
+    out: dict[str, Any] = {"type": "error", "id": id, "code": code, "message": message}
+    if detail:
+        out["detail"] = dict(detail)
+    return out
+
+
+def snapshot_frame(
+    room: str, version: int, seat: int | None, view: Mapping[str, Any], legal: list[str]
+) -> dict[str, Any]:
+    """A full view of `room` for one member (seat None = spectator)."""
+    return {
+        "type": "snapshot",
+        "room": room,
+        "version": version,
+        "seat": seat,
+        "view": view,
+        "legal": legal,
+    }
+
+
+def patch_frame(
+    room: str, from_: int, to: int, ops: list[Op], events: list[Any], legal: list[str]
+) -> dict[str, Any]:
+    """A patch taking a member's view of `room` from version `from_` to `to`."""
+    return {
+        "type": "patch",
+        "room": room,
+        "from": from_,
+        "to": to,
+        "ops": ops,
+        "events": events,
+        "legal": legal,
+    }
+
+
+def closing_frame(reason: str) -> dict[str, Any]:
+    return {"type": "closing", "reason": reason}

@@ -1,0 +1,274 @@
+"""Pydantic models of every message, one discriminated union per direction.
+
+Client -> server models are strict: no coercion between str, int, bool and bytes, no
+unknown fields, bounded string and collection sizes. They are what `codec.decode_client`
+returns, so a server handler reads typed attributes and never re-checks a field.
+
+Server -> client models are lenient on extra fields (a newer server may add some) and
+carry views, events and ops as plain data: the view schema belongs to each engine.
+Server code on the hot path need not build these models at all: `codec.encode` packs a
+plain dict of the same shape (see the helpers at the end of `codec`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter
+
+# -- bounded field types -------------------------------------------------------------
+
+MAX_ID_LEN = 64
+MAX_NAME_LEN = 64
+MAX_ROOM_LEN = 64
+MAX_TOKEN_LEN = 128
+MAX_PASSWORD_LEN = 128
+MAX_ACTION_LEN = 1024
+MAX_OPTIONS = 32
+MAX_OPTION_STR_LEN = 256
+MAX_SEATS = 64  # seat numbers are 0 .. MAX_SEATS - 1
+MAX_DEADLINE = 7 * 24 * 3600.0  # seconds per move
+
+Str64 = Annotated[str, StringConstraints(max_length=64)]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME_LEN)]
+RoomId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ROOM_LEN)]
+Token = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TOKEN_LEN)]
+Password = Annotated[str, StringConstraints(max_length=MAX_PASSWORD_LEN)]
+ActionText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ACTION_LEN)]
+GameName = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME_LEN)]
+Seat = Annotated[int, Field(ge=0, lt=MAX_SEATS)]
+SeatKey = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,2}$")]
+# int64 range: what every msgpack implementation round-trips.
+RequestIdInt = Annotated[int, Field(ge=-(2**63), lt=2**63)]
+RequestId: TypeAlias = RequestIdInt | Annotated[str, StringConstraints(max_length=MAX_ID_LEN)]
+OptionValue = (
+    bool | int | float | Annotated[str, StringConstraints(max_length=MAX_OPTION_STR_LEN)] | None
+)
+Options = Annotated[dict[Str64, OptionValue], Field(max_length=MAX_OPTIONS)]
+Bots = Annotated[dict[SeatKey, Name], Field(max_length=MAX_SEATS)]
+Op: TypeAlias = list[Any]
+
+
+class _Request(BaseModel):
+    """Common base of client requests: strict, closed, immutable, with an id."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    id: RequestId
+
+
+# -- client -> server ------------------------------------------------------------------
+
+
+class Hello(_Request):
+    """First request on a connection: negotiates the protocol version, opens a session."""
+
+    type: Literal["hello"] = "hello"
+    protocol: int
+    name: Name | None = None
+    client: Annotated[str, StringConstraints(max_length=128)] | None = None
+
+
+class ListRooms(_Request):
+    """Lobby listing, optionally of one game; finished rooms only when asked."""
+
+    type: Literal["list_rooms"] = "list_rooms"
+    game: GameName | None = None
+    include_finished: bool = False
+
+
+class CreateRoom(_Request):
+    """Create a room; `bots` maps a seat number (as a string) to a bundled bot name."""
+
+    type: Literal["create_room"] = "create_room"
+    game: GameName
+    rules: GameName | None = None
+    players: Annotated[int, Field(ge=1, le=MAX_SEATS)] | None = None
+    options: Options | None = None
+    private: bool = False
+    password: Password | None = None
+    bots: Bots | None = None
+    deadline: Annotated[float, Field(gt=0, le=MAX_DEADLINE)] | None = None
+    autostart: bool = True
+
+
+class Join(_Request):
+    """Take a seat (the first free one if `seat` is omitted); the reply carries a token."""
+
+    type: Literal["join"] = "join"
+    room: RoomId
+    seat: Seat | None = None
+    password: Password | None = None
+
+
+class Watch(_Request):
+    """Follow a room as a spectator (spectator view, no token)."""
+
+    type: Literal["watch"] = "watch"
+    room: RoomId
+    password: Password | None = None
+
+
+class Resume(_Request):
+    """Take back a seat on any connection with the token that `join` returned."""
+
+    type: Literal["resume"] = "resume"
+    room: RoomId
+    token: Token
+
+
+class Leave(_Request):
+    type: Literal["leave"] = "leave"
+    room: RoomId
+
+
+class Start(_Request):
+    type: Literal["start"] = "start"
+    room: RoomId
+
+
+class Act(_Request):
+    """Play `action` (game notation); `version` makes a stale client fail with stale_version."""
+
+    type: Literal["act"] = "act"
+    room: RoomId
+    action: ActionText
+    version: Annotated[int, Field(ge=0)] | None = None
+
+
+class Resync(_Request):
+    """Ask for a fresh snapshot after a version gap or a patch that does not apply."""
+
+    type: Literal["resync"] = "resync"
+    room: RoomId
+
+
+class Replay(_Request):
+    """The action log of a finished room."""
+
+    type: Literal["replay"] = "replay"
+    room: RoomId
+
+
+class Ping(_Request):
+    type: Literal["ping"] = "ping"
+
+
+ClientMessage: TypeAlias = Annotated[
+    Hello
+    | ListRooms
+    | CreateRoom
+    | Join
+    | Watch
+    | Resume
+    | Leave
+    | Start
+    | Act
+    | Resync
+    | Replay
+    | Ping,
+    Field(discriminator="type"),
+]
+
+CLIENT_MESSAGE_TYPES: dict[str, type[_Request]] = {
+    cls.model_fields["type"].default: cls
+    for cls in (
+        Hello,
+        ListRooms,
+        CreateRoom,
+        Join,
+        Watch,
+        Resume,
+        Leave,
+        Start,
+        Act,
+        Resync,
+        Replay,
+        Ping,
+    )
+}
+client_adapter: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
+
+
+# -- server -> client ------------------------------------------------------------------
+
+
+class _Push(BaseModel):
+    """Common base of server messages: tolerant of fields a newer server adds."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+
+class Ok(_Push):
+    """The success reply to request `id`; `data` depends on the request type."""
+
+    type: Literal["ok"] = "ok"
+    id: int | str | None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class Error(_Push):
+    """The failure reply to request `id` (None if the frame had no readable id)."""
+
+    type: Literal["error"] = "error"
+    id: int | str | None
+    code: str
+    message: str
+    detail: dict[str, Any] | None = None
+
+
+class Snapshot(_Push):
+    """The full view of `room` at `version`; `legal` is non-empty only when this seat must act."""
+
+    type: Literal["snapshot"] = "snapshot"
+    room: str
+    version: int
+    seat: int | None
+    view: dict[str, Any]
+    legal: list[str] = Field(default_factory=list)
+
+
+class Patch(_Push):
+    """Ops turning the view at version `from_` (wire name "from") into version `to`."""
+
+    type: Literal["patch"] = "patch"
+    room: str
+    from_: int = Field(alias="from")
+    to: int
+    ops: list[Op]
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    legal: list[str] = Field(default_factory=list)
+
+
+class Closing(_Push):
+    """The server is shutting down; a close frame (1001) follows. Reconnect later."""
+
+    type: Literal["closing"] = "closing"
+    reason: str = ""
+
+
+ServerMessage: TypeAlias = Annotated[
+    Ok | Error | Snapshot | Patch | Closing, Field(discriminator="type")
+]
+
+SERVER_MESSAGE_TYPES: dict[str, type[_Push]] = {
+    cls.model_fields["type"].default: cls for cls in (Ok, Error, Snapshot, Patch, Closing)
+}
+server_adapter: TypeAdapter[ServerMessage] = TypeAdapter(ServerMessage)
+
+AnyMessage: TypeAlias = _Request | _Push
+
+
+def to_wire(message: BaseModel) -> dict[str, Any]:
+    """The plain map a model is sent as: wire names, optional request fields left out.
+
+    Optional request fields that are None are omitted (absent means "not given");
+    server messages keep their nulls (an error's id and a spectator snapshot's seat are
+    meaningful nulls), except an error's absent detail.
+    """
+    if isinstance(message, _Request):
+        return message.model_dump(by_alias=True, exclude_none=True)
+    data = message.model_dump(by_alias=True)
+    if isinstance(message, Error) and message.detail is None:
+        del data["detail"]
+    return data

@@ -1,0 +1,206 @@
+"""The view diff/patch format: `diff(old, new)` -> ops, `apply_patch(old, ops)` -> new.
+
+A view is plain msgpack data: maps, lists, str, bytes, int, float, bool, None. An op
+is a list whose path is a list of map keys and list indices, applied in order:
+
+    ["set", path, value]   set or replace the value at path ([] replaces the root)
+    ["del", path]          delete a map key
+    ["trunc", path, n]     truncate the list at path to length n
+    ["push", path, value]  append value to the list at path
+
+Equality is exact: 1, 1.0 and True are three different values here (Python's ==
+conflates them, msgpack does not), and so are 0.0 and -0.0; NaN equals NaN. Tuples
+count as lists, which is what they are on the wire.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Any
+
+from protocol.errors import PatchError
+
+Path = list[Any]
+Op = list[Any]
+
+
+class OpKind(StrEnum):
+    SET = "set"
+    DEL = "del"
+    TRUNC = "trunc"
+    PUSH = "push"
+
+
+_SEQ = (list, tuple)
+
+
+def same(a: Any, b: Any) -> bool:
+    """Exact structural equality of two views (types compared, not just values)."""
+    if a is b:
+        return True
+    ta, tb = type(a), type(b)
+    if ta is not tb and not (ta in _SEQ and tb in _SEQ):
+        return False
+    if ta is dict:
+        if len(a) != len(b):
+            return False
+        for k, v in a.items():
+            if k not in b or not same(v, b[k]):
+                return False
+        # keys compare with ==, so {1: x} and {True: x} look alike; check key types too
+        return all(type(k) is type(k2) for k, k2 in zip(a, b, strict=True)) or _same_keys(a, b)
+    if ta in _SEQ:
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if ta is float:
+        if a == b:
+            return math.copysign(1.0, a) == math.copysign(1.0, b)
+        return a != a and b != b  # both NaN
+    return bool(a == b)
+
+
+def _same_keys(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
+    # Slow path when the key orders differ: every key of a must exist in b with its type.
+    kb = {(type(k), k) for k in b}
+    return all((type(k), k) in kb for k in a)
+
+
+def diff(old: Any, new: Any) -> list[Op]:
+    """The ops that turn `old` into `new`; empty when they are the same view.
+
+    Maps are diffed key by key, lists element by element with "trunc"/"push" for a
+    length change, anything else is replaced with "set". Values in the ops are shared
+    with `new`, not copied: treat both as read-only afterwards.
+    """
+    ops: list[Op] = []
+    _diff(old, new, [], ops)
+    return ops
+
+
+def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
+    if old is new:
+        return
+    to, tn = type(old), type(new)
+    if to is dict and tn is dict:
+        for k in old:
+            if k not in new or type(_key_of(new, k)) is not type(k):
+                ops.append(["del", [*path, k]])
+        for k, v in new.items():
+            if k in old and type(_key_of(old, k)) is type(k):
+                _diff(old[k], v, [*path, k], ops)
+            else:
+                ops.append(["set", [*path, k], v])
+        return
+    if to in _SEQ and tn in _SEQ:
+        lo, ln = len(old), len(new)
+        for i in range(min(lo, ln)):
+            _diff(old[i], new[i], [*path, i], ops)
+        if ln < lo:
+            ops.append(["trunc", path, ln])
+        else:
+            for i in range(lo, ln):
+                ops.append(["push", path, new[i]])
+        return
+    if not same(old, new):
+        ops.append(["set", path, new])
+
+
+def _key_of(d: dict[Any, Any], k: Any) -> Any:
+    # The key object stored in d that compares equal to k (1 and True collide in dicts).
+    if type(k) is str:  # the overwhelmingly common case: no collision possible
+        return k
+    for key in d:
+        if key == k:
+            return key
+    return k
+
+
+def apply_patch(old: Any, ops: Sequence[Op], *, in_place: bool = False) -> Any:
+    """Apply `ops` in order and return the new view.
+
+    By default `old` is left untouched: only the containers along each op's path are
+    copied (copy-on-write), everything else is shared with `old`. With `in_place=True`
+    the containers of `old` are modified directly (faster; a client that owns its view
+    uses it); the returned root must still be used, since a root "set" replaces it.
+    Raises PatchError when an op is malformed or does not fit the view: the receiver
+    should then ask for a resync.
+    """
+    root = old
+    fresh: set[int] | None = None if in_place else set()
+    for op in ops:
+        root = _apply_one(root, op, fresh)
+    return root
+
+
+def _copy(node: Any, fresh: set[int] | None) -> Any:
+    if fresh is None or id(node) in fresh:
+        return node
+    node = dict(node) if type(node) is dict else list(node)
+    fresh.add(id(node))
+    return node
+
+
+def _child(parent: Any, key: Any, path: Path) -> Any:
+    try:
+        if type(parent) is dict:
+            return parent[key]
+        if type(parent) is list and type(key) is int and 0 <= key < len(parent):
+            return parent[key]
+    except (KeyError, TypeError):
+        pass
+    raise PatchError(f"path {path!r} does not exist in the view")
+
+
+def _apply_one(root: Any, op: Any, fresh: set[int] | None) -> Any:
+    if type(op) not in _SEQ or len(op) < 2 or type(op[1]) not in _SEQ:
+        raise PatchError(f"malformed op {op!r}")
+    kind, path = op[0], list(op[1])
+    if kind == "set" and not path:
+        if len(op) != 3:
+            raise PatchError(f"malformed op {op!r}")
+        return op[2]
+    if kind not in ("set", "del", "trunc", "push"):
+        raise PatchError(f"unknown op {kind!r}")
+    # Walk to the target's parent (or to the target list for trunc/push), copying each
+    # container on the way so the caller's original stays intact.
+    walk = path if kind in ("trunc", "push") else path[:-1]
+    if type(root) not in (dict, list) and (walk or kind in ("trunc", "push")):
+        raise PatchError(f"path {path!r} does not exist in the view")
+    root = _copy(root, fresh) if type(root) in (dict, list) else root
+    node = root
+    for i, key in enumerate(walk):
+        child = _child(node, key, path[: i + 1])
+        if type(child) in (dict, list):
+            child = _copy(child, fresh)
+            node[key] = child
+        elif i < len(walk) - 1 or kind in ("trunc", "push"):
+            raise PatchError(f"path {path!r} does not exist in the view")
+        node = child
+    if kind in ("trunc", "push"):
+        if type(node) is not list:
+            raise PatchError(f"{kind} at {path!r}: not a list")
+        if kind == "push":
+            if len(op) != 3:
+                raise PatchError(f"malformed op {op!r}")
+            node.append(op[2])
+        else:
+            n = op[2] if len(op) == 3 else None
+            if type(n) is not int or not 0 <= n <= len(node):
+                raise PatchError(f"trunc at {path!r}: bad length {n!r}")
+            del node[n:]
+        return root
+    key = path[-1]
+    if kind == "set":
+        if len(op) != 3:
+            raise PatchError(f"malformed op {op!r}")
+        if type(node) is dict or (type(node) is list and type(key) is int and 0 <= key < len(node)):
+            node[key] = op[2]
+        else:
+            raise PatchError(f"set at {path!r}: no such slot")
+        return root
+    # del
+    if type(node) is not dict or key not in node:
+        raise PatchError(f"del at {path!r}: no such key")
+    del node[key]
+    return root
