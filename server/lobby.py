@@ -16,7 +16,8 @@ from engines import registry
 from engines.base import Engine, GameError
 from server.errors import RequestError
 from server.metrics import Metrics
-from server.room import BOTS, Room, SeatState, hash_secret, replay_data
+from server.room import BOTS, Room
+from server.seats import SeatState, hash_secret, replay_data
 from server.store import Store, unpack
 
 log = logging.getLogger("giants.lobby")
@@ -92,7 +93,7 @@ class Lobby:
         if len(self.rooms) >= self.max_rooms:
             raise RequestError("internal_error", "this server is at its room limit; try later")
         try:
-            engine: Engine = registry.get_engine(msg["game"], msg.get("rules"))  # type: ignore[type-arg]
+            engine: Engine = registry.get_engine(msg["game"], msg.get("rules"))
             players = msg.get("players") or engine.info.min_players
             options = engine.validate_options(players, msg.get("options") or {})
         except GameError as exc:
@@ -113,12 +114,13 @@ class Lobby:
             raise RequestError("bad_options", "deadline must be between 0 and 86400 seconds")
         password = msg.get("password")
         salt = secrets.token_hex(8)
-        meta = {
+        seed = secrets.randbits(62)
+        meta: dict[str, Any] = {
             "game": engine.info.name,
             "rules": engine.info.rules,
             "players": players,
             "options": options,
-            "seed": secrets.randbits(62),
+            "seed": seed,
             "private": bool(msg.get("private", False)),
             "password": hash_secret(password, salt) if password else None,
             "salt": salt,
@@ -126,7 +128,7 @@ class Lobby:
             "deadline": deadline,
             "autostart": msg.get("autostart", True) is not False,
         }
-        state = engine.new_game(players, options, meta["seed"])
+        state = engine.new_game(players, options, seed)
         for _ in range(5):
             room_id = new_room_id()
             if await self.store.create_room(room_id, meta, [s.to_store() for s in seats]):

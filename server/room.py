@@ -11,92 +11,34 @@ last received). A failed persist leaves the room exactly as it was.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import hmac
 import logging
 import random
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from engines.base import Engine, GameError, Seat
 from server.errors import RequestError
 from server.metrics import Metrics
+from server.seats import Candidate, Member, Peer, SeatState, hash_secret, replay_data
 from server.store import RoomRecord, StaleWriteError, Store
-from server.wire import diff, encode
+from server.views import RoomViews
 
 log = logging.getLogger("giants.room")
 
 BOTS = ("random",)  # seat fillers the server itself plays
 
 
-def hash_secret(secret: str, salt: str = "") -> str:
-    """sha256 hex of a token or password; only hashes are stored."""
-    return hashlib.sha256((salt + secret).encode()).hexdigest()
 
-
-class Peer(Protocol):
-    """What a room needs from a connection: push frames, answer requests."""
-
-    name: str
-
-    def push(self, frame: bytes) -> None: ...
-
-    def send_ok(self, req_id: Any, data: dict[str, Any]) -> None: ...
-
-
-@dataclass
-class SeatState:
-    name: str | None = None
-    token_hash: str | None = None
-    bot: str | None = None
-
-    @property
-    def taken(self) -> bool:
-        return self.token_hash is not None or self.bot is not None
-
-    def to_store(self) -> dict[str, Any]:
-        return {"name": self.name, "token": self.token_hash, "bot": self.bot}
-
-    @classmethod
-    def from_store(cls, data: dict[str, Any]) -> SeatState:
-        return cls(data.get("name"), data.get("token"), data.get("bot"))
-
-
-@dataclass(eq=False)
-class Member:
-    """One connection in one room: its seat (None = spectator) and what it last received."""
-
-    peer: Peer
-    seat: Seat | None
-    view: dict[str, Any] | None = None
-    version: int = -1
-
-
-@dataclass
-class Candidate:
-    """A change computed but not yet persisted; adopted only after Redis accepted it."""
-
-    state: Any
-    status: str
-    seats: list[SeatState]
-    outcome: dict[str, Any] | None
-    actions: int
-    deadline: float | None
-    log_entry: dict[str, Any] | None = None
-    snapshot: Any = None
-    events: list[dict[str, Any]] = field(default_factory=list)
-
-
-class Room:
+class Room(RoomViews):
     """A live room. Create with `Room.create` or `Room.restore`; never share across nodes."""
 
     def __init__(
         self,
         room_id: str,
-        engine: Engine,  # type: ignore[type-arg]
+        engine: Engine,
         meta: dict[str, Any],
         state: Any,
         store: Store,
@@ -131,7 +73,7 @@ class Room:
     def restore(
         cls,
         record: RoomRecord,
-        engine: Engine,  # type: ignore[type-arg]
+        engine: Engine,
         store: Store,
         metrics: Metrics,
         snapshot_every: int,
@@ -160,117 +102,6 @@ class Room:
         if record.snapshot_n + len(record.log_tail) != record.actions:
             raise GameError(f"room {record.room_id}: log has {record.snapshot_n + len(record.log_tail)} actions, hash says {record.actions}")
         return room
-
-    # -- what members see -----------------------------------------------------------
-
-    @property
-    def to_act(self) -> list[Seat]:
-        if self.status != "playing":
-            return []
-        return sorted(self.engine.to_act(self.state))
-
-    def seats_data(self) -> list[dict[str, Any]]:
-        connected = {m.seat for m in self.members if m.seat is not None}
-        return [
-            {
-                "seat": i,
-                "name": s.name,
-                "connected": s.bot is not None or i in connected,
-                "bot": s.bot,
-            }
-            for i, s in enumerate(self.seats)
-        ]
-
-    def room_info(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "game": self.meta["game"],
-            "rules": self.meta["rules"],
-            "players": self.meta["players"],
-            "status": self.status,
-            "seats": self.seats_data(),
-            "to_act": self.to_act,
-            "deadline": self.deadline,
-            "version": self.version,
-        }
-
-    def summary(self) -> dict[str, Any]:
-        """The lobby's RoomSummary for this room."""
-        return {
-            "room": self.id,
-            "game": self.meta["game"],
-            "rules": self.meta["rules"],
-            "players": self.meta["players"],
-            "status": self.status,
-            "seats": self.seats_data(),
-            "private": self.meta["private"],
-            "password": self.meta["password"] is not None,
-            "spectators": sum(1 for m in self.members if m.seat is None),
-            "created": self.meta["created"],
-        }
-
-    def legal_for(self, seat: Seat | None) -> list[str]:
-        if seat is None or self.status != "playing" or seat not in self.engine.to_act(self.state):
-            return []
-        state = self.state
-        fmt = self.engine.format_action
-        return [fmt(state, a) for a in self.engine.legal_actions(state, seat)]
-
-    def _views(self) -> Callable[[Seat | None], tuple[dict[str, Any], list[str]]]:
-        """A per-change cache: each seat's view and legal list are computed once."""
-        info = self.room_info()
-        cache: dict[Seat | None, tuple[dict[str, Any], list[str]]] = {}
-
-        def get(seat: Seat | None) -> tuple[dict[str, Any], list[str]]:
-            hit = cache.get(seat)
-            if hit is None:
-                view = {"room": info, "game": self.engine.view(self.state, seat), "outcome": self.outcome}
-                hit = cache[seat] = (view, self.legal_for(seat))
-            return hit
-
-        return get
-
-    def send_snapshot(self, member: Member) -> None:
-        view, legal = self._views()(member.seat)
-        member.view, member.version = view, self.version
-        member.peer.push(
-            encode(
-                {
-                    "type": "snapshot",
-                    "room": self.id,
-                    "version": self.version,
-                    "seat": member.seat,
-                    "view": view,
-                    "legal": legal,
-                }
-            )
-        )
-
-    def _publish(self, events: list[dict[str, Any]], skip: Member | None = None) -> None:
-        """Send every member its patch: its own view diffed against what it last got."""
-        views = self._views()
-        frames: dict[tuple[Seat | None, int], bytes] = {}
-        for member in self.members:
-            if member is skip:
-                continue
-            view, legal = views(member.seat)
-            key = (member.seat, member.version)
-            frame = frames.get(key)
-            if frame is None:
-                ops = diff(member.view, view) if member.view is not None else [["set", [], view]]
-                frame = frames[key] = encode(
-                    {
-                        "type": "patch",
-                        "room": self.id,
-                        "from": member.version,
-                        "to": self.version,
-                        "ops": ops,
-                        "events": events,
-                        "legal": legal,
-                    }
-                )
-            member.view, member.version = view, self.version
-            member.peer.push(frame)
 
     # -- the one write path ---------------------------------------------------------
 
@@ -642,19 +473,3 @@ class Room:
                 self._timer.cancel()
         for task in list(self._tasks):
             task.cancel()
-
-
-async def replay_data(
-    store: Store, room_id: str, meta: dict[str, Any], outcome: dict[str, Any] | None
-) -> dict[str, Any]:
-    """The replay of a finished room, read from its stored action log."""
-    entries = await store.read_log(room_id)
-    return {
-        "game": meta["game"],
-        "rules": meta["rules"],
-        "players": meta["players"],
-        "options": meta["options"],
-        "seed": meta["seed"],
-        "actions": [{"seat": e["seat"], "action": e["action"], "ts": e["ts"]} for e in entries],
-        "outcome": outcome,
-    }

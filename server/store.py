@@ -59,8 +59,12 @@ def pack(data: Any) -> bytes:
     return msgpack.packb(data, use_bin_type=True)
 
 
-def unpack(blob: bytes) -> Any:
+def unpack(blob: Any) -> Any:
     return msgpack.unpackb(blob, raw=False, strict_map_key=False)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 class StoreError(Exception):
@@ -199,12 +203,12 @@ class Store:
 
     async def live_room_ids(self) -> list[str]:
         members = await self.redis.smembers(self.k_live)
-        return sorted(m.decode() for m in members)
+        return sorted(_text(m) for m in members)
 
     async def finished_room_ids(self, limit: int = 100) -> list[str]:
         """Most recently finished first."""
         ids = await self.redis.zrevrange(self.k_finished, 0, limit - 1)
-        return [i.decode() for i in ids]
+        return [_text(i) for i in ids]
 
     async def load_room(self, room_id: str) -> RoomRecord | None:
         """Read a room's hash, snapshot and log tail; None if the room does not exist."""

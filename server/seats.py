@@ -1,0 +1,88 @@
+"""Room building blocks: seats, members, pending changes, secrets, replays.
+
+`Room` (server.room) holds a list of SeatState and Member; a change is first built as
+a Candidate and adopted only after Redis accepted it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engines.base import Seat
+from server.store import Store
+
+
+def hash_secret(secret: str, salt: str = "") -> str:
+    """sha256 hex of a token or password; only hashes are stored."""
+    return hashlib.sha256((salt + secret).encode()).hexdigest()
+
+
+class Peer(Protocol):
+    """What a room needs from a connection: push frames, answer requests."""
+
+    name: str
+
+    def push(self, frame: bytes) -> None: ...
+
+    def send_ok(self, req_id: Any, data: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class SeatState:
+    name: str | None = None
+    token_hash: str | None = None
+    bot: str | None = None
+
+    @property
+    def taken(self) -> bool:
+        return self.token_hash is not None or self.bot is not None
+
+    def to_store(self) -> dict[str, Any]:
+        return {"name": self.name, "token": self.token_hash, "bot": self.bot}
+
+    @classmethod
+    def from_store(cls, data: dict[str, Any]) -> SeatState:
+        return cls(data.get("name"), data.get("token"), data.get("bot"))
+
+
+@dataclass(eq=False)
+class Member:
+    """One connection in one room: its seat (None = spectator) and what it last received."""
+
+    peer: Peer
+    seat: Seat | None
+    view: dict[str, Any] | None = None
+    version: int = -1
+
+
+@dataclass
+class Candidate:
+    """A change computed but not yet persisted; adopted only after Redis accepted it."""
+
+    state: Any
+    status: str
+    seats: list[SeatState]
+    outcome: dict[str, Any] | None
+    actions: int
+    deadline: float | None
+    log_entry: dict[str, Any] | None = None
+    snapshot: Any = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def replay_data(
+    store: Store, room_id: str, meta: dict[str, Any], outcome: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The replay of a finished room, read from its stored action log."""
+    entries = await store.read_log(room_id)
+    return {
+        "game": meta["game"],
+        "rules": meta["rules"],
+        "players": meta["players"],
+        "options": meta["options"],
+        "seed": meta["seed"],
+        "actions": [{"seat": e["seat"], "action": e["action"], "ts": e["ts"]} for e in entries],
+        "outcome": outcome,
+    }
