@@ -20,9 +20,10 @@ from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from engines import registry
+from protocol import messages as msgs
 from server.errors import RequestError
 from server.room import Room
-from server.wire import PROTOCOL_VERSION, FrameError, decode_request, encode
+from server.wire import PROTOCOL_VERSION, ProtocolError, decode_client, encode
 
 if TYPE_CHECKING:
     from server.app import GiantsServer
@@ -64,7 +65,7 @@ class Connection:
         self.rooms: dict[str, Room] = {}
         self.bucket = TokenBucket(self.config.rate, self.config.burst)
         self.limited = 0  # consecutive rate-limited frames
-        self.handlers: dict[str, Callable[[Any, dict[str, Any]], Awaitable[None]]] = {
+        self.handlers: dict[str, Callable[[Any, Any], Awaitable[None]]] = {
             "list_rooms": self.on_list_rooms,
             "create_room": self.on_create_room,
             "join": self.on_join,
@@ -124,10 +125,8 @@ class Connection:
         self.metrics.frames_in += 1
         req_id: Any = None
         try:
-            if isinstance(frame, str):
-                raise FrameError("bad_frame", "send binary frames holding one msgpack map, not text")
-            msg = decode_request(frame, self.config.max_frame)
-            req_id = msg.get("id")
+            msg = decode_client(frame, self.config.max_frame)  # type: ignore[arg-type]
+            req_id = msg.id
             if not self.bucket.take():
                 self.limited += 1
                 if self.limited > 4 * self.config.burst:
@@ -137,15 +136,14 @@ class Connection:
             self.limited = 0
             if self.server.shutting_down:
                 raise RequestError("shutting_down", "the server is shutting down")
-            kind = msg["type"]
-            if kind == "hello":
+            if isinstance(msg, msgs.Hello):
                 self.on_hello(req_id, msg)
                 return
             if self.session is None:
                 raise RequestError("hello_required", "send hello first")
-            await self.handlers[kind](req_id, msg)
-        except FrameError as exc:
-            self.send_error(exc.req_id if req_id is None else req_id, exc.code, exc.message, exc.detail)
+            await self.handlers[msg.type](req_id, msg)
+        except ProtocolError as exc:
+            self.send_error(exc.id, exc.code.value, exc.message, exc.detail)
         except RequestError as exc:
             self.send_error(req_id, exc.code, exc.message, exc.detail)
         except ConnectionClosed:
@@ -156,15 +154,15 @@ class Connection:
 
     # -- handlers -------------------------------------------------------------------
 
-    def on_hello(self, req_id: Any, m: dict[str, Any]) -> None:
-        if m["protocol"] != PROTOCOL_VERSION:
+    def on_hello(self, req_id: Any, m: msgs.Hello) -> None:
+        if m.protocol != PROTOCOL_VERSION:
             raise RequestError(
                 "protocol_mismatch",
-                f"this server speaks protocol {PROTOCOL_VERSION}, you sent {m['protocol']}",
+                f"this server speaks protocol {PROTOCOL_VERSION}, you sent {m.protocol}",
                 {"server": PROTOCOL_VERSION},
             )
-        if m.get("name"):
-            self.name = m["name"][:64]
+        if m.name:
+            self.name = m.name
         self.session = self.session or secrets.token_urlsafe(12)
         games = [info.describe() for entry in registry.all_games() for info in entry.infos]
         self.send_ok(
@@ -172,35 +170,35 @@ class Connection:
             {"session": self.session, "protocol": PROTOCOL_VERSION, "server": SERVER_NAME, "games": games},
         )
 
-    async def on_ping(self, req_id: Any, m: dict[str, Any]) -> None:
+    async def on_ping(self, req_id: Any, m: msgs.Ping) -> None:
         self.send_ok(req_id, {})
 
-    async def on_list_rooms(self, req_id: Any, m: dict[str, Any]) -> None:
-        rooms = await self.server.lobby.list(m.get("game"), bool(m.get("include_finished")))
+    async def on_list_rooms(self, req_id: Any, m: msgs.ListRooms) -> None:
+        rooms = await self.server.lobby.list(m.game, m.include_finished)
         self.send_ok(req_id, {"rooms": rooms})
 
-    async def on_create_room(self, req_id: Any, m: dict[str, Any]) -> None:
+    async def on_create_room(self, req_id: Any, m: msgs.CreateRoom) -> None:
         room = await self.server.lobby.create(m)
         self.send_ok(req_id, {"room": room.id, "summary": room.summary()})
         await room.autostart_if_full()  # an all-bot room starts playing on its own
 
-    async def on_join(self, req_id: Any, m: dict[str, Any]) -> None:
-        room = self.server.lobby.get(m["room"])
+    async def on_join(self, req_id: Any, m: msgs.Join) -> None:
+        room = self.server.lobby.get(m.room)
         self.rooms[room.id] = room
         try:
-            await room.join(self, req_id, m.get("seat"), m.get("password"))
+            await room.join(self, req_id, m.seat, m.password)
         finally:
             if room.member_of(self) is None:
                 self.rooms.pop(room.id, None)
 
-    async def on_watch(self, req_id: Any, m: dict[str, Any]) -> None:
-        room = self.server.lobby.get(m["room"])
-        await room.watch(self, req_id, m.get("password"))
+    async def on_watch(self, req_id: Any, m: msgs.Watch) -> None:
+        room = self.server.lobby.get(m.room)
+        await room.watch(self, req_id, m.password)
         self.rooms[room.id] = room
 
-    async def on_resume(self, req_id: Any, m: dict[str, Any]) -> None:
-        room = self.server.lobby.get(m["room"])
-        await room.resume(self, req_id, m["token"])
+    async def on_resume(self, req_id: Any, m: msgs.Resume) -> None:
+        room = self.server.lobby.get(m.room)
+        await room.resume(self, req_id, m.token)
         self.rooms[room.id] = room
 
     def _my_room(self, room_id: str) -> Room:
@@ -210,20 +208,20 @@ class Connection:
             raise RequestError("not_in_room", f"you are not in room {room_id}; join, watch or resume first")
         return room
 
-    async def on_leave(self, req_id: Any, m: dict[str, Any]) -> None:
-        room = self._my_room(m["room"])
+    async def on_leave(self, req_id: Any, m: msgs.Leave) -> None:
+        room = self._my_room(m.room)
         self.rooms.pop(room.id, None)
         await room.leave(self, explicit=True)
         self.send_ok(req_id, {})
 
-    async def on_start(self, req_id: Any, m: dict[str, Any]) -> None:
-        await self._my_room(m["room"]).start(self, req_id)
+    async def on_start(self, req_id: Any, m: msgs.Start) -> None:
+        await self._my_room(m.room).start(self, req_id)
 
-    async def on_act(self, req_id: Any, m: dict[str, Any]) -> None:
-        await self._my_room(m["room"]).act(self, req_id, m["action"], m.get("version"))
+    async def on_act(self, req_id: Any, m: msgs.Act) -> None:
+        await self._my_room(m.room).act(self, req_id, m.action, m.version)
 
-    async def on_resync(self, req_id: Any, m: dict[str, Any]) -> None:
-        await self._my_room(m["room"]).resync(self, req_id)
+    async def on_resync(self, req_id: Any, m: msgs.Resync) -> None:
+        await self._my_room(m.room).resync(self, req_id)
 
-    async def on_replay(self, req_id: Any, m: dict[str, Any]) -> None:
-        self.send_ok(req_id, await self.server.lobby.replay(m["room"]))
+    async def on_replay(self, req_id: Any, m: msgs.Replay) -> None:
+        self.send_ok(req_id, await self.server.lobby.replay(m.room))

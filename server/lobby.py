@@ -14,6 +14,7 @@ from typing import Any
 
 from engines import registry
 from engines.base import Engine, GameError
+from protocol.messages import CreateRoom
 from server.errors import RequestError
 from server.metrics import Metrics
 from server.room import BOTS, Room
@@ -88,18 +89,18 @@ class Lobby:
             raise RequestError("no_such_room", f"there is no live room {room_id!r}")
         return room
 
-    async def create(self, msg: dict[str, Any]) -> Room:
+    async def create(self, msg: CreateRoom) -> Room:
         """Create a room from a create_room request; raises RequestError with the engine's code."""
         if len(self.rooms) >= self.max_rooms:
             raise RequestError("internal_error", "this server is at its room limit; try later")
         try:
-            engine: Engine = registry.get_engine(msg["game"], msg.get("rules"))
-            players = msg.get("players") or engine.info.min_players
-            options = engine.validate_options(players, msg.get("options") or {})
+            engine: Engine = registry.get_engine(msg.game, msg.rules)
+            players = msg.players or engine.info.min_players
+            options = engine.validate_options(players, msg.options or {})
         except GameError as exc:
             raise RequestError(exc.code, exc.message) from exc
         seats = [SeatState() for _ in range(players)]
-        for key, bot in (msg.get("bots") or {}).items():
+        for key, bot in (msg.bots or {}).items():
             try:
                 seat = int(key)
             except (TypeError, ValueError):
@@ -109,10 +110,10 @@ class Lobby:
             if bot not in BOTS:
                 raise RequestError("bad_options", f"bots: unknown bot {bot!r}; choose one of {', '.join(BOTS)}")
             seats[seat] = SeatState(f"bot:{bot}", None, bot)
-        deadline = msg.get("deadline")
+        deadline = msg.deadline
         if deadline is not None and not 0 < deadline <= 86_400:
             raise RequestError("bad_options", "deadline must be between 0 and 86400 seconds")
-        password = msg.get("password")
+        password = msg.password
         salt = secrets.token_hex(8)
         seed = secrets.randbits(62)
         meta: dict[str, Any] = {
@@ -121,12 +122,12 @@ class Lobby:
             "players": players,
             "options": options,
             "seed": seed,
-            "private": bool(msg.get("private", False)),
+            "private": msg.private,
             "password": hash_secret(password, salt) if password else None,
             "salt": salt,
             "created": time.time(),
             "deadline": deadline,
-            "autostart": msg.get("autostart", True) is not False,
+            "autostart": msg.autostart,
         }
         state = engine.new_game(players, options, seed)
         for _ in range(5):

@@ -17,7 +17,7 @@ import msgpack
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from server.wire import apply as apply_patch  # TEMP until protocol.patch lands
+from protocol import apply_patch
 
 
 @dataclass
@@ -67,7 +67,7 @@ class WsClient:
                     copy.events.extend(msg["events"])
                 async with self.changed:
                     self.changed.notify_all()
-        except Exception as exc:  # noqa: BLE001 - surfaced through `closed`
+        except Exception as exc:
             if not self.closed.done():
                 self.closed.set_result(exc)
         finally:
