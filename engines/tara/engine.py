@@ -269,14 +269,19 @@ class Tara(Engine[TaraState, Move]):
             "hill": NAMES[move.hill],
             "bridges": used,
         }]
-        after = replace(state, board=board, turns=state.turns + 1, last_move=text)
         opponent = other(colour)
+        # Built directly rather than with dataclasses.replace: this is the playout hot path.
+        after = TaraState(
+            state.games, state.lots, state.game_index, board,
+            opponent if not state.out and has_move(board, opponent) else colour,
+            state.out, state.turns + 1, state.results, text,
+        )
         if state.out:
             # That was the extra turn after OUT (TA-7): the game ends.
             return Transition(self._end_game(after, events), tuple(events))
-        if has_move(board, opponent):
-            return Transition(replace(after, to_move=opponent), tuple(events))
-        return Transition(self._call_out(after, opponent, events), tuple(events))
+        if after.to_move == colour:
+            return Transition(self._call_out(after, opponent, events), tuple(events))
+        return Transition(after, tuple(events))
 
     def _call_out(self, state: TaraState, caller: int, events: list[Event]) -> TaraState:
         """TA-7: `caller` cannot act, so it calls OUT; the other colour gets one more turn.
