@@ -46,6 +46,7 @@ class GameRecord:
     seats: list[str]  # bot spec per seat
     outcome: Outcome
     plies: int
+    log: list[tuple[int, str]] = field(default_factory=list)  # (seat, action) in order
 
 
 @dataclass
@@ -66,27 +67,29 @@ def seating(specs: Sequence[str], players: int, index: int) -> list[str]:
 
 async def play_game(
     engine: Engine,
-    seat_specs: Sequence[str],
+    seat_specs: Sequence[str | type[Bot]],
     seed: int,
     options: Mapping[str, Any] | None = None,
     bot_seed: int | None = None,
 ) -> GameRecord:
-    """Play one game to the end; raise BotError if a bot picks an action the engine refuses."""
+    """Play one game to the end; raise BotError if a bot picks an action the engine refuses.
+
+    Each seat gets a bot spec (see `registry.make_bot`) or a Bot subclass.
+    """
     players = len(seat_specs)
     resolved = engine.validate_options(players, options or {})
     state = engine.new_game(players, resolved, seed)
     base = seed if bot_seed is None else bot_seed
-    bots: list[Bot] = [
-        make_bot(
-            spec,
-            BotContext(
-                game=engine.info.name, rules=engine.info.rules, seat=seat, players=players,
-                options=resolved, seed=base * 101 + seat,
-            ),
+    bots: list[Bot] = []
+    for seat, spec in enumerate(seat_specs):
+        context = BotContext(
+            game=engine.info.name, rules=engine.info.rules, seat=seat, players=players,
+            options=resolved, seed=base * 101 + seat,
         )
-        for seat, spec in enumerate(seat_specs)
-    ]
+        bots.append(spec(context) if isinstance(spec, type) else make_bot(spec, context))
+    names = [spec if isinstance(spec, str) else spec.__name__ for spec in seat_specs]
     plies = 0
+    log: list[tuple[int, str]] = []
     limit = engine.info.max_plies
     while (outcome := engine.outcome(state)) is None:
         if plies > limit:
@@ -101,10 +104,11 @@ async def play_game(
             state = engine.apply_text(state, seat, text).state
         except GameError as exc:
             raise BotError(
-                f"seat {seat} ({seat_specs[seat]}) chose {text!r}: [{exc.code}] {exc.message}"
+                f"seat {seat} ({names[seat]}) chose {text!r}: [{exc.code}] {exc.message}"
             ) from None
         plies += 1
-    return GameRecord(seed=seed, seats=list(seat_specs), outcome=outcome, plies=plies)
+        log.append((seat, text))
+    return GameRecord(seed=seed, seats=names, outcome=outcome, plies=plies, log=log)
 
 
 def play_match(

@@ -92,3 +92,48 @@ def giantslayer(view: View, players: int) -> list[float]:
 
 def _num(x: Any) -> float:
     return float(x) if isinstance(x, int | float) else 0.0
+
+
+# ----------------------------------------------------------------------------- Tara
+
+
+@heuristic("tara")
+def tara(view: View, players: int) -> list[float]:
+    """Bridges first, territory second (TA-9), plus sieges about to be executed (TA-4)."""
+    from engines.tara import board as tb
+
+    totals = [float(t) for t in view["totals"]]
+    colours = view.get("colours")
+    if not colours:  # match over
+        return two_seat(squash(totals[0] - totals[1], 0.5))
+    hills: dict[str, str] = view["hills"]
+    symbol = {"white": "W", "black": "B"}
+    mine = [symbol[colours[0]], symbol[colours[1]]]
+    cells = [hills[name] for name in tb.NAMES]
+    bridges, land = view["bridges"], view["territory"]
+    margin = (bridges[0] - bridges[1]) + 0.3 * (land[0] - land[1])
+    # A ringfort whose every neighbour is the enemy's will be captured: the capturer
+    # gains the hill plus its links, the victim loses the hill.
+    for seat in (0, 1):
+        enemy = mine[1 - seat]
+        sieges = 0
+        for i, piece in enumerate(cells):
+            if piece == enemy and all(cells[j] == mine[seat] for j in tb.NEIGHBOURS[i]):
+                sieges += len(tb.NEIGHBOURS[i])
+        margin += (sieges if seat == 0 else -sieges) * (1.0 if view["seat_to_move"] == seat else 0.6)
+    # The board fills up: an empty hill links whoever takes it to their neighbours, and a
+    # hill that only one side surrounds is that side's (the other would be captured there).
+    for i, piece in enumerate(cells):
+        if piece != ".":
+            continue
+        near = [cells[j] for j in tb.NEIGHBOURS[i]]
+        k0, k1 = near.count(mine[0]), near.count(mine[1])
+        if k0 == len(near):
+            margin += 0.9 * k0 + 0.3
+        elif k1 == len(near):
+            margin -= 0.9 * k1 + 0.3
+        else:
+            margin += 0.4 * (k0 - k1)
+    # The game's winner scores 2 + the margin, so a lead is worth more than its size.
+    expected = margin + 2.0 * math.tanh(margin)
+    return two_seat(squash(totals[0] - totals[1] + expected, 3.0))

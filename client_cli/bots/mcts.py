@@ -6,11 +6,12 @@ not. Each iteration selects down the tree by UCB1 (per-seat rewards, so it works
 any number of seats), expands one action, plays random moves for at most `rollout`
 plies and scores the end with the outcome or, if unfinished, the game's heuristic.
 
-Parameters (bot spec `mcts,iterations=800,ms=0,rollout=0,c=1.2,order=1`):
+Parameters (bot spec `mcts,iterations=400,ms=0,rollout=0,c=0.3,order=1,order_all=0`):
 `iterations` bounds the search; `ms` > 0 bounds it by wall time instead (not
 repeatable); `rollout` is the playout depth (default 0 = score the new leaf with the
 game's heuristic, or 400 plies when the game has none); `order` expands the root's
-actions best-first by the heuristic; `c` is the exploration constant.
+actions best-first by the heuristic (`order_all` every node's: stronger, slower); `c` is
+the exploration constant (small, because heuristic values differ by little).
 """
 
 from __future__ import annotations
@@ -53,12 +54,13 @@ class MctsBot(Bot):
         self.engine = self.context.engine()
         if self.engine.info.hidden_information:
             raise BotError(f"mcts needs perfect information; {self.context.game} has hidden state")
-        self.iterations: int = self.param("iterations", 800)
+        self.iterations: int = self.param("iterations", 400)
         self.ms: float = self.param("ms", 0.0)
         informed = has_heuristic(self.context.game)
         self.rollout: int = self.param("rollout", 0 if informed else 400)
         self.order: bool = self.param("order", informed)
-        self.c: float = self.param("c", 1.2)
+        self.order_all: bool = self.param("order_all", False)
+        self.c: float = self.param("c", 0.3 if informed else 1.0)
         self.last_iterations = 0
 
     def choose(self, view: View, legal: list[str]) -> str:
@@ -114,7 +116,10 @@ class MctsBot(Bot):
 
     def _pick_untried(self, node: _Node, root: _Node) -> int:
         """Index into `node.untried`: the root's are sorted best-last, the rest random."""
-        if node is root and self.order:
+        if self.order and (node is root or self.order_all):
+            if node is not root and len(node.untried) == len(node.actions):
+                scores = [self._score_after(node.state, node.mover, a) for a in node.actions]
+                node.untried.sort(key=lambda i: scores[i])
             return len(node.untried) - 1
         return self.rng.randrange(len(node.untried))
 
