@@ -1,0 +1,137 @@
+"""Renderers draw each game's board from engine views (snapshot-style text checks)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from client_cli.render import format_legal, render_game, render_room
+from engines import registry
+
+
+def play(game: str, moves: list[str], seed: int = 1, **options: Any) -> tuple[Any, Any]:
+    engine = registry.get_engine(game)
+    players = engine.info.min_players
+    state = engine.new_game(players, engine.validate_options(players, options), seed)
+    for text in moves:
+        seat = min(engine.to_act(state))
+        state = engine.apply_text(state, seat, text).state
+    return engine, state
+
+
+def board_lines(text: str, first: str, count: int) -> list[str]:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(first))
+    return lines[start:start + count]
+
+
+GIANTSLAYER_START = """\
+9      W W W W W       e9..i9
+8     W . . . . W      d8..i8
+7    W . . . . . W     c7..i7
+6   W . . B B . . W    b6..i6
+5  W . . B # B . . W   a5..i5
+4   W . . B B . . W    a4..h4
+3    W . . . . . W     a3..g3
+2     W . . . . W      a2..f2
+1      W W W W W       a1..e1"""
+
+
+def test_giantslayer_initial_board_is_the_hex_with_giants_round_the_centre() -> None:
+    engine, state = play("giantslayer", [])
+    text = render_game("giantslayer", engine.view(state, None))
+    assert "\n".join(board_lines(text, "9 ", 9)) == GIANTSLAYER_START
+    assert "Giantslayer - round 1 of 2" in text
+    assert "White (W, halogai): seat 0   Black (B, giants): seat 1" in text
+    assert "To move: White" in text
+
+
+def test_giantslayer_shows_the_last_move_and_the_viewer() -> None:
+    engine, state = play("giantslayer", ["a4-c6"])
+    text = render_game("giantslayer", engine.view(state, 1), 1)
+    assert "Black (B, giants): seat 1 (you)" in text
+    assert "Last move: a4-c6" in text
+    assert board_lines(text, "6 ", 1) == ["6   W W . B B . . W    b6..i6"]
+    assert board_lines(text, "4 ", 1) == ["4   o . . B B . . W    a4..h4"]  # a4 just vacated
+    assert "To move: Black" in text
+
+
+TARA_AFTER_FOUR = """\
+    A   B   C   D   E   F   G
+7       .   .   .   .   .
+
+6   .   .   .   .   .   .   .
+
+5   .   .   .   W   .   .   .
+                |
+4   .   .   B   W   .   .   .
+
+3   .   .   .   .   .   .   .
+
+2   .   .   B*  .   .   .   .
+
+1       .   .   .   .   ."""
+
+
+def test_tara_draws_the_cross_with_bridges_between_linked_ringforts() -> None:
+    engine, state = play("tara", ["D4", "C4", "D5", "C2"])
+    view = engine.view(state, 0)
+    text = render_game("tara", view, 0)
+    white = view["colours"][0].capitalize()
+    assert f"seat 0 ({white}, you): bridges 1 (39 left), territory 2" in text
+    lines = text.splitlines()
+    start = lines.index("    A   B   C   D   E   F   G")
+    assert "\n".join(lines[start:start + 14]) == TARA_AFTER_FOUR
+    assert "Last move: C2" in text
+
+
+def test_tara_marks_a_besieged_ringfort_and_horizontal_bridges() -> None:
+    # White builds round B7's neighbours (A7 is no hill): C7 and B6 besiege a fort on B7.
+    engine, state = play("tara", ["C7", "B7", "B6", "E1"])
+    view = engine.view(state, None)
+    text = render_game("tara", view, None)
+    assert view["must_capture"] == ["B7"]
+    assert "must capture one of B7" in text
+    assert board_lines(text, "7 ", 1) == ["7       B!  W   .   .   ."]
+    engine, state = play("tara", ["D4", "A2", "E4", "A5"])
+    text = render_game("tara", engine.view(state, None))
+    assert board_lines(text, "4 ", 1) == ["4   .   .   .   W - W   .   ."]
+
+
+def test_room_frame_shows_seats_turn_board_recent_and_legal_moves() -> None:
+    engine, state = play("giantslayer", [])
+    legal = [engine.format_action(state, a) for a in engine.legal_actions(state, 0)]
+    room_view = {
+        "room": {
+            "id": "abc123", "game": "giantslayer", "rules": "standard", "players": 2,
+            "status": "playing", "to_act": [0], "deadline": None, "version": 3,
+            "seats": [
+                {"seat": 0, "name": "ann", "connected": True, "bot": None},
+                {"seat": 1, "name": "mcts", "connected": True, "bot": "mcts"},
+            ],
+        },
+        "game": engine.view(state, 0),
+        "outcome": None,
+    }
+    text = render_room(room_view, 0, legal, recent=["seat 1: e6-e7"], legal_limit=5)
+    lines = text.splitlines()
+    assert lines[0] == "Room abc123 - giantslayer/standard - playing - you are seat 0"
+    assert lines[1] == "Seats: seat 0: ann (you); seat 1: mcts (bot mcts)"
+    assert lines[2] == "To act: seat 0 (you)"
+    assert "\n".join(board_lines(text, "9 ", 9)) == GIANTSLAYER_START
+    assert "Recent: seat 1: e6-e7" in text
+    assert lines[-1] == f"Legal moves (144): {' '.join(legal[:5])} ... and 139 more"
+    spectator = render_room(room_view, None, [])
+    assert "you are spectating" in spectator.splitlines()[0]
+    assert "Legal moves" not in spectator
+
+
+def test_finished_room_shows_the_outcome() -> None:
+    room_view = {
+        "room": {"id": "r", "game": "tara", "rules": "singles", "status": "finished",
+                 "seats": [], "to_act": []},
+        "game": None,
+        "outcome": {"scores": [6, 0], "winners": [0], "reason": "points", "detail": "seat 0 wins 6-0"},
+    }
+    text = render_room(room_view, 1, [])
+    assert "Game over: winner seat 0; scores [6, 0]; points - seat 0 wins 6-0" in text
+    assert format_legal([]) == "Legal moves: none (not your turn)"
