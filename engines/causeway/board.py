@@ -1,0 +1,183 @@
+"""Giant's Causeway: the position, its stones and the geometry helpers the rules share.
+
+The board is the unbounded hex plane of GC-1 (axial `q,r`, geometry from
+`engines.hexgrid`). A position keeps two sparse maps:
+
+- `stacks`: cell -> the stones on it, bottom to top, one character per stone:
+  `w` / `b` a white / black blank, `W` / `B` a white / black special stone (a barrier
+  in the `barrier` rule set, a spellstone in `spellstone`). Heights are 1-3 (GC-2).
+- `giants`: cell -> (colour, kind), kind "giant" (barrier) or "trapper" / "spikey"
+  (spellstone, quick).
+
+Colours are 0 = White (seat 0, moves first, GC-4) and 1 = Black (seat 1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from engines import hexgrid
+
+Hex = hexgrid.Hex
+
+WHITE, BLACK = 0, 1
+COLOUR_NAMES = ("white", "black")
+BLANK = ("w", "b")  # a colour's blank stone
+SPECIAL = ("W", "B")  # a colour's barrier / spellstone
+STONE_COLOUR = {"w": WHITE, "W": WHITE, "b": BLACK, "B": BLACK}
+
+GIANT, TRAPPER, SPIKEY, BLANK_PIECE = "giant", "trapper", "spikey", "blank"
+
+# GC-1 direction names, in hexgrid.DIRECTIONS order, as the pieces sit on a pointy-top
+# drawing where r grows downwards: (+1,0) is east, (+1,-1) north-east, and so on.
+DIRECTION_NAMES = ("e", "ne", "nw", "w", "sw", "se")
+DIRECTION_INDEX = {name: i for i, name in enumerate(DIRECTION_NAMES)}
+DIRECTIONS = hexgrid.DIRECTIONS
+
+PHASE_SETUP, PHASE_PLAY, PHASE_DESTROY, PHASE_OVER = "setup", "play", "destroy", "over"
+
+_CELL_RE = re.compile(r"^\s*([+-]?\d{1,6})\s*,\s*([+-]?\d{1,6})\s*$")
+
+
+def cell_name(cell: Hex) -> str:
+    """The `q,r` text of a cell: the key of every per-cell map in views and notation."""
+    return f"{cell[0]},{cell[1]}"
+
+
+def parse_cell(text: str) -> Hex | None:
+    """Read `q,r`; None if it is not a cell (the caller raises the right error)."""
+    match = _CELL_RE.match(text)
+    if match is None:
+        return None
+    return (int(match.group(1)), int(match.group(2)))
+
+
+def neighbours(cell: Hex) -> list[Hex]:
+    q, r = cell
+    return [(q + dq, r + dr) for dq, dr in DIRECTIONS]
+
+
+# ----------------------------------------------------------------------------- state
+
+
+@dataclass(frozen=True, slots=True)
+class CausewayState:
+    """One position of any rule set. Callers treat it (and its maps) as immutable.
+
+    `history` holds short digests of the positions (cells + supplies + side to move,
+    GC-B11 / GC-S7) since stones were last added to the board: adding a stone can never
+    be undone, so older positions cannot recur. `ply` counts every applied action,
+    setup placements included; `passes` counts passes in a row.
+    """
+
+    stacks: dict[Hex, str]
+    giants: dict[Hex, tuple[int, str]]
+    supply: tuple[int, int]
+    setup_left: tuple[tuple[str, ...], tuple[str, ...]]
+    won: dict[Hex, int]  # counting towers (won in barrier, scored in spellstone / quick)
+    destroyed: dict[Hex, int]  # GC-B10: won towers that stopped counting
+    to_move: int
+    phase: str
+    ply: int = 0
+    passes: int = 0
+    history: tuple[str, ...] = ()
+    end: str | None = None
+    last_move: str | None = None
+
+    def occupied(self, cell: Hex) -> bool:
+        return cell in self.stacks or cell in self.giants
+
+
+@dataclass(slots=True)
+class Work:
+    """A mutable copy of the parts of a state that one move changes."""
+
+    stacks: dict[Hex, str]
+    giants: dict[Hex, tuple[int, str]]
+    supply: list[int]
+    won: dict[Hex, int]
+    destroyed: dict[Hex, int]
+    events: list[dict[str, object]] = field(default_factory=list)
+    end: str | None = None
+
+    @classmethod
+    def of(cls, state: CausewayState) -> Work:
+        return cls(
+            dict(state.stacks),
+            dict(state.giants),
+            list(state.supply),
+            dict(state.won),
+            dict(state.destroyed),
+        )
+
+    def specials(self, colour: int) -> list[Hex]:
+        """Cells topped by `colour`'s barrier / spellstone, sorted."""
+        mark = SPECIAL[colour]
+        return sorted(c for c, s in self.stacks.items() if s[-1] == mark)
+
+
+# ----------------------------------------------------------------------------- geometry
+
+
+def frontier(stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]]) -> set[Hex]:
+    """Empty cells adjacent to at least one occupied cell (where a barrier step may go)."""
+    out: set[Hex] = set()
+    for occupied in (stacks, giants):
+        for q, r in occupied:
+            for dq, dr in DIRECTIONS:
+                n = (q + dq, r + dr)
+                if n not in stacks and n not in giants:
+                    out.add(n)
+    return out
+
+
+def occupied_neighbours(
+    cell: Hex, stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]]
+) -> list[Hex]:
+    q, r = cell
+    out = []
+    for dq, dr in DIRECTIONS:
+        n = (q + dq, r + dr)
+        if n in stacks or n in giants:
+            out.append(n)
+    return out
+
+
+def connected_without(
+    stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]], origin: Hex, landing: Hex
+) -> bool:
+    """GC-3 for a leap: is the Causeway one group once `origin` empties and `landing` fills?
+
+    The landing cell touches the run it ended, so only the emptied origin can split the
+    group. When the origin's occupied neighbours form one unbroken arc around it they
+    stay linked to each other, and nothing can split: that cheap test settles most
+    leaps; otherwise a flood fill decides.
+    """
+    q, r = origin
+    ring = [((q + dq, r + dr) in stacks or (q + dq, r + dr) in giants) for dq, dr in DIRECTIONS]
+    arcs = sum(1 for i in range(6) if ring[i] and not ring[i - 1])
+    if arcs <= 1:
+        return True
+    cells = set(stacks) | set(giants)
+    cells.discard(origin)
+    cells.add(landing)
+    return hexgrid.is_connected(cells)
+
+
+def stone_count(stacks: dict[Hex, str]) -> int:
+    return sum(len(s) for s in stacks.values())
+
+
+def position_key(
+    stacks: dict[Hex, str],
+    giants: dict[Hex, tuple[int, str]],
+    supply: tuple[int, int] | list[int],
+    to_move: int,
+) -> str:
+    """A 16-hex-digit digest of cells + supplies + side to move (the repetition key)."""
+    parts = [f"{q},{r}{s}" for (q, r), s in sorted(stacks.items())]
+    parts.extend(f"{q},{r}{c}{k[0]}" for (q, r), (c, k) in sorted(giants.items()))
+    parts.append(f"{supply[0]}/{supply[1]}/{to_move}")
+    return hashlib.blake2b(";".join(parts).encode(), digest_size=8).hexdigest()

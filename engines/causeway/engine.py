@@ -1,0 +1,567 @@
+"""Giant's Causeway: the turn machinery every rule set shares.
+
+`CausewayEngine` runs setup placements, steps, leaps with drops, tower completion,
+the end conditions and the guards (GC-B11, GC-S7). What differs between rule sets is
+a handful of hooks, overridden by `barrier.Barrier`, `spellstone.Spellstone` and
+`spellstone.Quick`:
+
+- `traps(kind)` / `leapable(kind)`: which giants trap (GC-B3, GC-S3) and which may be
+  leapt over (GC-B5, GC-S4);
+- `step_targets`: teleport (GC-B4) or adjacent with the slide rule (GC-S2, GC-S3);
+- `drop_sizes`: 1-2 (GC-B6) or 0-2 (GC-S5);
+- `special_choices` / `no_majority`: barrier (GC-B7), spellstone (GC-S6), dead tower
+  (GC-Q1);
+- `drop_end` / `move_end` / `result_key` / `score`: the end of the game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from itertools import combinations
+from typing import Any, ClassVar
+
+from engines.base import (
+    BadSnapshotError,
+    Engine,
+    GameOverError,
+    IllegalActionError,
+    NotationError,
+    NotYourTurnError,
+    Outcome,
+    Seat,
+    Transition,
+    View,
+)
+from engines.causeway import notation
+from engines.causeway.board import (
+    BLANK,
+    BLANK_PIECE,
+    COLOUR_NAMES,
+    DIRECTION_NAMES,
+    DIRECTIONS,
+    PHASE_DESTROY,
+    PHASE_OVER,
+    PHASE_PLAY,
+    PHASE_SETUP,
+    SPECIAL,
+    STONE_COLOUR,
+    CausewayState,
+    Hex,
+    Work,
+    cell_name,
+    connected_without,
+    frontier,
+    neighbours,
+    occupied_neighbours,
+    parse_cell,
+    position_key,
+    stone_count,
+)
+from engines.causeway.notation import PASS, Action, Destroy, Drop, Leap, Pass, Place, Step
+
+REASONS = {
+    "three_towers": "three towers",
+    "three_stacks": "three height-3 stacks",
+    "out_of_stones": "a player ran out of blanks",
+    "repetition": "a position occurred a third time",
+    "ply_limit": "the ply limit",
+    "two_passes": "two passes in a row",
+}
+
+
+class CausewayEngine(Engine[CausewayState, Action]):
+    """One rule set of Giant's Causeway; subclasses fill in the hooks below."""
+
+    SETUP_STACKS: ClassVar[dict[Hex, str]]
+    SETUP_PIECES: ClassVar[tuple[str, ...]]
+    START_SUPPLY: ClassVar[int]  # blanks in supply before the setup placements
+    PLY_CAP: ClassVar[int]
+    SPECIAL_NAME: ClassVar[str | None] = None  # "barrier", "spellstone" or None
+
+    # -- hooks --------------------------------------------------------------------
+
+    def traps(self, kind: str) -> bool:
+        """Can an opponent giant of this kind trap (GC-B3 any giant, GC-S3 the trapper)?"""
+        raise NotImplementedError
+
+    def leapable(self, kind: str) -> bool:
+        """May a leap pass over a giant of this kind (GC-B5 never, GC-S4 trappers)?"""
+        raise NotImplementedError
+
+    def step_targets(self, state: CausewayState, cell: Hex, trapped: bool) -> list[Hex]:
+        """Cells the giant on `cell` may step to (its supply is known to be non-empty)."""
+        raise NotImplementedError
+
+    def drop_sizes(self, droppable: int, supply: int) -> list[int]:
+        """How many blanks a leap over `droppable` open stacks may drop."""
+        raise NotImplementedError
+
+    def special_choices(self, work: Work, colour: int, cell: Hex) -> list[Hex | None]:
+        """Choices a no-majority completion on `cell` needs ([None] if none)."""
+        return [None]
+
+    def no_majority(self, work: Work, colour: int, cell: Hex, choice: Hex | None) -> None:
+        """Complete `cell` whose two lower stones are both the opponent's."""
+        raise NotImplementedError
+
+    def drop_end(self, work: Work) -> str | None:
+        """An end reason that stops the move at once after a drop (GC-B9, GC-S7, GC-Q2)."""
+        raise NotImplementedError
+
+    def move_end(self, work: Work, mover: int) -> str | None:
+        """An end reason checked after a whole move (GC-B10); None by default."""
+        return None
+
+    def needs_destroy(self, work: Work, mover: int) -> bool:
+        return False
+
+    def score(self, state: CausewayState, colour: int) -> float:
+        raise NotImplementedError
+
+    def result_key(self, state: CausewayState, colour: int) -> tuple[int, ...]:
+        """The final comparison, best first (towers, then a tie-break)."""
+        raise NotImplementedError
+
+    # -- creation -----------------------------------------------------------------
+
+    def new_game(self, players: int, options: Mapping[str, Any], seed: int) -> CausewayState:
+        self.validate_options(players, options)
+        stacks = dict(self.SETUP_STACKS)
+        supply = (self.START_SUPPLY, self.START_SUPPLY)
+        return CausewayState(
+            stacks=stacks,
+            giants={},
+            supply=supply,
+            setup_left=(self.SETUP_PIECES, self.SETUP_PIECES),
+            won={},
+            destroyed={},
+            to_move=0,
+            phase=PHASE_SETUP,
+            history=(position_key(stacks, {}, supply, 0),),
+        )
+
+    def players(self, state: CausewayState) -> int:
+        return 2
+
+    # -- turn structure -----------------------------------------------------------
+
+    def to_act(self, state: CausewayState) -> frozenset[Seat]:
+        return frozenset() if state.phase == PHASE_OVER else frozenset((state.to_move,))
+
+    def is_trapped(self, state: CausewayState, cell: Hex, colour: int) -> bool:
+        """GC-B3 / GC-S3: an opponent trapping giant beside `cell` touches nothing else."""
+        giants, stacks = state.giants, state.stacks
+        for n in neighbours(cell):
+            giant = giants.get(n)
+            if (
+                giant is not None
+                and giant[0] != colour
+                and self.traps(giant[1])
+                and occupied_neighbours(n, stacks, giants) == [cell]
+            ):
+                return True
+        return False
+
+    def legal_actions(self, state: CausewayState, seat: Seat) -> list[Action]:
+        if state.phase == PHASE_OVER or seat != state.to_move:
+            return []
+        if state.phase == PHASE_SETUP:
+            return list(self._placements(state, seat))
+        if state.phase == PHASE_DESTROY:
+            return [Destroy(c) for c, owner in sorted(state.won.items()) if owner == seat]
+        actions: list[Action] = []
+        for cell in sorted(c for c, g in state.giants.items() if g[0] == seat):
+            actions.extend(self._giant_actions(state, cell, seat))
+        return actions or [PASS]
+
+    def _placements(self, state: CausewayState, colour: int) -> Iterator[Place]:
+        """GC-B2 / GC-S1: beside any piece; a giant beside a stone that is not a giant."""
+        near_any = sorted(frontier(state.stacks, state.giants))
+        near_stone = [
+            c for c in near_any if any(n in state.stacks for n in neighbours(c))
+        ]
+        for piece in notation.PIECES:
+            if piece in state.setup_left[colour]:
+                yield from (Place(piece, c) for c in (near_any if piece == BLANK_PIECE else near_stone))
+
+    def _giant_actions(self, state: CausewayState, cell: Hex, colour: int) -> list[Action]:
+        trapped = self.is_trapped(state, cell, colour)
+        actions: list[Action] = []
+        if state.supply[colour] > 0:
+            actions.extend(Step(cell, to) for to in self.step_targets(state, cell, trapped))
+        if not trapped:  # GC-B5 / GC-S3: a trapped giant never leaps
+            for direction in range(6):
+                actions.extend(self._leaps(state, cell, colour, direction))
+        return actions
+
+    def _leap_run(
+        self, state: CausewayState, start: Hex, colour: int, direction: int
+    ) -> tuple[list[Hex], Hex] | None:
+        """The cells a leap passes over and its landing cell, or None if it is illegal."""
+        stacks, giants = state.stacks, state.giants
+        dq, dr = DIRECTIONS[direction]
+        blocker = SPECIAL[1 - colour]
+        run: list[Hex] = []
+        q, r = start[0] + dq, start[1] + dr
+        while True:
+            cell = (q, r)
+            stack = stacks.get(cell)
+            if stack is not None:
+                if stack[-1] == blocker:  # GC-B5 / GC-S4: opponent's barrier / spellstone
+                    return None
+            else:
+                giant = giants.get(cell)
+                if giant is None:
+                    break
+                if not self.leapable(giant[1]):
+                    return None
+            run.append(cell)
+            q, r = q + dq, r + dr
+        if not run or not connected_without(stacks, giants, start, cell):  # GC-3
+            return None
+        return run, cell
+
+    def _leaps(self, state: CausewayState, start: Hex, colour: int, direction: int) -> list[Leap]:
+        found = self._leap_run(state, start, colour, direction)
+        if found is None:
+            return []
+        run, _ = found
+        stacks = state.stacks
+        open_stacks = [c for c in run if c in stacks and len(stacks[c]) < 3]
+        leaps = []
+        for size in self.drop_sizes(len(open_stacks), state.supply[colour]):
+            for targets in combinations(open_stacks, size):  # keeps the order passed over
+                for choices in self._choice_sets(state, colour, targets):
+                    drops = tuple(Drop(c, ch) for c, ch in zip(targets, choices, strict=True))
+                    leaps.append(Leap(start, direction, drops))
+        return leaps
+
+    def _choice_sets(
+        self, state: CausewayState, colour: int, targets: tuple[Hex, ...]
+    ) -> list[tuple[Hex | None, ...]]:
+        """Every combination of barrier / spellstone choices the drops may need."""
+        stacks = state.stacks
+        plain: list[tuple[Hex | None, ...]] = [(None,) * len(targets)]
+        if self.SPECIAL_NAME is None or not any(
+            len(stacks[c]) == 2 and not _has_colour(stacks[c], colour) for c in targets
+        ):
+            return plain  # no drop completes a tower without a majority: nothing to choose
+        out: list[tuple[Hex | None, ...]] = []
+
+        def walk(work: Work, index: int, chosen: tuple[Hex | None, ...]) -> None:
+            if index == len(targets) or work.end is not None:
+                out.append(chosen + (None,) * (len(targets) - len(chosen)))
+                return
+            for choice in self._drop_choices(work, colour, targets[index]):
+                branch = Work(dict(work.stacks), work.giants, list(work.supply), dict(work.won), {})
+                self._resolve_drop(branch, colour, targets[index], choice)
+                walk(branch, index + 1, (*chosen, choice))
+
+        walk(Work.of(state), 0, ())
+        return out
+
+    def _drop_choices(self, work: Work, colour: int, cell: Hex) -> list[Hex | None]:
+        stack = work.stacks[cell]
+        if len(stack) == 2 and not _has_colour(stack, colour):
+            return self.special_choices(work, colour, cell)
+        return [None]
+
+    def _resolve_drop(self, work: Work, colour: int, cell: Hex, choice: Hex | None) -> None:
+        """Drop one blank on `cell` and settle a completion (GC-B7 / GC-S6 / GC-Q1)."""
+        stack = work.stacks[cell]
+        if len(stack) < 2:
+            work.stacks[cell] = stack + BLANK[colour]
+            work.supply[colour] -= 1
+        elif _has_colour(stack, colour):
+            work.stacks[cell] = stack + BLANK[colour]
+            work.supply[colour] -= 1
+            work.won[cell] = colour
+            work.events.append({"type": "tower_won", "colour": COLOUR_NAMES[colour], "cell": cell_name(cell)})
+        else:
+            self.no_majority(work, colour, cell, choice)
+        work.end = self.drop_end(work)
+
+    # -- apply --------------------------------------------------------------------
+
+    def apply(self, state: CausewayState, seat: Seat, action: Action) -> Transition[CausewayState]:
+        if state.phase == PHASE_OVER:
+            raise GameOverError("the game is over")
+        if seat != state.to_move:
+            raise NotYourTurnError(f"it is {COLOUR_NAMES[state.to_move]}'s turn (seat {state.to_move})")
+        problem = self._illegal(state, seat, action)
+        if problem is not None:
+            text = notation.format_action(action) if isinstance(action, Action) else repr(action)
+            raise IllegalActionError(f"{text}: {problem}")
+        work = Work.of(state)
+        if isinstance(action, Place):
+            return self._after_place(state, work, action)
+        if isinstance(action, Destroy):
+            work.won.pop(action.cell)
+            work.destroyed[action.cell] = seat
+            work.events.append({"type": "destroy", "colour": COLOUR_NAMES[seat], "cell": cell_name(action.cell)})
+            return self._finish(state, work, action, seat, end=state.end)
+        if isinstance(action, Step):
+            self._do_step(work, seat, action)
+        elif isinstance(action, Leap):
+            self._do_leap(state, work, seat, action)
+        else:
+            work.events.append({"type": "pass", "colour": COLOUR_NAMES[seat]})
+        return self._finish(state, work, action, 1 - seat, end=work.end)
+
+    def _illegal(self, state: CausewayState, seat: int, action: Action) -> str | None:
+        """Why `action` is not legal now, or None if it is (checked without listing all)."""
+        phase = state.phase
+        if isinstance(action, Place):
+            if phase != PHASE_SETUP:
+                return "placements happen only during setup (GC-B2, GC-S1)"
+            if action not in set(self._placements(state, seat)):
+                return "not a free setup piece on an empty cell next to the Causeway (a giant beside a stone)"
+            return None
+        if isinstance(action, Destroy):
+            if phase != PHASE_DESTROY:
+                return "a tower is destroyed only after running out of blanks (GC-B10)"
+            return None if state.won.get(action.cell) == seat else "not one of your won towers"
+        if phase != PHASE_PLAY:
+            return f"the game is in its {phase} phase"
+        if isinstance(action, Pass):
+            return None if self.legal_actions(state, seat) == [PASS] else "you have a legal move"
+        if not isinstance(action, Step | Leap):
+            return "not a Giant's Causeway action"
+        giant = state.giants.get(action.start)
+        if giant is None or giant[0] != seat:
+            return f"no {COLOUR_NAMES[seat]} giant on {cell_name(action.start)}"
+        trapped = self.is_trapped(state, action.start, seat)
+        if isinstance(action, Step):
+            if state.supply[seat] <= 0:
+                return "a step needs a blank in supply"
+            if action.to not in self.step_targets(state, action.start, trapped):
+                return "that giant cannot step there" + (" (it is trapped)" if trapped else "")
+            return None
+        if trapped:
+            return "a trapped giant cannot leap"
+        if not 0 <= action.direction < 6 or action not in self._leaps(state, action.start, seat, action.direction):
+            return (
+                "no such leap: it must run over leapable stacks to the first empty cell without "
+                "splitting the Causeway, dropping on distinct open stacks passed over, in path order"
+            )
+        return None
+
+    def _do_step(self, work: Work, colour: int, step: Step) -> None:
+        work.stacks[step.start] = BLANK[colour]  # the blank laid under the giant
+        work.supply[colour] -= 1
+        work.giants[step.to] = work.giants.pop(step.start)
+        work.events.append(
+            {"type": "step", "colour": COLOUR_NAMES[colour], "from": cell_name(step.start), "to": cell_name(step.to)}
+        )
+
+    def _do_leap(self, state: CausewayState, work: Work, colour: int, leap: Leap) -> None:
+        run, landing = self._leap_run(state, leap.start, colour, leap.direction) or ([], leap.start)
+        work.giants[landing] = work.giants.pop(leap.start)
+        work.events.append({
+            "type": "leap",
+            "colour": COLOUR_NAMES[colour],
+            "from": cell_name(leap.start),
+            "to": cell_name(landing),
+            "direction": DIRECTION_NAMES[leap.direction],
+            "over": [cell_name(c) for c in run],
+            "drops": [cell_name(d.cell) for d in leap.drops],
+        })
+        for drop in leap.drops:
+            self._resolve_drop(work, colour, drop.cell, drop.choice)
+            if work.end is not None:
+                break  # GC-B9 / GC-S7 / GC-Q2: the game ends at once; later drops are void
+
+    def _after_place(self, state: CausewayState, work: Work, place: Place) -> Transition[CausewayState]:
+        colour = state.to_move
+        if place.piece == BLANK_PIECE:
+            work.stacks[place.cell] = BLANK[colour]
+            work.supply[colour] -= 1
+        else:
+            work.giants[place.cell] = (colour, place.piece)
+        left = list(state.setup_left[colour])
+        left.remove(place.piece)
+        setup_left = (tuple(left), state.setup_left[1]) if colour == 0 else (state.setup_left[0], tuple(left))
+        work.events.append(
+            {"type": "place", "colour": COLOUR_NAMES[colour], "piece": place.piece, "cell": cell_name(place.cell)}
+        )
+        phase = PHASE_SETUP if any(setup_left) else PHASE_PLAY
+        supply = (work.supply[0], work.supply[1])
+        after = replace(
+            state,
+            stacks=work.stacks,
+            giants=work.giants,
+            supply=supply,
+            setup_left=setup_left,
+            to_move=1 - colour,
+            phase=phase,
+            ply=state.ply + 1,
+            history=(position_key(work.stacks, work.giants, supply, 1 - colour),),
+            last_move=notation.format_action(place),
+        )
+        return Transition(after, tuple(work.events))
+
+    def _finish(
+        self, state: CausewayState, work: Work, action: Action, to_move: int, end: str | None
+    ) -> Transition[CausewayState]:
+        """Bookkeeping after a move: end conditions, then the guards (GC-B10/B11, GC-S7)."""
+        mover = state.to_move
+        supply = (work.supply[0], work.supply[1])
+        passes = state.passes + 1 if isinstance(action, Pass) else 0
+        ply = state.ply + 1
+        key = position_key(work.stacks, work.giants, supply, to_move)
+        if stone_count(work.stacks) != stone_count(state.stacks):
+            history: tuple[str, ...] = (key,)  # a stone was added: earlier positions are gone for good
+        else:
+            history = (*state.history, key)
+        phase = PHASE_PLAY
+        if isinstance(action, Destroy):
+            phase = PHASE_OVER
+        elif end is None:
+            end = self.move_end(work, mover)
+            if end is not None and self.needs_destroy(work, mover):
+                phase, to_move = PHASE_DESTROY, mover
+            elif end is None:
+                if history.count(key) >= 3:
+                    end = "repetition"
+                elif ply >= self.PLY_CAP:
+                    end = "ply_limit"
+                elif passes >= 2:
+                    end = "two_passes"
+        if end is not None and phase == PHASE_PLAY:
+            phase = PHASE_OVER
+        after = CausewayState(
+            stacks=work.stacks,
+            giants=work.giants,
+            supply=supply,
+            setup_left=state.setup_left,
+            won=work.won,
+            destroyed=work.destroyed,
+            to_move=to_move,
+            phase=phase,
+            ply=ply,
+            passes=passes,
+            history=history,
+            end=end,
+            last_move=notation.format_action(action),
+        )
+        if phase == PHASE_DESTROY:
+            work.events.append({"type": "destroy_due", "colour": COLOUR_NAMES[mover]})
+        elif phase == PHASE_OVER:
+            outcome = self.outcome(after)
+            assert outcome is not None
+            work.events.append({"type": "game_end", **outcome.to_data()})
+        return Transition(after, tuple(work.events))
+
+    # -- outcome ------------------------------------------------------------------
+
+    def outcome(self, state: CausewayState) -> Outcome | None:
+        if state.phase != PHASE_OVER or state.end is None:
+            return None
+        keys = [self.result_key(state, c) for c in (0, 1)]
+        scores = (self.score(state, 0), self.score(state, 1))
+        if keys[0] == keys[1]:
+            winners: tuple[Seat, ...] = (0, 1)
+            detail = f"drawn after {REASONS[state.end]}"
+        else:
+            winner = 0 if keys[0] > keys[1] else 1
+            winners = (winner,)
+            detail = f"{COLOUR_NAMES[winner]} wins after {REASONS[state.end]}"
+        detail += f" ({scores[0]:g}-{scores[1]:g})"
+        return Outcome(scores=scores, winners=winners, reason=state.end, detail=detail)
+
+    # -- views --------------------------------------------------------------------
+
+    def view(self, state: CausewayState, seat: Seat | None) -> View:
+        # Perfect information: every seat and spectator gets the same document.
+        specials = [sum(1 for s in state.stacks.values() if s[-1] == SPECIAL[c]) for c in (0, 1)]
+        return {
+            "rules": self.info.rules,
+            "phase": state.phase,
+            "to_move": None if state.phase == PHASE_OVER else COLOUR_NAMES[state.to_move],
+            "seats": {"white": 0, "black": 1},
+            "stacks": {cell_name(c): s for c, s in sorted(state.stacks.items())},
+            "giants": {cell_name(c): [COLOUR_NAMES[g[0]], g[1]] for c, g in sorted(state.giants.items())},
+            "supply": {"white": state.supply[0], "black": state.supply[1]},
+            "setup_left": {"white": list(state.setup_left[0]), "black": list(state.setup_left[1])},
+            "won": {cell_name(c): COLOUR_NAMES[o] for c, o in sorted(state.won.items())},
+            "destroyed": {cell_name(c): COLOUR_NAMES[o] for c, o in sorted(state.destroyed.items())},
+            "towers": {name: sum(1 for o in state.won.values() if o == c) for c, name in enumerate(COLOUR_NAMES)},
+            "special": self.SPECIAL_NAME,
+            "specials": {"white": specials[0], "black": specials[1]},
+            "ply": state.ply,
+            "ply_cap": self.PLY_CAP,
+            "passes": state.passes,
+            "history": list(state.history),
+            "end": state.end,
+            "last_move": state.last_move,
+        }
+
+    def state_from_view(self, view: View) -> CausewayState:
+        try:
+            if view["rules"] != self.info.rules:
+                raise ValueError(f"rule set {view['rules']!r}, expected {self.info.rules!r}")
+            colour = {name: c for c, name in enumerate(COLOUR_NAMES)}
+            stacks = {_cell(k): str(v) for k, v in view["stacks"].items()}
+            for s in stacks.values():
+                if not 1 <= len(s) <= 3 or any(ch not in STONE_COLOUR for ch in s):
+                    raise ValueError(f"bad stack {s!r}")
+            giants = {_cell(k): (colour[v[0]], str(v[1])) for k, v in view["giants"].items()}
+            phase = str(view["phase"])
+            if phase not in (PHASE_SETUP, PHASE_PLAY, PHASE_DESTROY, PHASE_OVER):
+                raise ValueError(f"bad phase {phase!r}")
+            end = view["end"]
+            # A finished game's view names nobody to move; snapshots keep the seat in "turn".
+            to_move = int(view.get("turn", 0)) if phase == PHASE_OVER else colour[view["to_move"]]
+            return CausewayState(
+                stacks=stacks,
+                giants=giants,
+                supply=(int(view["supply"]["white"]), int(view["supply"]["black"])),
+                setup_left=(
+                    tuple(str(p) for p in view["setup_left"]["white"]),
+                    tuple(str(p) for p in view["setup_left"]["black"]),
+                ),
+                won={_cell(k): colour[v] for k, v in view["won"].items()},
+                destroyed={_cell(k): colour[v] for k, v in view["destroyed"].items()},
+                to_move=to_move,
+                phase=phase,
+                ply=int(view["ply"]),
+                passes=int(view["passes"]),
+                history=tuple(str(h) for h in view["history"]),
+                end=None if end is None else str(end),
+                last_move=view.get("last_move"),
+            )
+        except (KeyError, ValueError, TypeError, IndexError, AttributeError) as exc:
+            raise BadSnapshotError(f"not a Giant's Causeway ({self.info.rules}) view: {exc}") from exc
+
+    # -- notation and persistence -------------------------------------------------
+
+    def parse_action(self, state: CausewayState, seat: Seat, text: str) -> Action:
+        return notation.parse_action(text)
+
+    def format_action(self, state: CausewayState, action: Action) -> str:
+        return notation.format_action(action)
+
+    def snapshot(self, state: CausewayState) -> dict[str, Any]:
+        # The view leaves to_move empty once the game is over; "turn" keeps the seat.
+        return {"game": "causeway", "schema": 1, "turn": state.to_move, **self.view(state, None)}
+
+    def restore(self, data: Mapping[str, Any]) -> CausewayState:
+        if data.get("game") != "causeway" or data.get("schema") != 1:
+            raise BadSnapshotError("not a Giant's Causeway snapshot (schema 1)")
+        return self.state_from_view(dict(data))
+
+
+def _has_colour(stack: str, colour: int) -> bool:
+    """Does `colour` own at least one stone of the stack (a majority once a third lands)?"""
+    return any(STONE_COLOUR[s] == colour for s in stack)
+
+
+def _cell(text: str) -> Hex:
+    cell = parse_cell(text)
+    if cell is None:
+        raise ValueError(f"bad cell {text!r}")
+    return cell
+
+
+__all__ = ["CausewayEngine", "NotationError"]

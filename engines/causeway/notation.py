@@ -1,0 +1,149 @@
+"""Giant's Causeway actions and their notation (documented in docs/rules/causeway.md).
+
+Cells are written `q,r` (axial, GC-1); directions `e ne nw w sw se`. Spaces are
+ignored and letters may be any case.
+
+    giant@0,1   blank@-1,1   trapper@2,-1   spikey@0,1    setup placements
+    0,1>3,-2                                             step: giant on 0,1 goes to 3,-2
+    0,1^e   0,1^e+1,1   0,1^e+1,1+2,1                    leap east, with 0-2 drops
+    0,1^e+2,1/5,-3                                       drop on 2,1; the barrier is taken
+                                                         from (or the spellstone turned
+                                                         around on) 5,-3
+    destroy@4,0                                          GC-B10 destroy step
+    pass
+
+Drops are listed in the order the giant passes over them, which is also the order
+they are resolved in (GC-B7).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engines.base import NotationError
+from engines.causeway.board import (
+    BLANK_PIECE,
+    DIRECTION_INDEX,
+    DIRECTION_NAMES,
+    GIANT,
+    SPIKEY,
+    TRAPPER,
+    Hex,
+    cell_name,
+    parse_cell,
+)
+
+PIECES = (GIANT, BLANK_PIECE, TRAPPER, SPIKEY)
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A setup placement (GC-B2, GC-S1)."""
+
+    piece: str
+    cell: Hex
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """GC-B4 / GC-S2 / GC-S3: lay a blank under the giant on `start`, move it to `to`."""
+
+    start: Hex
+    to: Hex
+
+
+@dataclass(frozen=True, slots=True)
+class Drop:
+    """One drop of a leap; `choice` names the tower the barrier is taken from (GC-B7) or
+    the spellstone turned around (GC-S6) when the rules ask for one, else None."""
+
+    cell: Hex
+    choice: Hex | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Leap:
+    """GC-B5 / GC-S4: the giant on `start` leaps along `direction` (index into GC-1)."""
+
+    start: Hex
+    direction: int
+    drops: tuple[Drop, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Destroy:
+    """GC-B10: the player who ran out of blanks destroys one of their won towers."""
+
+    cell: Hex
+
+
+@dataclass(frozen=True, slots=True)
+class Pass:
+    """GC-B11 / GC-S7: only offered when nothing else is legal."""
+
+
+PASS = Pass()
+
+Action = Place | Step | Leap | Destroy | Pass
+
+
+def format_action(action: Action) -> str:
+    """The notation of an action; `parse_action` reads it back to an equal action."""
+    if isinstance(action, Place):
+        return f"{action.piece}@{cell_name(action.cell)}"
+    if isinstance(action, Step):
+        return f"{cell_name(action.start)}>{cell_name(action.to)}"
+    if isinstance(action, Leap):
+        text = f"{cell_name(action.start)}^{DIRECTION_NAMES[action.direction]}"
+        for drop in action.drops:
+            text += f"+{cell_name(drop.cell)}"
+            if drop.choice is not None:
+                text += f"/{cell_name(drop.choice)}"
+        return text
+    if isinstance(action, Destroy):
+        return f"destroy@{cell_name(action.cell)}"
+    if isinstance(action, Pass):
+        return "pass"
+    raise TypeError(f"not a causeway action: {action!r}")
+
+
+def _cell(text: str, whole: str) -> Hex:
+    cell = parse_cell(text)
+    if cell is None:
+        raise NotationError(f"{whole!r}: {text.strip()!r} is not a cell (write q,r like 0,-1)")
+    return cell
+
+
+def parse_action(text: str) -> Action:
+    """Read one action; raise NotationError for text that is no action at all.
+
+    Legality is not checked here (the engine's `apply` does that).
+    """
+    raw = "".join(text.split()).lower()
+    if raw == "pass":
+        return PASS
+    if "@" in raw:
+        word, _, where = raw.partition("@")
+        if word == "destroy":
+            return Destroy(_cell(where, text))
+        if word in PIECES:
+            return Place(word, _cell(where, text))
+        raise NotationError(f"{text!r}: unknown piece {word!r} (giant, blank, trapper, spikey)")
+    if "^" in raw:
+        head, _, rest = raw.partition("^")
+        start = _cell(head, text)
+        name, *drop_texts = rest.split("+")
+        if name not in DIRECTION_INDEX:
+            raise NotationError(f"{text!r}: direction must be one of {' '.join(DIRECTION_NAMES)}")
+        drops = []
+        for part in drop_texts:
+            target, slash, choice = part.partition("/")
+            drops.append(Drop(_cell(target, text), _cell(choice, text) if slash else None))
+        return Leap(start, DIRECTION_INDEX[name], tuple(drops))
+    if ">" in raw:
+        head, _, tail = raw.partition(">")
+        return Step(_cell(head, text), _cell(tail, text))
+    raise NotationError(
+        f"{text!r}: expected a placement (giant@0,1), a step (0,1>2,-1), "
+        "a leap (0,1^e+1,1), destroy@q,r or pass"
+    )

@@ -1,0 +1,164 @@
+"""Giant's Causeway, Spellstone edition (seed 001): rule sets `spellstone` and `quick`.
+
+Steps go to an adjacent cell past the slide rule (GC-S2); the trapper may instead
+step next to a lone opponent giant and freeze it (GC-S3); spikey giants and the
+opponent's spellstones block leaps, trappers do not (GC-S4); leaps drop 0-2 blanks
+(GC-S5); a completion without a majority becomes a spellstone (GC-S6). `Quick` drops
+the spellstones (GC-Q1) and ends at three height-3 stacks (GC-Q2).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from engines import hexgrid
+from engines.base import GameInfo
+from engines.causeway.board import (
+    BLANK,
+    SPECIAL,
+    SPIKEY,
+    STONE_COLOUR,
+    TRAPPER,
+    CausewayState,
+    Hex,
+    Work,
+    cell_name,
+    neighbours,
+    occupied_neighbours,
+)
+from engines.causeway.engine import CausewayEngine
+from engines.registry import register
+
+SPELLSTONE_LIMIT = 3  # GC-S6
+PLY_CAP = 300  # GC-S7
+
+SUMMARY = "Giants step and leap over a growing hex causeway, building towers"
+
+
+@register
+class Spellstone(CausewayEngine):
+    info = GameInfo(
+        name="causeway",
+        title="Giant's Causeway",
+        rules="spellstone",
+        min_players=2,
+        max_players=2,
+        hidden_information=False,
+        chance=False,
+        simultaneous=False,
+        max_plies=PLY_CAP,  # GC-S7, setup plies included
+        summary=SUMMARY + "; spellstone edition: trapper and spikey giants, spellstones",
+        spec="shared/specs/causeway.md",
+    )
+
+    # GC-S1: the 6-stone start of the surviving drawing.
+    SETUP_STACKS: ClassVar[dict[Hex, str]] = {
+        (0, 0): "w", (1, -2): "w", (-1, -1): "w",
+        (0, -1): "b", (1, 0): "b", (-1, 1): "b",
+    }
+    SETUP_PIECES = (TRAPPER, SPIKEY)
+    START_SUPPLY = 17  # 20 blanks, 3 on the board
+    PLY_CAP = PLY_CAP
+    SPECIAL_NAME: ClassVar[str | None] = "spellstone"
+
+    def traps(self, kind: str) -> bool:
+        return kind == TRAPPER  # GC-S3
+
+    def leapable(self, kind: str) -> bool:
+        return kind != SPIKEY  # GC-S4
+
+    def step_targets(self, state: CausewayState, cell: Hex, trapped: bool) -> list[Hex]:
+        """GC-S2 adjacent steps past the slide rule, plus GC-S3 trap steps for a trapper."""
+        if trapped:
+            return []  # GC-S3: a trapped giant cannot move at all
+        stacks, giants = state.stacks, state.giants
+        targets = set()
+        for n in neighbours(cell):
+            if n in stacks or n in giants:
+                continue
+            gate = hexgrid.common_neighbors(cell, n)
+            if not all(g in stacks or g in giants for g in gate):
+                targets.add(n)
+        colour, kind = giants[cell]
+        if kind == TRAPPER:
+            for other, (owner, _) in giants.items():
+                if owner == colour:
+                    continue
+                for n in neighbours(other):
+                    # The laid blank stays on `cell`, so a cell beside it never qualifies.
+                    if n not in stacks and n not in giants and occupied_neighbours(n, stacks, giants) == [other]:
+                        targets.add(n)
+        return sorted(targets)
+
+    def drop_sizes(self, droppable: int, supply: int) -> list[int]:
+        return [k for k in (0, 1, 2) if k <= droppable and k <= supply]  # GC-S5
+
+    def special_choices(self, work: Work, colour: int, cell: Hex) -> list[Hex | None]:
+        own = work.specials(colour)
+        return list(own) if len(own) >= SPELLSTONE_LIMIT else [None]
+
+    def no_majority(self, work: Work, colour: int, cell: Hex, choice: Hex | None) -> None:
+        """GC-S6: a spellstone tops the tower (the blank returns); a 4th turns an old one."""
+        if choice is not None:
+            work.stacks[choice] = work.stacks[choice][:-1] + BLANK[colour]  # dead tower
+        work.stacks[cell] += SPECIAL[colour]
+        work.events.append({
+            "type": "spellstone",
+            "colour": "white" if colour == 0 else "black",
+            "cell": cell_name(cell),
+            "turned": None if choice is None else cell_name(choice),
+        })
+
+    def drop_end(self, work: Work) -> str | None:
+        for colour in (0, 1):
+            if sum(1 for owner in work.won.values() if owner == colour) >= 3:
+                return "three_towers"  # GC-S7
+        return None
+
+    def score(self, state: CausewayState, colour: int) -> float:
+        return float(sum(1 for owner in state.won.values() if owner == colour))
+
+    def result_key(self, state: CausewayState, colour: int) -> tuple[int, ...]:
+        """GC-S7: most scored towers, then most spellstones in play."""
+        spells = sum(1 for s in state.stacks.values() if s[-1] == SPECIAL[colour])
+        return (int(self.score(state, colour)), spells)
+
+
+@register
+class Quick(Spellstone):
+    info = GameInfo(
+        name="causeway",
+        title="Giant's Causeway",
+        rules="quick",
+        min_players=2,
+        max_players=2,
+        hidden_information=False,
+        chance=False,
+        simultaneous=False,
+        max_plies=PLY_CAP,
+        summary=SUMMARY + "; quick variant: no spellstones, first three towers decide",
+        spec="shared/specs/causeway.md",
+    )
+    SPECIAL_NAME = None
+
+    def special_choices(self, work: Work, colour: int, cell: Hex) -> list[Hex | None]:
+        return [None]
+
+    def no_majority(self, work: Work, colour: int, cell: Hex, choice: Hex | None) -> None:
+        """GC-Q1: the blank stays and the tower is dead."""
+        work.stacks[cell] += BLANK[colour]
+        work.supply[colour] -= 1
+        work.events.append({"type": "dead_tower", "colour": "white" if colour == 0 else "black", "cell": cell_name(cell)})
+
+    def drop_end(self, work: Work) -> str | None:
+        full = sum(1 for s in work.stacks.values() if len(s) == 3)
+        return "three_stacks" if full >= 3 else None  # GC-Q2
+
+    def score(self, state: CausewayState, colour: int) -> float:
+        """GC-Q2: this colour's stones in height-3 stacks."""
+        return float(
+            sum(1 for s in state.stacks.values() if len(s) == 3 for ch in s if STONE_COLOUR[ch] == colour)
+        )
+
+    def result_key(self, state: CausewayState, colour: int) -> tuple[int, ...]:
+        return (int(self.score(state, colour)),)
