@@ -137,3 +137,38 @@ def tara(view: View, players: int) -> list[float]:
     # The game's winner scores 2 + the margin, so a lead is worth more than its size.
     expected = margin + 2.0 * math.tanh(margin)
     return two_seat(squash(totals[0] - totals[1] + expected, 3.0))
+
+
+# ----------------------------------------------------------------------------- Giant's Causeway
+
+
+@heuristic("causeway")
+def causeway(view: View, players: int) -> list[float]:
+    """Towers first (3 win), then towers about to be completed and pieces in hand.
+
+    Quick rules count stone colours in the finished towers instead (GC-Q2).
+    """
+    seats: dict[str, int] = view["seats"]
+    white = seats["white"]
+    stacks: dict[str, str] = view.get("stacks", {})
+    towers = view.get("towers", {})
+    if view.get("rules") == "quick":
+        tall = [s for s in stacks.values() if len(s) == 3]
+        whites = sum(s.lower().count("w") for s in tall)
+        blacks = sum(s.lower().count("b") for s in tall)
+        margin = 0.8 * (whites - blacks)
+    else:
+        margin = 2.5 * (_num(towers.get("white")) - _num(towers.get("black")))
+        margin += 0.4 * (_num(view.get("specials", {}).get("white")) - _num(view.get("specials", {}).get("black")))
+    # Height-2 stacks: whoever drops the third stone on one holding their colour can win it.
+    for stack in stacks.values():
+        if len(stack) == 2:
+            lower = stack.lower()
+            margin += 0.3 * (lower.count("w") - lower.count("b"))
+    supply = view.get("supply", {})
+    margin += 0.05 * (_num(supply.get("white")) - _num(supply.get("black")))
+    value_white = squash(margin, 1.5)
+    values = [0.5] * players
+    values[white] = value_white
+    values[1 - white] = 1.0 - value_white
+    return values
