@@ -1,0 +1,156 @@
+"""GIANTS (Easter Island) for 2-5 players, as `shared/specs/giants.md` decides (GI-1 … GI-30).
+
+The turn is a sequence of steps (see `state.PHASES`): the sealed auction is a
+simultaneous step (every seat is in `to_act` until the last bid arrives, and may
+replace its bid until then); every other step has one seat to act. Automatic work
+(dice, returns without choices, cleanup, the end check) happens inside `apply`.
+
+Legal lists are complete except in phase 4, where `legal_actions` lists one canonical
+transport per reachable destination (cheapest route, default pieces) and `apply`
+accepts any legal explicit path and piece assignment (`complete_action_lists=False`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engines.base import (
+    Engine,
+    Event,
+    GameInfo,
+    GameOverError,
+    IllegalActionError,
+    NotYourTurnError,
+    Outcome,
+    Seat,
+    Transition,
+    View,
+)
+from engines.giants import auction, cleanup, dice, flow, placement, scoring, transport, views
+from engines.giants.actions import Action, Bid, Claim, Pass, format_action, parse_action
+from engines.giants.state import (
+    AUCTION,
+    CLAIM,
+    CLEANUP,
+    MAX_TURNS,
+    OVER,
+    PLACE,
+    RETURNS,
+    TRANSPORT,
+    GameState,
+    from_data,
+    new_state,
+    to_data,
+)
+
+# Per seat and turn, generously: bids are unbounded in principle (a seat may replace
+# its bid until the last one arrives; rooms close auctions with deadlines), the other
+# steps are bounded by pieces: every placement uses a figure, marker or power, every
+# transport uses at least one fresh piece, marks use markers, looks use tablets.
+PLIES_PER_SEAT_TURN = 400
+
+
+class GiantsEngine(Engine[GameState, Action]):
+    info = GameInfo(
+        name="giants",
+        title="GIANTS",
+        rules="standard",
+        min_players=2,
+        max_players=5,
+        hidden_information=True,
+        chance=True,
+        simultaneous=True,
+        max_plies=MAX_TURNS * 5 * PLIES_PER_SEAT_TURN,
+        summary="Easter Island: sealed bids for Moai, workers and logs to carry them, Ahu to erect them on.",
+        complete_action_lists=False,
+        spec="giants.md",
+    )
+
+    def new_game(self, players: int, options: Mapping[str, Any], seed: int) -> GameState:
+        self.validate_options(players, options)
+        state = new_state(players, seed, dice.first_player(seed, players))
+        state.current = flow.PENDING
+        flow.settle(state, [])
+        return state
+
+    def to_act(self, state: GameState) -> frozenset[Seat]:
+        if state.phase == OVER:
+            return frozenset()
+        if state.phase == AUCTION:
+            return auction.bidders(state)
+        assert state.current is not None and state.current >= 0
+        return frozenset((state.current,))
+
+    def legal_actions(self, state: GameState, seat: Seat) -> list[Action]:
+        if seat not in self.to_act(state):
+            return []
+        phase = state.phase
+        out: list[Any]
+        if phase == AUCTION:
+            out = auction.bid_actions(state, seat)
+        elif phase == CLAIM:
+            out = auction.claim_actions(state, seat)
+        elif phase == PLACE:
+            out = placement.actions(state, seat)
+        elif phase == TRANSPORT:
+            out = transport.actions(state, seat)
+        elif phase == RETURNS:
+            out = cleanup.returns_actions(state, seat)
+        else:
+            out = cleanup.cleanup_actions(state, seat)
+        return out
+
+    def default_action(self, state: GameState, seat: Seat) -> Action:
+        """Out of time: the empty bid in the auction, otherwise pass (GI-8, GI-17, GI-24)."""
+        if seat not in self.to_act(state):
+            raise NotYourTurnError(f"seat {seat} has nothing to do")
+        return Bid(0, 0, False) if state.phase == AUCTION else Pass()
+
+    def apply(self, state: GameState, seat: Seat, action: Action) -> Transition[GameState]:
+        if state.phase == OVER:
+            raise GameOverError("the game is over")
+        if seat not in self.to_act(state):
+            raise NotYourTurnError(f"seat {seat} is not to act now")
+        new = state.clone()
+        events: list[Event] = []
+        phase = state.phase
+        if phase == AUCTION:
+            if not isinstance(action, Bid):
+                raise IllegalActionError("the auction takes only a bid, e.g. `bid 1 w1`")
+            auction.apply_bid(new, seat, action, events)
+        elif phase == CLAIM:
+            if not isinstance(action, (Claim, Pass)):
+                raise IllegalActionError("claim a Moai (`claim 2 workers`) or pass")
+            auction.apply_claim(new, seat, action, events)
+        elif phase == PLACE:
+            placement.apply(new, seat, action, events)
+        elif phase == TRANSPORT:
+            transport.apply(new, seat, action, events)
+        elif phase == RETURNS:
+            cleanup.apply_returns(new, seat, action, events)
+        elif phase == CLEANUP:
+            cleanup.apply_cleanup(new, seat, action, events)
+        flow.settle(new, events)
+        return Transition(new, tuple(events))
+
+    def view(self, state: GameState, seat: Seat | None) -> View:
+        return views.view(state, seat, self.to_act(state))
+
+    def outcome(self, state: GameState) -> Outcome | None:
+        return scoring.outcome(state) if state.phase == OVER else None
+
+    def parse_action(self, state: GameState, seat: Seat, text: str) -> Action:
+        return parse_action(text)
+
+    def format_action(self, state: GameState, action: Action) -> str:
+        return format_action(action)
+
+    def snapshot(self, state: GameState) -> dict[str, Any]:
+        return to_data(state)
+
+    def restore(self, data: Mapping[str, Any]) -> GameState:
+        return from_data(data)
+
+    def players(self, state: GameState) -> int:
+        return state.players

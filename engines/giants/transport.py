@@ -1,0 +1,351 @@
+"""Phase 4: transport, erecting, headdresses, marking, looking under (GI-18 … GI-24).
+
+Strength in a hex comes from its pieces not yet used this turn (GI-18): worker,
+sorcerer and neutral worker 1, chief 3 (always in full), log 1 — logs only in a hex
+that holds at least one figure. Each piece carries once per turn. Because a path
+never repeats a hex, the pieces used in one hex are independent of the others, so the
+default assignment is chosen hex by hex and the cheapest route to every destination
+is a shortest-path search over per-hex costs.
+
+Default assignment (GI-18): fewest points to opponents, then fewest own figures;
+DECIDED further ties: fewest logs, then fewer pieces, then a fixed piece order
+(neutral, own sorcerer, own worker, opponents clockwise from the mover).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+
+from engines.base import Event, IllegalActionError
+from engines.giants.actions import Crown, Erect, Look, Mark, Pass, Transport
+from engines.giants.board import ISLAND, Hex, hex_key
+from engines.giants.placement import next_seat
+from engines.giants.state import RETURNS, GameState, Statue
+
+Cost = tuple[int, int, int, int]  # (opponent points, own figures, logs, pieces)
+ZERO: Cost = (0, 0, 0, 0)
+FIGURE_KINDS = frozenset("wscn")
+
+
+def start(state: GameState) -> None:
+    """Phase 4 starts with the first player; every piece is fresh (GI-18)."""
+    state.passed = [False] * state.players
+    state.current = state.first
+
+
+def may_move(statue: Statue, seat: int) -> bool:
+    """GI-18: in front of your screen, marked by you, or unmarked on the board."""
+    if statue.front is not None:
+        return statue.front == seat
+    return statue.marker is None or statue.marker == seat
+
+
+def _has_figure(tokens: dict[str, list[int]]) -> bool:
+    return any(t[0] in FIGURE_KINDS for t in tokens)
+
+
+def piece_value(token: str, mover: int, size: int) -> tuple[int, int | None]:
+    """(strength, seat scoring for it or None) of one piece used by `mover` (GI-19)."""
+    kind, owner = token[0], (int(token[1:]) if len(token) > 1 else None)
+    strength = 3 if kind == "c" else 1
+    if owner is None or owner == mover:
+        return strength, None
+    return strength, owner
+
+
+def unit_points(token: str, mover: int, size: int) -> int:
+    """Points a piece gives its owner when `mover` uses it: chief = statue size."""
+    _, scorer = piece_value(token, mover, size)
+    if scorer is None:
+        return 0
+    return size if token[0] == "c" else 1
+
+
+def _unit_key(token: str, mover: int, players: int) -> tuple[int, int, int, int]:
+    kind = token[0]
+    owner = int(token[1:]) if len(token) > 1 else None
+    if kind == "l":
+        return (0, 0, 1, 0)
+    if owner is None or (kind == "n" and owner == mover):
+        return (0, 0, 0, 1)
+    if owner == mover:
+        return (0, 1, 0, 2 if kind == "s" else 3)
+    rel = (owner - mover) % players
+    return (1, 0, 0, 10 + rel * 4 + "nws".index(kind))
+
+
+def best_use(
+    tokens: dict[str, list[int]], mover: int, size: int, players: int
+) -> tuple[Cost, tuple[str, ...]] | None:
+    """The default pieces for entering a hex with a statue of `size`, or None if too weak."""
+    figure_here = _has_figure(tokens)
+    units: list[tuple[tuple[int, int, int, int], str]] = []
+    chiefs: list[tuple[Cost, str]] = []
+    for token, (count, used) in tokens.items():
+        free = count - used
+        if free <= 0 or (token == "l" and not figure_here):
+            continue
+        if token[0] == "c":
+            pts = unit_points(token, mover, size)
+            own = 1 if int(token[1:]) == mover else 0
+            chiefs.append(((pts, own, 0, 1), token))
+            continue
+        key = _unit_key(token, mover, players)
+        units.extend([(key, token)] * min(free, size))
+    options: list[tuple[Cost, int, tuple[str, ...]]] = []
+    if len(units) >= size:
+        units.sort()
+        chosen = units[:size]
+        cost = (
+            sum(k[0] for k, _ in chosen), sum(k[1] for k, _ in chosen),
+            sum(k[2] for k, _ in chosen), size,
+        )
+        options.append((cost, 0, tuple(t for _, t in chosen)))
+    for cost, token in chiefs:
+        options.append((cost, 1, (token,)))
+    if not options:
+        return None
+    cost, _, use = min(options)
+    return cost, use
+
+
+def check_use(
+    tokens: dict[str, list[int]], use: tuple[str, ...], mover: int, size: int
+) -> dict[int, int]:
+    """Validate a named assignment for one hex; return points per scoring seat."""
+    counts = Counter(use)
+    strength = 0
+    points: dict[int, int] = {}
+    for token, k in counts.items():
+        count, used = tokens.get(token, (0, 0))
+        if count - used < k:
+            raise IllegalActionError(f"not enough unused {token} pieces there")
+        if token == "l" and not _has_figure(tokens):
+            raise IllegalActionError("logs carry only in a hex with a figure (GI-18)")
+        s, scorer = piece_value(token, mover, size)
+        strength += s * k
+        if scorer is not None:
+            points[scorer] = points.get(scorer, 0) + unit_points(token, mover, size) * k
+    if strength < size:
+        raise IllegalActionError(f"pieces of strength {strength} cannot carry size {size}")
+    return points
+
+
+def routes(state: GameState, sid: str, mover: int) -> dict[Hex, list[Hex]]:
+    """Cheapest path (by default assignment) to every hex the statue can reach."""
+    statue = state.statues[sid]
+    start_hex = statue.hex
+    enter: dict[Hex, Cost | None] = {}
+    for cell, tokens in state.board.items():
+        found = best_use(tokens, mover, statue.size, state.players)
+        enter[cell] = None if found is None else found[0]
+    best: dict[Hex, Cost] = {start_hex: ZERO}
+    parent: dict[Hex, Hex] = {}
+    heap: list[tuple[Cost, Hex]] = [(ZERO, start_hex)]
+    while heap:
+        cost, cell = heapq.heappop(heap)
+        if best.get(cell) != cost:
+            continue
+        for nb in ISLAND.neighbors[cell]:
+            step = enter.get(nb)
+            if step is None or nb == start_hex:
+                continue
+            new = (cost[0] + step[0], cost[1] + step[1], cost[2] + step[2], cost[3] + step[3])
+            old = best.get(nb)
+            if old is None or new < old:
+                best[nb] = new
+                parent[nb] = cell
+                heapq.heappush(heap, (new, nb))
+    out: dict[Hex, list[Hex]] = {}
+    for cell in best:
+        if cell == start_hex:
+            continue
+        path = [cell]
+        while path[-1] != start_hex:
+            path.append(parent[path[-1]])
+        out[cell] = path[::-1]
+    return out
+
+
+def _worker_next_to(state: GameState, seat: int, ahu_id: str) -> bool:
+    token = f"w{seat}"
+    return any(
+        state.board.get(cell, {}).get(token, (0, 0))[0] > 0
+        for cell in ISLAND.ahu_by_id[ahu_id].adjacent
+    )
+
+
+def actions(state: GameState, seat: int) -> list[object]:
+    """A canonical list: every reachable destination of every statue the seat may move
+    (cheapest route, default pieces), erects, headdresses, marks, looks, pass."""
+    p = state.seats[seat]
+    out: list[object] = []
+    for sid in sorted(state.statues, key=_sid_key):
+        statue = state.statues[sid]
+        if not may_move(statue, seat):
+            continue
+        for cell, path in sorted(routes(state, sid, seat).items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            out.append(Transport(sid, tuple(path), None))
+        for ahu_id in ISLAND.ahu_near.get(statue.hex, ()):
+            st = state.ahu[ahu_id]
+            if not _worker_next_to(state, seat, ahu_id):
+                continue
+            if statue.kind == "M" and st.size == 0 and st.reserved in (None, seat):
+                if st.reserved == seat or p.bases > 0:
+                    out.append(Erect(sid, ahu_id))
+            if statue.kind == "H" and st.size > 0 and not st.headdress:
+                out.append(Crown(sid, ahu_id))
+    if p.markers > 0:
+        for sid in sorted(state.statues, key=_sid_key):
+            statue = state.statues[sid]
+            if statue.front is None and statue.marker is None:
+                out.append(Mark(sid))
+    if p.tablets > 0:
+        for ahu in ISLAND.ahu:
+            st = state.ahu[ahu.id]
+            if st.size and st.owner != seat and ahu.id not in p.looked:
+                out.append(Look(ahu.id))
+    out.append(Pass())
+    return out
+
+
+def _sid_key(sid: str) -> tuple[str, int]:
+    return (sid[0], int(sid[1:]))
+
+
+def _statue(state: GameState, sid: str, seat: int) -> Statue:
+    statue = state.statues.get(sid)
+    if statue is None:
+        raise IllegalActionError(f"no statue {sid} is waiting to be moved")
+    if not may_move(statue, seat):
+        raise IllegalActionError(f"{sid} is not yours to move (GI-18)")
+    return statue
+
+
+def apply_transport(state: GameState, seat: int, a: Transport, events: list[Event]) -> None:
+    statue = _statue(state, a.statue, seat)
+    path = a.path
+    if len(path) < 2 or path[0] != statue.hex:
+        raise IllegalActionError(f"the path must start where {a.statue} stands and move")
+    if len(set(path)) != len(path):
+        raise IllegalActionError("a path never repeats a hex (GI-18)")
+    if a.uses is not None and len(a.uses) != len(path) - 1:
+        raise IllegalActionError("name the pieces for each entered hex, or for none")
+    plan: list[tuple[Hex, tuple[str, ...], dict[int, int]]] = []
+    for i, cell in enumerate(path[1:]):
+        if cell not in ISLAND.neighbors.get(path[i], ()):
+            raise IllegalActionError(f"{cell} is not a land hex next to {path[i]}")
+        tokens = state.board.get(cell, {})
+        named = a.uses[i] if a.uses is not None else None
+        if named is None:
+            found = best_use(tokens, seat, statue.size, state.players)
+            if found is None:
+                raise IllegalActionError(f"too little strength at {cell} for size {statue.size}")
+            named = found[1]
+        plan.append((cell, named, check_use(tokens, named, seat, statue.size)))
+    scored: dict[str, int] = {}
+    for cell, use, points in plan:
+        tokens = state.board[cell]
+        for token in use:
+            tokens[token][1] += 1
+        for owner, pts in points.items():
+            state.seats[owner].points += pts
+            scored[str(owner)] = scored.get(str(owner), 0) + pts
+    statue.hex = path[-1]
+    statue.front = None
+    events.append({
+        "type": "transport", "seat": seat, "statue": a.statue,
+        "path": [hex_key(c) for c in path], "uses": [list(u) for _, u, _ in plan],
+        "points": scored,
+    })
+
+
+def _finish_statue(state: GameState, sid: str) -> None:
+    statue = state.statues.pop(sid)
+    if statue.marker is not None:
+        state.seats[statue.marker].markers += 1  # the marker's job is done
+
+
+def apply_erect(state: GameState, seat: int, a: Erect, events: list[Event]) -> None:
+    statue = _statue(state, a.statue, seat)
+    ahu = ISLAND.ahu_by_id.get(a.ahu)
+    if statue.kind != "M" or ahu is None or statue.hex not in ahu.adjacent:
+        raise IllegalActionError("erect a Moai standing next to that Ahu (GI-20)")
+    st = state.ahu[ahu.id]
+    if st.size or st.reserved not in (None, seat):
+        raise IllegalActionError(f"{ahu.id} is taken or reserved by someone else")
+    if not _worker_next_to(state, seat, ahu.id):
+        raise IllegalActionError("one of your workers must stand next to the Ahu")
+    p = state.seats[seat]
+    if st.reserved is None:
+        if p.bases < 1:
+            raise IllegalActionError("no base behind your screen")
+        p.bases -= 1
+    st.reserved, st.owner, st.size = None, seat, statue.size
+    _finish_statue(state, a.statue)
+    # The base goes colour side down: the event does not say whose it is (GI-28).
+    events.append({"type": "erect", "statue": a.statue, "ahu": ahu.id, "size": statue.size})
+
+
+def apply_crown(state: GameState, seat: int, a: Crown, events: list[Event]) -> None:
+    statue = _statue(state, a.statue, seat)
+    ahu = ISLAND.ahu_by_id.get(a.ahu)
+    if statue.kind != "H" or ahu is None or statue.hex not in ahu.adjacent:
+        raise IllegalActionError("place a headdress standing next to that Ahu (GI-21)")
+    st = state.ahu[ahu.id]
+    if not st.size or st.headdress:
+        raise IllegalActionError(f"{ahu.id} has no erected Moai without a headdress")
+    if not _worker_next_to(state, seat, ahu.id):
+        raise IllegalActionError("one of your workers must stand next to the Ahu")
+    st.headdress = True
+    _finish_statue(state, a.statue)
+    events.append({"type": "headdress", "seat": seat, "statue": a.statue, "ahu": ahu.id})
+
+
+def apply_mark(state: GameState, seat: int, a: Mark, events: list[Event]) -> None:
+    statue = state.statues.get(a.statue)
+    if statue is None or statue.front is not None or statue.marker is not None:
+        raise IllegalActionError("mark an unmarked statue on the board (GI-22)")
+    p = state.seats[seat]
+    if p.markers < 1:
+        raise IllegalActionError("no marker behind your screen")
+    p.markers -= 1
+    statue.marker = seat
+    events.append({"type": "mark", "seat": seat, "statue": a.statue})
+
+
+def apply_look(state: GameState, seat: int, a: Look, events: list[Event]) -> None:
+    st = state.ahu.get(a.ahu)
+    p = state.seats[seat]
+    if st is None or not st.size:
+        raise IllegalActionError("look under an erected Moai (GI-23)")
+    if st.owner == seat or a.ahu in p.looked:
+        raise IllegalActionError("you already know whose base that is")
+    if p.tablets < 1:
+        raise IllegalActionError("looking costs 1 half-tablet")
+    p.tablets -= 1
+    state.tablets += 1
+    p.looked.append(a.ahu)
+    # Only the payer learns the owner: it appears in that seat's view, not here.
+    events.append({"type": "look", "seat": seat, "ahu": a.ahu})
+
+
+def apply(state: GameState, seat: int, action: object, events: list[Event]) -> None:
+    """Apply one phase-4 action of the current seat, then pass the turn on."""
+    if isinstance(action, Transport):
+        apply_transport(state, seat, action, events)
+    elif isinstance(action, Erect):
+        apply_erect(state, seat, action, events)
+    elif isinstance(action, Crown):
+        apply_crown(state, seat, action, events)
+    elif isinstance(action, Mark):
+        apply_mark(state, seat, action, events)
+    elif isinstance(action, Look):
+        apply_look(state, seat, action, events)
+    elif isinstance(action, Pass):
+        state.passed[seat] = True
+        events.append({"type": "pass", "seat": seat, "phase": "transport"})
+    else:
+        raise IllegalActionError("not a transport-phase action")
+    next_seat(state, seat, RETURNS)
