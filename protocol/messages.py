@@ -27,7 +27,7 @@ MAX_ACTION_LEN = 1024
 MAX_OPTIONS = 32
 MAX_OPTION_STR_LEN = 256
 MAX_SEATS = 64  # seat numbers are 0 .. MAX_SEATS - 1
-MAX_DEADLINE = 7 * 24 * 3600.0  # seconds per move
+MAX_DEADLINE = 86_400.0  # seconds per move (one day)
 
 Str64 = Annotated[str, StringConstraints(max_length=64)]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME_LEN)]

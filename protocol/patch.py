@@ -20,7 +20,11 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
+import msgpack
+
 from protocol.errors import PatchError
+
+_packb = msgpack.packb
 
 Path = list[Any]
 Op = list[Any]
@@ -34,6 +38,12 @@ class OpKind(StrEnum):
 
 
 _SEQ = (list, tuple)
+# Scalars whose == is exact once their types match (floats are not: 0.0 == -0.0).
+_PLAIN = frozenset({str, int, bool, bytes, type(None)})
+# Element type sets within which Python's == is exact (no two types compare equal).
+_EXACT_INT = frozenset({str, bytes, type(None), int})
+_EXACT_BOOL = frozenset({str, bytes, type(None), bool})
+_WHOLE_CHECK = 4  # from this many ops in one container, compare with one "set"
 
 
 def same(a: Any, b: Any) -> bool:
@@ -70,7 +80,9 @@ def diff(old: Any, new: Any) -> list[Op]:
     """The ops that turn `old` into `new`; empty when they are the same view.
 
     Maps are diffed key by key, lists element by element with "trunc"/"push" for a
-    length change, anything else is replaced with "set". Values in the ops are shared
+    length change, anything else is replaced with "set". When a container collects
+    many ops and one "set" of the whole container packs smaller, that set is sent
+    instead (so a reset board costs one op, not one per cell). Values in the ops are shared
     with `new`, not copied: treat both as read-only afterwards.
     """
     ops: list[Op] = []
@@ -83,27 +95,86 @@ def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
         return
     to, tn = type(old), type(new)
     if to is dict and tn is dict:
+        if old == new and _same_fast(old, new):
+            return
+        sub: list[Op] = []
         for k in old:
-            if k not in new or type(_key_of(new, k)) is not type(k):
-                ops.append(["del", [*path, k]])
+            if k not in new or (type(k) is not str and type(_key_of(new, k)) is not type(k)):
+                sub.append(["del", [*path, k]])
         for k, v in new.items():
-            if k in old and type(_key_of(old, k)) is type(k):
-                _diff(old[k], v, [*path, k], ops)
+            if k in old and (type(k) is str or type(_key_of(old, k)) is type(k)):
+                w = old[k]
+                if w is v or (type(w) is type(v) and type(v) in _PLAIN and w == v):
+                    continue
+                _diff(w, v, [*path, k], sub)
             else:
-                ops.append(["set", [*path, k], v])
+                sub.append(["set", [*path, k], v])
+        _emit(sub, path, new, ops)
         return
     if to in _SEQ and tn in _SEQ:
+        if old == new and _same_fast(old, new):
+            return
+        sub = []
         lo, ln = len(old), len(new)
         for i in range(min(lo, ln)):
-            _diff(old[i], new[i], [*path, i], ops)
+            w, v = old[i], new[i]
+            if w is v or (type(w) is type(v) and type(v) in _PLAIN and w == v):
+                continue
+            _diff(w, v, [*path, i], sub)
         if ln < lo:
-            ops.append(["trunc", path, ln])
+            sub.append(["trunc", path, ln])
         else:
             for i in range(lo, ln):
-                ops.append(["push", path, new[i]])
+                sub.append(["push", path, new[i]])
+        _emit(sub, path, new, ops)
         return
     if not same(old, new):
         ops.append(["set", path, new])
+
+
+def _same_fast(a: Any, b: Any) -> bool:
+    # Called only when a == b: Python's == already matched the shape and the values
+    # but may have conflated 1/1.0/True or 0.0/-0.0. When every element is a str,
+    # bytes, None and ints-or-bools (never both), == was exact; the type scan runs
+    # at C speed. Otherwise equal msgpack bytes prove exact equality (each of those
+    # values packs differently); different bytes may only mean another key order,
+    # and the exact slow check decides.
+    if type(a) is dict:
+        types = set(map(type, a.values()))
+        types.update(map(type, b.values()))
+        types.update(map(type, a))
+    else:
+        types = set(map(type, a))
+        types.update(map(type, b))
+    if types <= _EXACT_INT or types <= _EXACT_BOOL:
+        return True
+    try:
+        if _packb(a) == _packb(b):
+            return True
+    except (TypeError, ValueError, OverflowError):
+        pass
+    return same(a, b)
+
+
+def _emit(sub: list[Op], path: Path, new: Any, ops: list[Op]) -> None:
+    # Many small ops inside one container (a board reset, a new hand) can outweigh
+    # replacing the container outright; send whichever packs smaller. Few ops, or
+    # ops touching under half of the container's direct entries, are kept without
+    # packing anything: the common move costs no packing here.
+    if len(sub) < _WHOLE_CHECK:
+        ops.extend(sub)
+        return
+    depth = len(path)
+    touched = {op[1][depth] if len(op[1]) > depth else -1 for op in sub}
+    if 2 * len(touched) >= len(new):
+        try:
+            whole = ["set", path, new]
+            if len(_packb(whole)) < len(_packb(sub)):
+                ops.append(whole)
+                return
+        except (TypeError, ValueError, OverflowError):
+            pass  # not msgpack-able as is (the caller's problem at encode time)
+    ops.extend(sub)
 
 
 def _key_of(d: dict[Any, Any], k: Any) -> Any:
