@@ -114,7 +114,7 @@ def test_ops_match_the_documented_example() -> None:
     game = {"board": ["W", ".", ".", "B", "."], "round": 1, "rounds": 2, "totals": [0, 0],
             "white_left": 24, "black_left": 6, "to_move": "white", "quiet_moves": [],
             "last_move": "d2-d1"}  # fmt: skip
-    old = {
+    old: dict[str, Any] = {
         "room": {"status": "playing", "to_act": [0], "version": 12},
         "game": game,
         "outcome": None,
