@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from client_cli.bots.base import Bot, BotContext, BotError, decide
+from client_cli.bots.base import Bot, BotContext, BotError, StepTracker, decide
 from client_cli.bots.registry import make_bot
 from engines.base import Engine, GameError, Outcome
 
@@ -91,12 +91,14 @@ async def play_game(
     plies = 0
     log: list[tuple[int, str]] = []
     limit = engine.info.max_plies
+    tracker = StepTracker()
     while (outcome := engine.outcome(state)) is None:
         if plies > limit:
             raise BotError(f"game exceeded {limit} plies")
         # In a simultaneous step every seat is asked in turn; a seat's view never
         # shows the others' sealed choices, only that they were made.
-        seat = min(engine.to_act(state))
+        before = engine.to_act(state)
+        seat = tracker.next_seat(before)
         view = engine.view(state, seat)
         legal = [engine.format_action(state, a) for a in engine.legal_actions(state, seat)]
         text = await decide(bots[seat], view, legal)
@@ -106,6 +108,7 @@ async def play_game(
             raise BotError(
                 f"seat {seat} ({names[seat]}) chose {text!r}: [{exc.code}] {exc.message}"
             ) from None
+        tracker.acted(seat, before, engine.to_act(state))
         plies += 1
         log.append((seat, text))
     return GameRecord(seed=seed, seats=names, outcome=outcome, plies=plies, log=log)

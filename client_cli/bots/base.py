@@ -107,3 +107,40 @@ async def decide(bot: Bot, view: View, legal: list[str]) -> str:
     if not isinstance(choice, str):
         raise BotError(f"{type(bot).__name__}.choose returned {type(choice).__name__}, not str")
     return choice
+
+
+class StepTracker:
+    """Who still has to answer in a simultaneous step (two or more seats to act).
+
+    In such a step a seat may act and still be listed (GIANTS lets a bid be replaced
+    until the last one arrives), so asking "the first seat to act" again and again
+    would loop. A referee asks `next_seat(to_act)`; a seat's own runner asks
+    `should_act(seat, to_act)`; both report each accepted action with `acted`.
+    """
+
+    def __init__(self) -> None:
+        self.answered: set[int] = set()
+
+    def next_seat(self, to_act: frozenset[int] | set[int] | list[int]) -> int:
+        """The lowest seat to act that has not answered in this step."""
+        seats = set(to_act)
+        pending = sorted(seats - self.answered)
+        if not pending:  # everyone answered and the step is still open: go round again
+            self.answered.clear()
+            pending = sorted(seats)
+        return pending[0]
+
+    def should_act(self, seat: int, to_act: frozenset[int] | set[int] | list[int]) -> bool:
+        """Whether `seat` should act now (False after it already answered this step)."""
+        seats = set(to_act)
+        if seat not in seats or len(seats) <= 1:
+            self.answered.discard(seat)
+            return seat in seats
+        return seat not in self.answered
+
+    def acted(self, seat: int, to_act_before: frozenset[int] | set[int] | list[int],
+              to_act_after: frozenset[int] | set[int] | list[int]) -> None:
+        if len(set(to_act_before)) > 1 and len(set(to_act_after)) > 1:
+            self.answered.add(seat)
+        else:
+            self.answered.clear()

@@ -149,3 +149,33 @@ def test_greedy_beats_random(game: str) -> None:
     result = play_match(engine, ["greedy", "random"], games=6, seed=21)
     greedy = result.records["greedy"]
     assert greedy.points >= 0.75, greedy
+
+
+def test_islander_beats_random_at_giants_using_only_its_view() -> None:
+    """GIANTS (hidden information): the islander bot wins clearly against two random
+    players, seats rotating, from its own views and legal lists only."""
+    engine = registry.get_engine("giants")
+    result = play_match(engine, ["islander", "random", "random"], games=6, players=3, seed=4)
+    islander = result.records["islander#1"]
+    assert islander.wins >= 5, islander
+    assert islander.score > 3 * max(r.score for label, r in result.records.items() if label != "islander#1")
+
+
+def test_simultaneous_bids_ask_each_seat_once_per_step() -> None:
+    """GI-8: during the sealed auction every seat is asked once (a seat that has bid is
+    still listed to act, since bids may be replaced, but it is not asked again)."""
+    engine = registry.get_engine("giants")
+    RecordingBot.seen = []
+    record = asyncio.run(play_game(engine, [RecordingBot] * 3, seed=2))
+    first_auction = []
+    for seat, view, _ in RecordingBot.seen:
+        if view["phase"] != "auction":
+            break
+        first_auction.append(seat)
+    assert sorted(first_auction) == [0, 1, 2]
+    assert record.outcome is not None
+
+
+def test_mcts_refuses_giants() -> None:
+    with pytest.raises(BotError, match="does not play giants"):
+        make_bot("mcts", context("giants"))
