@@ -13,7 +13,7 @@ accepts any legal explicit path and piece assignment (`complete_action_lists=Fal
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from engines.base import (
     Engine,
@@ -99,7 +99,7 @@ class GiantsEngine(Engine[GameState, Action]):
             out = cleanup.returns_actions(state, seat)
         else:
             out = cleanup.cleanup_actions(state, seat)
-        return out
+        return cast("list[Action]", out)
 
     def default_action(self, state: GameState, seat: Seat) -> Action:
         """Out of time: the empty bid in the auction, otherwise pass (GI-8, GI-17, GI-24)."""

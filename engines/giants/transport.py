@@ -185,15 +185,16 @@ def actions(state: GameState, seat: int) -> list[object]:
         statue = state.statues[sid]
         if not may_move(statue, seat):
             continue
-        for cell, path in sorted(routes(state, sid, seat).items(), key=lambda kv: (kv[0][1], kv[0][0])):
-            out.append(Transport(sid, tuple(path), None))
+        reach = routes(state, sid, seat)
+        for cell in sorted(reach, key=lambda c: (c[1], c[0])):
+            out.append(Transport(sid, tuple(reach[cell]), None))
         for ahu_id in ISLAND.ahu_near.get(statue.hex, ()):
             st = state.ahu[ahu_id]
             if not _worker_next_to(state, seat, ahu_id):
                 continue
-            if statue.kind == "M" and st.size == 0 and st.reserved in (None, seat):
-                if st.reserved == seat or p.bases > 0:
-                    out.append(Erect(sid, ahu_id))
+            free = st.size == 0 and st.reserved in (None, seat)
+            if statue.kind == "M" and free and (st.reserved == seat or p.bases > 0):
+                out.append(Erect(sid, ahu_id))
             if statue.kind == "H" and st.size > 0 and not st.headdress:
                 out.append(Crown(sid, ahu_id))
     if p.markers > 0:
