@@ -93,7 +93,7 @@ class IslanderBot(Bot):
         statues = view.get("statues", {})
         own = [
             s for s in statues.values()
-            if s.get("kind") == "moai" and (s.get("front") == me or s.get("marker") == me)
+            if str(s.get("kind", "")).lower() in ("m", "moai") and (s.get("front") == me or s.get("marker") == me)
         ]
         starts = [_cell(s["hex"]) for s in own]
         start: Hex = min(starts, key=lambda c: dist.get(c, 99)) if starts else self.island.quarry
@@ -244,7 +244,7 @@ class IslanderBot(Bot):
 
     def _score_mark(self, words: list[str], text: str, view: View, plan: dict[str, Any]) -> float:
         statue = view.get("statues", {}).get(words[1] if len(words) > 1 else "", {})
-        if statue.get("kind") != "moai":
+        if str(statue.get("kind", "")).lower() not in ("m", "moai"):
             return 1.0
         cells = [_cell(statue["hex"])] if statue.get("hex") else []
         near = plan["dist"].get(cells[0], 20) if cells else 20
