@@ -291,7 +291,10 @@ class CausewayEngine(Engine[CausewayState, Action]):
             raise NotYourTurnError(f"it is {COLOUR_NAMES[state.to_move]}'s turn (seat {state.to_move})")
         problem = self._illegal(state, seat, action)
         if problem is not None:
-            text = notation.format_action(action) if isinstance(action, Action) else repr(action)
+            try:
+                text = notation.format_action(action)
+            except (TypeError, IndexError):  # not even writable: name it as Python sees it
+                text = repr(action)
             raise IllegalActionError(f"{text}: {problem}")
         work = Work.of(state)
         if isinstance(action, Place):
