@@ -1,0 +1,132 @@
+"""Hidden information (GI-28 … GI-30): no seat or spectator ever sees another seat's
+screen, an unrevealed bid, a base owner it has not looked under, or the dice seed."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import msgpack
+import pytest
+from giants_builders import ENGINE, act, at_auction, at_place
+
+from engines.giants.state import AUCTION, OVER, Bid, GameState
+
+
+def hide_others(state: GameState, seat: int | None) -> GameState:
+    """A state differing from `state` only in what `seat` may not see."""
+    other = state.clone()
+    for s, p in enumerate(other.seats):
+        if s == seat:
+            continue
+        p.workers += 1
+        p.markers += 2
+        p.tablets += 3
+        p.logs += 1
+        p.bases += 1
+        p.chief = not p.chief
+        p.sorcerer = not p.sorcerer
+        if other.phase == AUCTION and p.bid is not None:
+            p.bid = Bid(7, 0, False) if p.bid != Bid(7, 0, False) else Bid(0, 1, True)
+    known = set(other.seats[seat].looked) if seat is not None else set()
+    for aid, a in other.ahu.items():
+        if a.size and a.owner != seat and aid not in known:
+            choices = [s for s in range(other.players) if s not in (seat, a.owner)]
+            if choices:  # (2 players: the other base can only be the opponent's)
+                a.owner = choices[0]
+    return other
+
+
+def without_commitment(view: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in view.items() if k != "seed_commitment"}
+
+
+def check_no_leak(state: GameState) -> None:
+    if state.phase == OVER:
+        return
+    to_act = ENGINE.to_act(state)
+    for seat in [*range(state.players), None]:
+        real = ENGINE.view(state, seat)
+        changed = hide_others(state, seat)
+        assert ENGINE.view(changed, seat) == real, f"seat {seat} sees hidden data"
+        reseeded = state.clone()
+        reseeded.seed += 1
+        assert without_commitment(ENGINE.view(reseeded, seat)) == without_commitment(real)
+        assert ENGINE.to_act(changed) == to_act
+
+
+def walk(players: int, seed: int) -> int:
+    rng = random.Random(seed)
+    state = ENGINE.new_game(players, {}, seed)
+    plies = 0
+    while ENGINE.outcome(state) is None:
+        check_no_leak(state)
+        seat = rng.choice(sorted(ENGINE.to_act(state)))
+        action = rng.choice(ENGINE.legal_actions(state, seat))
+        result = ENGINE.apply(state, seat, action)
+        for event in result.events:
+            assert "owner" not in event and "seed" not in event
+            if event["type"] == "erect":
+                assert "seat" not in event  # the base goes colour side down
+        if state.phase == AUCTION and result.state.phase == AUCTION:
+            # a bid that does not close the auction says no more than the empty bid
+            assert result.events == ENGINE.apply(state, seat, Bid(0, 0, False)).events
+        state = result.state
+        plies += 1
+    return plies
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+def test_gi28_random_games_never_show_hidden_data(players: int) -> None:
+    assert walk(players, 4242 + players) > 50
+
+
+def test_gi28_a_seat_sees_its_own_screen_and_bid_only() -> None:
+    state = at_auction(3)
+    state, _ = act(state, 1, "bid 1 w1")
+    own = ENGINE.view(state, 1)
+    assert own["screen"]["markers"] == 2 and own["my_bid"] == [1, 1, False]
+    other = ENGINE.view(state, 0)
+    assert other["my_bid"] is None and "screens" not in other
+    assert all("screen" not in s and "bid" not in s for s in other["seats"].values())
+    spectator = ENGINE.view(state, None)
+    assert "screen" not in spectator and "my_bid" not in spectator and "seed" not in spectator
+
+
+def test_gi29_the_board_and_fronts_are_public() -> None:
+    state = at_place(3)
+    state, _ = act(state, 0, "place worker (5,3) logs 0")
+    state, _ = act(state, 1, "tablet")
+    for seat in (0, 2, None):
+        view = ENGINE.view(state, seat)
+        assert view["board"]["5,3"] == {"w0": [1, 0]}
+        assert view["seats"]["1"]["front_markers"] == 1
+
+
+def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(data, dict):
+        out: dict[str, Any] = {}
+        for k, v in data.items():
+            out.update(flatten(v, f"{prefix}/{k}"))
+        return out or {prefix: {}}
+    return {prefix: data}
+
+
+def test_views_are_msgpack_plain_and_diff_friendly() -> None:
+    state = at_place(4)
+    before = flatten(ENGINE.view(state, 2))
+    state, _ = act(state, 0, "place worker (5,3) logs 0")
+    after = flatten(ENGINE.view(state, 2))
+    changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+    assert len(changed) <= 4, changed  # the new piece, the current seat, to_act
+    msgpack.unpackb(msgpack.packb(ENGINE.view(state, 2)), raw=False)
+
+
+def test_snapshot_round_trips_hidden_parts_exactly() -> None:
+    state = at_auction(3)
+    state, _ = act(state, 2, "bid 1 w1 c")
+    state.ahu["A07"].size, state.ahu["A07"].owner = 2, 1
+    state.seats[0].looked.append("A07")
+    data = msgpack.unpackb(msgpack.packb(ENGINE.snapshot(state)), raw=False)
+    restored = ENGINE.restore(data)
+    assert restored == state
