@@ -8,7 +8,7 @@ from giants_builders import ENGINE, act, at_auction, fresh, legal_texts
 from engines import IllegalActionError
 from engines.giants import dice
 from engines.giants.actions import Bid
-from engines.giants.state import AUCTION, CLAIM, PLACE
+from engines.giants.state import AUCTION, CLAIM, PLACE, GameState
 
 
 def test_gi7_first_turn_offer_comes_from_the_seeded_dice() -> None:
@@ -62,7 +62,7 @@ def test_gi8_default_action_is_the_empty_bid() -> None:
 
 
 def _reveal(players: int, bids: list[str], tablets: list[int] | None = None,
-            offer: tuple[int, int, int] = (1, 1, 1), first: int = 0):  # type: ignore[no-untyped-def]
+            offer: tuple[int, int, int] = (1, 1, 1), first: int = 0) -> GameState:
     state = at_auction(players, offer)
     state.first = first
     for seat, p in enumerate(state.seats):

@@ -43,7 +43,7 @@ def test_gi13_sorcerer_village_hut_forest_clay() -> None:
     assert state.seats[1].logs == 6 and state.forests[(6, 4)] == 0
     assert "sorcerer forest (6,4)" not in legal_texts(state, 2)  # exhausted
     state, _ = act(state, 2, "sorcerer clay")
-    (sid, statue), = state.statues.items()
+    (_sid, statue), = state.statues.items()
     assert (statue.kind, statue.hex, statue.front) == ("H", (0, 3), 2)
     state.current = 0
     state.seats[0].sorcerer = True

@@ -87,7 +87,7 @@ def test_gi18_default_assignment_spares_opponents_then_own_figures() -> None:
 
 def test_gi18_an_explicit_assignment_is_obeyed() -> None:
     state = at_transport(3, board={(11, 4): {"w0": 1, "w1": 1}}, statues={"M1": moai(1)})
-    state, events = act(state, 0, "transport M1 (12,4)>(11,4)=w1")
+    state, _events = act(state, 0, "transport M1 (12,4)>(11,4)=w1")
     assert state.seats[1].points == 1 and state.board[(11, 4)]["w0"] == [1, 0]
     with pytest.raises(IllegalActionError):
         act(at_transport(3, board={(11, 4): {"w1": 1}}, statues={"M1": moai(2)}),
