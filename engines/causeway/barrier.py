@@ -28,6 +28,20 @@ from engines.registry import register
 BARRIER_LIMIT = 3  # GC-B7
 PLY_CAP = 200  # GC-B11
 
+# Both giants of a side, and `apply`'s check after `legal_actions`, ask for the same
+# frontier of the same position: keep the last one. States never change their maps
+# after creation and the cache holds them, so identity is a safe key.
+_last_frontier: tuple[object, object, list[Hex]] = (None, None, [])
+
+
+def _frontier(state: CausewayState) -> list[Hex]:
+    global _last_frontier
+    stacks, giants, cells = _last_frontier
+    if stacks is not state.stacks or giants is not state.giants:
+        cells = sorted(frontier(state.stacks, state.giants))
+        _last_frontier = (state.stacks, state.giants, cells)
+    return cells
+
 
 @register
 class Barrier(CausewayEngine):
@@ -65,7 +79,7 @@ class Barrier(CausewayEngine):
         if trapped:
             return [n for n in sorted(neighbours(cell)) if not state.occupied(n)]
         # The giant's own cell keeps counting as occupied: the blank laid there stays.
-        return sorted(frontier(state.stacks, state.giants))
+        return _frontier(state)
 
     def drop_sizes(self, droppable: int, supply: int) -> list[int]:
         """GC-B6: 1 or 2; none only when no jumped stack is below height 3."""

@@ -153,17 +153,30 @@ def connected_without(
     The landing cell touches the run it ended, so only the emptied origin can split the
     group. When the origin's occupied neighbours form one unbroken arc around it they
     stay linked to each other, and nothing can split: that cheap test settles most
-    leaps; otherwise a flood fill decides.
+    leaps. Otherwise a search from one arc must reach a cell of every other arc without
+    passing the origin (the group holds together exactly when it does); it stops as
+    soon as it has, which is usually after a few cells.
     """
     q, r = origin
-    ring = [((q + dq, r + dr) in stacks or (q + dq, r + dr) in giants) for dq, dr in DIRECTIONS]
-    arcs = sum(1 for i in range(6) if ring[i] and not ring[i - 1])
-    if arcs <= 1:
+    ring = [(q + dq, r + dr) for dq, dr in DIRECTIONS]
+    full = [c in stacks or c in giants for c in ring]
+    starts = [ring[i] for i in range(6) if full[i] and not full[i - 1]]
+    if len(starts) <= 1:
         return True
-    cells = set(stacks) | set(giants)
-    cells.discard(origin)
-    cells.add(landing)
-    return hexgrid.is_connected(cells)
+    wanted = set(starts[1:])
+    seen = {origin, starts[0]}
+    todo = [starts[0]]
+    for cq, cr in todo:  # breadth first: the other arcs are usually close by
+        for dq, dr in DIRECTIONS:
+            n = (cq + dq, cr + dr)
+            if n in seen or not (n in stacks or n in giants or n == landing):
+                continue
+            wanted.discard(n)
+            if not wanted:
+                return True
+            seen.add(n)
+            todo.append(n)
+    return False
 
 
 def stone_count(stacks: dict[Hex, str]) -> int:
