@@ -256,6 +256,9 @@ SERVER_MESSAGE_TYPES: dict[str, type[_Push]] = {
 }
 server_adapter: TypeAdapter[ServerMessage] = TypeAdapter(ServerMessage)
 
+# Public names of the two bases, for code that handles any request or any server message.
+Request = _Request
+ServerPush = _Push
 AnyMessage: TypeAlias = _Request | _Push
 
 

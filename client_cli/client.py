@@ -1,0 +1,290 @@
+"""The asyncio client library: a connection to a Giants Table server and its rooms.
+
+    async with Client("ws://127.0.0.1:8765", name="ann") as client:
+        room_id = (await client.create_room("giantslayer", bots={"1": "random"}))["room"]
+        room = await client.join(room_id)           # a TrackedRoom, snapshot already in
+        while legal := await room.wait_turn():      # [] once the game is finished
+            await client.act(room_id, legal[0])     # returns once the view shows it
+        print(room.outcome)
+
+Every request gets an id and a future resolved by the matching `ok` (its data is
+returned) or `error` (RequestFailed carrying the stable code). Snapshots and patches
+keep each tracked room's view current; a version gap or a patch that does not apply
+triggers a resync by itself. When the connection drops, the client reconnects with
+backoff, says hello again, resumes each seat with its token and re-watches spectated
+rooms; requests made meanwhile wait for the new connection (client_cli.connection).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from client_cli.connection import CLIENT_NAME, Connection
+from client_cli.tracked_room import (
+    ClientClosed,
+    ClientError,
+    ConnectionLost,
+    RequestFailed,
+    RoomLost,
+    TrackedRoom,
+    Update,
+)
+from protocol import (
+    Act,
+    CreateRoom,
+    ErrorCode,
+    Join,
+    Leave,
+    ListRooms,
+    Replay,
+    Resume,
+    Resync,
+    Start,
+    Watch,
+)
+from protocol import messages as msgs
+
+__all__ = [
+    "CLIENT_NAME",
+    "Client",
+    "ClientClosed",
+    "ClientError",
+    "ConnectionLost",
+    "RequestFailed",
+    "RoomLost",
+    "TrackedRoom",
+    "Update",
+]
+
+log = logging.getLogger("giants.client")
+
+# Errors after which a room cannot be taken back by reconnecting: stop tracking it.
+_FATAL_ON_RESTORE = {ErrorCode.BAD_TOKEN, ErrorCode.NO_SUCH_ROOM, ErrorCode.BAD_PASSWORD}
+
+
+class Client(Connection):
+    """A connection (see `Connection` for the settings) plus the rooms it follows.
+
+    `rooms` maps a room id to its TrackedRoom for every room joined, watched or
+    resumed on this client; `updates()` streams their changes.
+    """
+
+    def __init__(self, url: str, **settings: Any) -> None:
+        super().__init__(url, **settings)
+        self.rooms: dict[str, TrackedRoom] = {}
+        self._subscribers: list[asyncio.Queue[Update | None]] = []
+
+    # -- pushes -----------------------------------------------------------------------
+
+    def _on_push(self, msg: msgs.Snapshot | msgs.Patch | msgs.Closing) -> None:
+        if isinstance(msg, msgs.Snapshot):
+            room = self.rooms.get(msg.room)
+            if room is not None:
+                room.apply_snapshot(msg.version, msg.seat, msg.view, msg.legal)
+                self._publish(Update(room, "snapshot", msg.version))
+        elif isinstance(msg, msgs.Patch):
+            self._on_patch(msg)
+
+    def _on_patch(self, msg: msgs.Patch) -> None:
+        room = self.rooms.get(msg.room)
+        if room is None:
+            return
+        result = room.apply_patch(msg.from_, msg.to, msg.ops, msg.events, msg.legal)
+        if result == "applied":
+            self._publish(Update(room, "patch", msg.to, tuple(msg.events)))
+        elif result == "gap":
+            log.info(
+                "room %s: patch %s->%s does not fit version %s; resyncing",
+                room.id, msg.from_, msg.to, room.version,
+            )  # fmt: skip
+            room.mark_resyncing()
+            self._spawn(self._resync_quietly(room.id))
+
+    async def _resync_quietly(self, room_id: str) -> None:
+        # A failed resync is retried by the next gap or by the reconnect's restore.
+        with contextlib.suppress(ClientError, TimeoutError):
+            await self.resync(room_id)
+
+    # -- reconnection -----------------------------------------------------------------
+
+    async def _restore(self) -> None:
+        """Resume every seat with its token and watch every spectated room again."""
+        for room in list(self.rooms.values()):
+            room.resyncing = True  # keep showing the old view until the new snapshot
+            if room.token is not None:
+                msg: Resume | Watch = Resume(id=self.new_id(), room=room.id, token=room.token)
+            else:
+                msg = Watch(id=self.new_id(), room=room.id, password=room.password)
+            try:
+                await self._request(msg, wait_connected=False)
+            except RequestFailed as exc:
+                if exc.code not in _FATAL_ON_RESTORE:
+                    raise
+                log.warning("room %s cannot be taken back: %s", room.id, exc)
+                self._forget(room, exc)
+
+    def _on_give_up(self, exc: BaseException) -> None:
+        for room in list(self.rooms.values()):
+            self._forget(room, exc)
+
+    def _on_close(self) -> None:
+        for queue in self._subscribers:
+            queue.put_nowait(None)  # ends every updates() iterator
+
+    def _forget(self, room: TrackedRoom, reason: BaseException | None) -> None:
+        self.rooms.pop(room.id, None)
+        room.mark_lost(reason)
+        self._publish(Update(room, "lost", room.version))
+
+    # -- lobby and rooms --------------------------------------------------------------
+
+    async def list_rooms(
+        self, game: str | None = None, include_finished: bool = False
+    ) -> list[dict[str, Any]]:
+        """RoomSummary maps of the public rooms (docs/protocol.md, section 5)."""
+        data = await self._request(
+            ListRooms(id=self._new_id(), game=game, include_finished=include_finished)
+        )
+        return list(data.get("rooms") or [])
+
+    async def create_room(
+        self,
+        game: str,
+        *,
+        rules: str | None = None,
+        players: int | None = None,
+        options: dict[str, Any] | None = None,
+        private: bool = False,
+        password: str | None = None,
+        bots: dict[str, str] | None = None,
+        deadline: float | None = None,
+        autostart: bool = True,
+    ) -> dict[str, Any]:
+        """Create a room; return `{room, summary}`. It does not seat you: `join` next."""
+        msg = CreateRoom(
+            id=self._new_id(), game=game, rules=rules, players=players, options=options, private=private,
+            password=password, bots=bots, deadline=deadline, autostart=autostart,
+        )  # fmt: skip
+        return await self._request(msg)
+
+    async def join(
+        self, room: str, seat: int | None = None, password: str | None = None
+    ) -> TrackedRoom:
+        """Take a seat (first free one by default); return the room once its snapshot is in.
+
+        The seat's token is kept in `TrackedRoom.token` for reconnects.
+        """
+
+        def on_ok(data: dict[str, Any]) -> None:
+            self.rooms[room] = TrackedRoom(
+                room, seat=data.get("seat"), token=data.get("token"), password=password
+            )
+
+        await self._request(
+            Join(id=self._new_id(), room=room, seat=seat, password=password), on_ok=on_ok
+        )
+        return await self._synced(room)
+
+    async def watch(self, room: str, password: str | None = None) -> TrackedRoom:
+        """Follow a room as a spectator; return it once its snapshot is in."""
+
+        def on_ok(data: dict[str, Any]) -> None:
+            self.rooms[room] = TrackedRoom(room, password=password)
+
+        await self._request(Watch(id=self._new_id(), room=room, password=password), on_ok=on_ok)
+        return await self._synced(room)
+
+    async def resume(self, room: str, token: str) -> TrackedRoom:
+        """Take back a seat with its token (from an earlier join, on any connection)."""
+
+        def on_ok(data: dict[str, Any]) -> None:
+            tracked = self.rooms.get(room)
+            if tracked is None:
+                tracked = self.rooms[room] = TrackedRoom(room)
+            tracked.seat, tracked.token, tracked.resyncing = data.get("seat"), token, True
+
+        await self._request(Resume(id=self._new_id(), room=room, token=token), on_ok=on_ok)
+        return await self._synced(room)
+
+    async def _synced(self, room: str) -> TrackedRoom:
+        tracked = self.rooms[room]
+        await tracked.wait_for(lambda r: r.synced, self.request_timeout)
+        return tracked
+
+    async def leave(self, room: str) -> None:
+        """Leave a room (before the start this frees the seat); stop tracking it."""
+        await self._request(Leave(id=self._new_id(), room=room))
+        tracked = self.rooms.get(room)
+        if tracked is not None:
+            self._forget(tracked, None)
+
+    async def start(self, room: str) -> None:
+        """Start a room created with autostart=False (all seats must be taken)."""
+        await self._request(Start(id=self._new_id(), room=room))
+
+    async def act(self, room: str, action: str, *, guard: bool = False) -> int:
+        """Play `action` (game notation) in `room`; return the room's new version.
+
+        Returns after the server stored the action AND the tracked view shows it.
+        With `guard=True` the current view version is sent along, so the action is
+        refused with stale_version if the room moved on meanwhile. Raises
+        RequestFailed with the engine's or server's code (illegal_action,
+        not_your_turn, bad_notation, stale_version, ...).
+        """
+        tracked = self.rooms.get(room)
+        version = tracked.version if guard and tracked is not None else None
+        data = await self._request(
+            Act(id=self._new_id(), room=room, action=action, version=version)
+        )
+        new_version = int(data["version"])
+        if tracked is not None and tracked.lost is None:
+            try:
+                await tracked.wait_version(new_version, timeout=5.0)
+            except TimeoutError:
+                # The patch should follow the ok at once; if it did not, fetch a snapshot.
+                tracked.mark_resyncing()
+                await self.resync(room)
+                await tracked.wait_version(new_version, timeout=self.request_timeout)
+        return new_version
+
+    async def resync(self, room: str) -> None:
+        """Ask for a fresh snapshot of `room` (done automatically on a version gap)."""
+        tracked = self.rooms.get(room)
+        if tracked is not None:
+            tracked.resyncing = True
+        await self._request(Resync(id=self._new_id(), room=room))
+
+    async def replay(self, room: str) -> dict[str, Any]:
+        """The action log of a finished room: {game, rules, players, options, seed, actions, outcome}."""
+        return await self._request(Replay(id=self._new_id(), room=room))
+
+    # -- change notifications ---------------------------------------------------------
+
+    def room(self, room: str) -> TrackedRoom:
+        """The tracked room (KeyError if not joined, watched or resumed)."""
+        return self.rooms[room]
+
+    def _publish(self, update: Update) -> None:
+        for queue in self._subscribers:
+            queue.put_nowait(update)
+
+    async def updates(self) -> AsyncIterator[Update]:
+        """Yield every change of every tracked room, in order, until the client closes.
+
+        Each iteration sees the room already updated; a slow consumer only delays
+        itself (updates queue up for it).
+        """
+        queue: asyncio.Queue[Update | None] = asyncio.Queue()
+        self._subscribers.append(queue)
+        try:
+            while not self._closed:
+                update = await queue.get()
+                if update is None:
+                    return
+                yield update
+        finally:
+            self._subscribers.remove(queue)
