@@ -353,10 +353,14 @@ class CausewayEngine(Engine[CausewayState, Action]):
     def _do_step(self, work: Work, colour: int, step: Step) -> None:
         work.stacks[step.start] = BLANK[colour]  # the blank laid under the giant
         work.supply[colour] -= 1
-        work.giants[step.to] = work.giants.pop(step.start)
-        work.events.append(
-            {"type": "step", "colour": COLOUR_NAMES[colour], "from": cell_name(step.start), "to": cell_name(step.to)}
-        )
+        giant = work.giants[step.to] = work.giants.pop(step.start)
+        event: dict[str, object] = {
+            "type": "step", "colour": COLOUR_NAMES[colour], "from": cell_name(step.start), "to": cell_name(step.to)
+        }
+        touching = occupied_neighbours(step.to, work.stacks, work.giants)
+        if self.traps(giant[1]) and len(touching) == 1 and work.giants.get(touching[0], (colour,))[0] != colour:
+            event["traps"] = cell_name(touching[0])  # GC-B4 / GC-S3: that giant is now trapped
+        work.events.append(event)
 
     def _do_leap(self, state: CausewayState, work: Work, colour: int, leap: Leap) -> None:
         run, landing = self._leap_run(state, leap.start, colour, leap.direction) or ([], leap.start)

@@ -117,6 +117,7 @@ def test_gcb4_step_lays_a_blank_and_teleports_next_to_the_causeway_holes_include
 
 def test_gcb4_stepping_next_to_a_lone_opponent_giant_traps_it_and_it_escapes_beside_its_blank() -> None:
     state = position(R, "1,0:w 1,-1:b 0,-1:w -1,0:b -1,1:w 0,1:b 2,0:@w -2,0:@b")
+    assert events(R, state, "2,0>-3,0")[0]["traps"] == "-2,0"
     state = play(R, state, "2,0>-3,0")  # -3,0 touches only the black giant
     assert E.is_trapped(state, cell("-2,0"), 1)
     assert legal(R, state) == {"-2,0>-1,-1", "-2,0>-2,-1", "-2,0>-3,1", "-2,0>-2,1"}
@@ -212,6 +213,16 @@ def test_gcb7_a_fourth_barrier_moves_one_of_the_three_and_that_tower_falls_to_tw
     after = play(R, state, "-1,0^e+0,0/2,-1")
     assert stacks(after)["2,-1"] == "bb" and stacks(after)["0,0"] == "bbW"
     assert E.view(after, None)["specials"]["white"] == 3
+
+
+def test_gcb7_two_barrier_drops_resolve_in_order_and_may_move_the_first_new_barrier() -> None:
+    state = position(R, "-1,0:@w 0,0:bb 1,0:bb 0,-1:@b 1,-1:bbW 2,-1:bbW 2,-2:bbW")
+    east = {m for m in legal(R, state) if m.startswith("-1,0^e")}
+    assert len(east) == 3 + 3 + 3 * 3  # each drop picks one of the three barriers on the board
+    assert "-1,0^e+0,0/1,-1+1,0/0,0" in east
+    after = play(R, state, "-1,0^e+0,0/1,-1+1,0/0,0")
+    assert stacks(after)["1,-1"] == "bb" and stacks(after)["0,0"] == "bb"
+    assert stacks(after)["1,0"] == "bbW" and after.supply == (15, 15)
 
 
 def test_gcb8_a_full_stack_takes_no_drop_but_can_be_leapt() -> None:

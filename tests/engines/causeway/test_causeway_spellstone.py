@@ -49,6 +49,7 @@ def test_gcs3_the_trapper_steps_beside_a_lone_opponent_giant_and_freezes_it() ->
     assert {"0,0>4,0", "0,0>4,-1", "0,0>3,1", "0,0>1,2"} <= legal(S, state)
     # The spikey has no trap step.
     assert "0,0>4,0" not in legal(S, position(S, picture.format(k="s")))
+    assert events(S, state, "0,0>4,0")[0]["traps"] == "3,0"
     after = play(S, state, "0,0>4,0")
     assert stacks(after)["0,0"] == "w"
     assert E.is_trapped(after, cell("3,0"), 1)
@@ -69,6 +70,12 @@ def test_gcs4_trappers_and_own_spellstones_may_be_leapt_but_take_no_drop() -> No
         assert east == {"-1,0^e", "-1,0^e+0,0", "-1,0^e+2,0", "-1,0^e+0,0+2,0"}, mid
         with pytest.raises(IllegalActionError):
             play(S, state, "-1,0^e+1,0")  # GC-2: never onto a giant or a full stack
+
+
+def test_gcs4_reading_a_trapper_alone_can_be_leapt() -> None:
+    state = position(S, "-1,0:@ws 0,0:@bt 0,-1:w -1,-1:b")
+    assert "-1,0^e" in legal(S, state)
+    assert giants(play(S, state, "-1,0^e"))["1,0"] == (0, "spikey")
 
 
 @pytest.mark.parametrize("mid", ["@bs", "@ws", "wwB"])
