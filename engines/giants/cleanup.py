@@ -30,16 +30,16 @@ def _release_front(state: GameState, seat: int) -> None:
 
 
 def start_returns(state: GameState, events: list[Event]) -> None:
-    """GI-24: queue the owners who may mark returned statues; the rest just return."""
+    """GI-24: queue every owner of returned statues, in turn order.
+
+    Whether the owner still has a marker behind the screen is private, so the queue
+    does not depend on it: an owner without markers simply has only `pass`.
+    """
     queue = []
     for seat in state.seat_order():
-        if not _returned(state, seat):
-            continue
-        events.append({"type": "returned", "seat": seat, "statues": _returned(state, seat)})
-        if state.seats[seat].markers > 0:
+        if _returned(state, seat):
+            events.append({"type": "returned", "seat": seat, "statues": _returned(state, seat)})
             queue.append(seat)
-        else:
-            _release_front(state, seat)
     state.order = queue
     _next_returns(state)
 
@@ -47,9 +47,7 @@ def start_returns(state: GameState, events: list[Event]) -> None:
 def _next_returns(state: GameState) -> None:
     while state.order:
         seat = state.order[0]
-        if state.seats[seat].markers > 0 and any(
-            state.statues[s].marker is None for s in _returned(state, seat)
-        ):
+        if any(state.statues[s].marker is None for s in _returned(state, seat)):
             state.current = seat
             return
         _release_front(state, seat)
@@ -58,9 +56,9 @@ def _next_returns(state: GameState) -> None:
 
 
 def returns_actions(state: GameState, seat: int) -> list[object]:
-    out: list[object] = [
-        Mark(sid) for sid in _returned(state, seat) if state.statues[sid].marker is None
-    ]
+    out: list[object] = []
+    if state.seats[seat].markers > 0:
+        out = [Mark(sid) for sid in _returned(state, seat) if state.statues[sid].marker is None]
     out.append(Pass())
     return out
 

@@ -139,3 +139,14 @@ def test_gi6_every_turns_offer_re_derives_from_the_revealed_seed(players: int) -
     assert seen and all(
         faces == dice.roll(seed, turn, dice.dice_count(players)) for turn, faces in seen.items()
     )
+
+
+def test_gi24_an_owner_without_markers_still_gets_the_returns_turn() -> None:
+    # Whether a screen holds markers is private (GI-28): the turn order must not tell.
+    state = at_transport(3, statues={"M1": Statue("M", 2, Q, 1, None)})
+    state.seats[1].markers = 0
+    state = all_pass(state, [0, 1, 2])
+    assert state.phase == RETURNS and ENGINE.to_act(state) == frozenset({1})
+    assert legal_texts(state, 1) == ["pass"]
+    state, _ = act(state, 1, "pass")
+    assert state.statues["M1"].front is None and state.turn == 2
