@@ -26,14 +26,13 @@ from engines.base import (
     Engine,
     GameOverError,
     IllegalActionError,
-    NotationError,
     NotYourTurnError,
     Outcome,
     Seat,
     Transition,
     View,
 )
-from engines.causeway import notation
+from engines.causeway import notation, views
 from engines.causeway.board import (
     BLANK,
     BLANK_PIECE,
@@ -54,7 +53,6 @@ from engines.causeway.board import (
     frontier,
     neighbours,
     occupied_neighbours,
-    parse_cell,
     position_key,
     stone_count,
 )
@@ -481,65 +479,10 @@ class CausewayEngine(Engine[CausewayState, Action]):
 
     def view(self, state: CausewayState, seat: Seat | None) -> View:
         # Perfect information: every seat and spectator gets the same document.
-        specials = [sum(1 for s in state.stacks.values() if s[-1] == SPECIAL[c]) for c in (0, 1)]
-        return {
-            "rules": self.info.rules,
-            "phase": state.phase,
-            "to_move": None if state.phase == PHASE_OVER else COLOUR_NAMES[state.to_move],
-            "seats": {"white": 0, "black": 1},
-            "stacks": {cell_name(c): s for c, s in sorted(state.stacks.items())},
-            "giants": {cell_name(c): [COLOUR_NAMES[g[0]], g[1]] for c, g in sorted(state.giants.items())},
-            "supply": {"white": state.supply[0], "black": state.supply[1]},
-            "setup_left": {"white": list(state.setup_left[0]), "black": list(state.setup_left[1])},
-            "won": {cell_name(c): COLOUR_NAMES[o] for c, o in sorted(state.won.items())},
-            "destroyed": {cell_name(c): COLOUR_NAMES[o] for c, o in sorted(state.destroyed.items())},
-            "towers": {name: sum(1 for o in state.won.values() if o == c) for c, name in enumerate(COLOUR_NAMES)},
-            "special": self.SPECIAL_NAME,
-            "specials": {"white": specials[0], "black": specials[1]},
-            "ply": state.ply,
-            "ply_cap": self.PLY_CAP,
-            "passes": state.passes,
-            "history": list(state.history),
-            "end": state.end,
-            "last_move": state.last_move,
-        }
+        return views.view_of(state, self.info.rules, self.SPECIAL_NAME, self.PLY_CAP)
 
     def state_from_view(self, view: View) -> CausewayState:
-        try:
-            if view["rules"] != self.info.rules:
-                raise ValueError(f"rule set {view['rules']!r}, expected {self.info.rules!r}")
-            colour = {name: c for c, name in enumerate(COLOUR_NAMES)}
-            stacks = {_cell(k): str(v) for k, v in view["stacks"].items()}
-            for s in stacks.values():
-                if not 1 <= len(s) <= 3 or any(ch not in STONE_COLOUR for ch in s):
-                    raise ValueError(f"bad stack {s!r}")
-            giants = {_cell(k): (colour[v[0]], str(v[1])) for k, v in view["giants"].items()}
-            phase = str(view["phase"])
-            if phase not in (PHASE_SETUP, PHASE_PLAY, PHASE_DESTROY, PHASE_OVER):
-                raise ValueError(f"bad phase {phase!r}")
-            end = view["end"]
-            # A finished game's view names nobody to move; snapshots keep the seat in "turn".
-            to_move = int(view.get("turn", 0)) if phase == PHASE_OVER else colour[view["to_move"]]
-            return CausewayState(
-                stacks=stacks,
-                giants=giants,
-                supply=(int(view["supply"]["white"]), int(view["supply"]["black"])),
-                setup_left=(
-                    tuple(str(p) for p in view["setup_left"]["white"]),
-                    tuple(str(p) for p in view["setup_left"]["black"]),
-                ),
-                won={_cell(k): colour[v] for k, v in view["won"].items()},
-                destroyed={_cell(k): colour[v] for k, v in view["destroyed"].items()},
-                to_move=to_move,
-                phase=phase,
-                ply=int(view["ply"]),
-                passes=int(view["passes"]),
-                history=tuple(str(h) for h in view["history"]),
-                end=None if end is None else str(end),
-                last_move=view.get("last_move"),
-            )
-        except (KeyError, ValueError, TypeError, IndexError, AttributeError) as exc:
-            raise BadSnapshotError(f"not a Giant's Causeway ({self.info.rules}) view: {exc}") from exc
+        return views.state_of(view, self.info.rules)
 
     # -- notation and persistence -------------------------------------------------
 
@@ -564,11 +507,4 @@ def _has_colour(stack: str, colour: int) -> bool:
     return any(STONE_COLOUR[s] == colour for s in stack)
 
 
-def _cell(text: str) -> Hex:
-    cell = parse_cell(text)
-    if cell is None:
-        raise ValueError(f"bad cell {text!r}")
-    return cell
-
-
-__all__ = ["CausewayEngine", "NotationError"]
+__all__ = ["CausewayEngine"]

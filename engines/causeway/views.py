@@ -1,0 +1,112 @@
+"""Giant's Causeway views: the one public document every seat and spectator receives.
+
+No information is hidden, so the view carries the whole position — the repetition
+history and guard counters included — and `state_of` rebuilds a playable state from it
+(search bots do; snapshots reuse it). Per-cell maps are keyed by `"q,r"` so a move
+changes only a few entries. docs/rules/causeway.md lists the fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engines.base import BadSnapshotError, View
+from engines.causeway.board import (
+    COLOUR_NAMES,
+    GIANT,
+    PHASE_DESTROY,
+    PHASE_OVER,
+    PHASE_PLAY,
+    PHASE_SETUP,
+    SPECIAL,
+    SPIKEY,
+    STONE_COLOUR,
+    TRAPPER,
+    CausewayState,
+    Hex,
+    cell_name,
+    parse_cell,
+)
+
+PHASES = (PHASE_SETUP, PHASE_PLAY, PHASE_DESTROY, PHASE_OVER)
+KINDS = (GIANT, TRAPPER, SPIKEY)
+
+
+def view_of(state: CausewayState, rules: str, special: str | None, ply_cap: int) -> View:
+    """The spectator view (identical for every seat)."""
+    specials = [sum(1 for s in state.stacks.values() if s[-1] == SPECIAL[c]) for c in (0, 1)]
+    return {
+        "rules": rules,
+        "phase": state.phase,
+        "to_move": None if state.phase == PHASE_OVER else COLOUR_NAMES[state.to_move],
+        "seats": {"white": 0, "black": 1},
+        "stacks": {cell_name(c): s for c, s in sorted(state.stacks.items())},
+        "giants": {cell_name(c): [COLOUR_NAMES[g[0]], g[1]] for c, g in sorted(state.giants.items())},
+        "supply": {"white": state.supply[0], "black": state.supply[1]},
+        "setup_left": {"white": list(state.setup_left[0]), "black": list(state.setup_left[1])},
+        "won": {cell_name(c): COLOUR_NAMES[o] for c, o in sorted(state.won.items())},
+        "destroyed": {cell_name(c): COLOUR_NAMES[o] for c, o in sorted(state.destroyed.items())},
+        "towers": {name: sum(1 for o in state.won.values() if o == c) for c, name in enumerate(COLOUR_NAMES)},
+        "special": special,
+        "specials": {"white": specials[0], "black": specials[1]},
+        "ply": state.ply,
+        "ply_cap": ply_cap,
+        "passes": state.passes,
+        "history": list(state.history),
+        "end": state.end,
+        "last_move": state.last_move,
+    }
+
+
+def state_of(view: View, rules: str) -> CausewayState:
+    """Rebuild the state a view shows; raise BadSnapshotError if it is not one of ours."""
+    try:
+        return _state_of(view, rules)
+    except (KeyError, ValueError, TypeError, IndexError, AttributeError) as exc:
+        raise BadSnapshotError(f"not a Giant's Causeway ({rules}) view: {exc}") from exc
+
+
+def _state_of(view: View, rules: str) -> CausewayState:
+    if view["rules"] != rules:
+        raise ValueError(f"rule set {view['rules']!r}, expected {rules!r}")
+    colour = {name: c for c, name in enumerate(COLOUR_NAMES)}
+    stacks = {_cell(k): str(v) for k, v in view["stacks"].items()}
+    for s in stacks.values():
+        if not 1 <= len(s) <= 3 or any(ch not in STONE_COLOUR for ch in s):
+            raise ValueError(f"bad stack {s!r}")
+    giants: dict[Hex, tuple[int, str]] = {}
+    for k, (who, kind) in view["giants"].items():
+        if kind not in KINDS:
+            raise ValueError(f"bad giant {kind!r}")
+        giants[_cell(k)] = (colour[who], str(kind))
+    phase = str(view["phase"])
+    if phase not in PHASES:
+        raise ValueError(f"bad phase {phase!r}")
+    end: Any = view["end"]
+    # A finished game's view names nobody to move; snapshots keep the seat in "turn".
+    to_move = int(view.get("turn", 0)) if phase == PHASE_OVER else colour[view["to_move"]]
+    return CausewayState(
+        stacks=stacks,
+        giants=giants,
+        supply=(int(view["supply"]["white"]), int(view["supply"]["black"])),
+        setup_left=(
+            tuple(str(p) for p in view["setup_left"]["white"]),
+            tuple(str(p) for p in view["setup_left"]["black"]),
+        ),
+        won={_cell(k): colour[v] for k, v in view["won"].items()},
+        destroyed={_cell(k): colour[v] for k, v in view["destroyed"].items()},
+        to_move=to_move,
+        phase=phase,
+        ply=int(view["ply"]),
+        passes=int(view["passes"]),
+        history=tuple(str(h) for h in view["history"]),
+        end=None if end is None else str(end),
+        last_move=view.get("last_move"),
+    )
+
+
+def _cell(text: str) -> Hex:
+    cell = parse_cell(text)
+    if cell is None:
+        raise ValueError(f"bad cell {text!r}")
+    return cell
