@@ -73,8 +73,7 @@ class Client(Connection):
     resumed on this client; `updates()` streams their changes.
     """
 
-    def __init__(self, url: str, **settings: Any) -> None:
-        super().__init__(url, **settings)
+    def _setup(self) -> None:
         self.rooms: dict[str, TrackedRoom] = {}
         self._subscribers: list[asyncio.Queue[Update | None]] = []
 

@@ -84,8 +84,12 @@ class Connection:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._reconnecting = False
         self._established = False  # the first hello succeeded: later losses reconnect
+        self._setup()
 
     # -- hooks for subclasses ---------------------------------------------------------
+
+    def _setup(self) -> None:
+        """Create the subclass's own state (called at the end of `__init__`)."""
 
     def _on_push(self, msg: msgs.Snapshot | msgs.Patch | msgs.Closing) -> None:
         """A server message that is not a reply (called in frame order)."""
@@ -115,7 +119,8 @@ class Connection:
 
     @property
     def connected(self) -> bool:
-        """True while a socket is open and hello was answered."""
+        """True while a socket is open, hello was answered and (after a reconnect) the
+        rooms were taken back."""
         return self._connected.is_set()
 
     @property
@@ -136,6 +141,7 @@ class Connection:
             await self._drop_ws()
             raise
         self._established = True
+        self._connected.set()
 
     async def close(self) -> None:
         """Close for good: stop reconnecting, fail pending requests with ClientClosed."""
@@ -174,7 +180,6 @@ class Connection:
         self.session = data.get("session")
         self.server = data.get("server")
         self.games = list(data.get("games") or [])
-        self._connected.set()
 
     async def _drop_ws(self) -> None:
         # Forget the socket first, so its reader does not treat this close as a loss.
@@ -277,6 +282,8 @@ class Connection:
                         return
                     log.info("reconnecting to %s failed (%r); retrying", self.url, exc)
                     continue
+                # Only now may waiting requests go out: after the seats are back.
+                self._connected.set()
                 self.reconnects += 1
                 log.info("reconnected to %s", self.url)
                 return

@@ -283,3 +283,52 @@ async def test_resume_from_another_client_and_updates_stream(
 
     await alice2.leave(room_id)
     assert room_id not in alice2.rooms and a2.lost is not None
+
+
+async def test_server_restart_clients_come_back_and_resume(
+    server_factory: Callable[..., Any], make_client: MakeClient
+) -> None:
+    """The server shuts down (clients get `closing`, then close 1001) and a new one
+    starts on the same port and Redis: both clients reconnect with backoff, resume
+    their seats with their tokens and finish the game."""
+    first: GiantsServer = await server_factory()
+    url = first.url
+    alice = Client(url, name="alice", backoff_min=0.05, backoff_max=0.3, request_timeout=10)
+    bob = Client(url, name="bob", backoff_min=0.05, backoff_max=0.3, request_timeout=10)
+    await alice.connect()
+    await bob.connect()
+    try:
+        room_id = (await alice.create_room("giantslayer", options={"rounds": 1}))["room"]
+        a, b = await alice.join(room_id), await bob.join(room_id)
+        await started(first, room_id, a, b)
+        players = [(alice, a), (bob, b)]
+        rng = random.Random(5)
+        for _ in range(3):
+            actor, tracked = next(p for p in players if p[1].my_turn)
+            await actor.act(room_id, rng.choice(tracked.legal))
+        version = a.version
+
+        await first.stop()
+        for _ in range(100):
+            if not alice.connected and not bob.connected:
+                break
+            await asyncio.sleep(0.02)
+        assert not alice.connected and not bob.connected
+        second: GiantsServer = await server_factory(port=first.port)
+
+        for client in (alice, bob):
+            async with asyncio.timeout(10):
+                while not (client.connected and client.reconnects):
+                    await asyncio.sleep(0.02)
+        await caught_up(second, room_id, a, b)
+        assert a.version is not None and version is not None and a.version > version
+        assert a.view == expected_view(second, room_id, 0)
+        assert b.view == expected_view(second, room_id, 1)
+        while not a.finished:  # the views are current here: exactly one seat may act
+            actor, tracked = next(p for p in players if p[1].my_turn)
+            await actor.act(room_id, rng.choice(tracked.legal))
+            await caught_up(second, room_id, a, b)
+        assert a.outcome == b.outcome == expected_view(second, room_id, 0)["outcome"] is not None
+    finally:
+        await alice.close()
+        await bob.close()
