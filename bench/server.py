@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,12 +61,17 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+SERVER_LOG: list[str] = []
+
+
 def start(cmd: list[str]) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     assert proc.stdout is not None
     for line in proc.stdout:
         match = re.search(r"listening on (ws://\S+)", line)
         if match:
+            # Keep reading its output so it never blocks on a full pipe; shown on errors.
+            threading.Thread(target=SERVER_LOG.extend, args=(proc.stdout,), daemon=True).start()
             return proc, match.group(1)
     raise RuntimeError("server did not start")
 
@@ -80,7 +86,9 @@ def pct(values: list[float], p: float) -> float:
 @dataclass
 class Stats:
     rtts: list[float] = field(default_factory=list)
-    patch_bytes: list[int] = field(default_factory=list)
+    patch_bytes: list[int] = field(default_factory=list)  # whole frames without a legal list
+    ops_bytes: list[int] = field(default_factory=list)  # the ops alone
+    legal_patch_bytes: list[int] = field(default_factory=list)  # frames carrying a legal list
     view_bytes: list[int] = field(default_factory=list)
     moves: int = 0
     errors: dict[str, int] = field(default_factory=dict)
@@ -132,7 +140,8 @@ class Bot:
                         self.stats.moves += 1
                     self.sent_at = None
                 if self.stats.measuring:
-                    self.stats.patch_bytes.append(len(frame))
+                    (self.stats.legal_patch_bytes if msg["legal"] else self.stats.patch_bytes).append(len(frame))
+                    self.stats.ops_bytes.append(len(msgpack.packb(msg["ops"])))
                 self.version, self.legal = msg["to"], msg["legal"]
                 if any(e["type"] == "finished" for e in msg["events"]):
                     self.finished = True
@@ -152,7 +161,10 @@ async def room_loop(url: str, stats: Stats, interval: float, stop: asyncio.Event
     await ready.put((bots[0], bots[1]))
     next_move = time.perf_counter() + rng.random() * interval
     while not stop.is_set():
-        room = (await bots[0].request("create_room", game="giantslayer"))["data"]["room"]
+        created = await bots[0].request("create_room", game="giantslayer")
+        if created["type"] != "ok":
+            raise RuntimeError(f"create_room failed: {created}")
+        room = created["data"]["room"]
         for bot in bots:
             bot.finished = False
             bot.room = room
@@ -206,24 +218,35 @@ async def echo_run(url: str, conns: int, rate: float, duration: float) -> list[f
 async def measure_memory(url: str, pid: int, conns: int) -> tuple[float, float]:
     """KiB of server RSS per idle connection (hello done) and per room (2 seats joined)."""
     base = rss_kib(pid)
-    sockets = [await connect(url, compression=None) for _ in range(conns)]
-    for ws in sockets:
+    sockets = [await connect(url, compression=None, max_size=2**22) for _ in range(conns)]
+    replies: list[asyncio.Queue[dict[str, Any]]] = [asyncio.Queue() for _ in sockets]
+
+    async def drain(ws: ClientConnection, queue: asyncio.Queue[dict[str, Any]]) -> None:
+        async for frame in ws:
+            msg = msgpack.unpackb(frame, raw=False)
+            if msg["type"] in ("ok", "error"):
+                queue.put_nowait(msg)
+
+    readers = [asyncio.ensure_future(drain(ws, q)) for ws, q in zip(sockets, replies, strict=True)]
+    for ws, queue in zip(sockets, replies, strict=True):
         await ws.send(msgpack.packb({"type": "hello", "id": 1, "protocol": 1}))
-        await ws.recv()
+        await queue.get()
     await asyncio.sleep(0.5)
     per_conn = (rss_kib(pid) - base) / conns
     with_conns = rss_kib(pid)
     rooms = conns // 2
     for i in range(rooms):
-        a, b = sockets[2 * i], sockets[2 * i + 1]
-        await a.send(msgpack.packb({"type": "create_room", "id": 2, "game": "giantslayer"}))
-        room = msgpack.unpackb(await a.recv())["data"]["room"]
-        for ws in (a, b):
-            await ws.send(msgpack.packb({"type": "join", "id": 3, "room": room}))
+        a, b = 2 * i, 2 * i + 1
+        await sockets[a].send(msgpack.packb({"type": "create_room", "id": 2, "game": "giantslayer"}))
+        room = (await replies[a].get())["data"]["room"]
+        for j in (a, b):
+            await sockets[j].send(msgpack.packb({"type": "join", "id": 3, "room": room}))
+            await replies[j].get()
     await asyncio.sleep(1.0)
     per_room = (rss_kib(pid) - with_conns) / rooms
     for ws in sockets:
         await ws.close()
+    await asyncio.gather(*readers, return_exceptions=True)
     return per_conn, per_room
 
 
@@ -235,12 +258,14 @@ async def main() -> int:
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--redis-url", default=None, help="external Redis (default: embedded in a temp dir)")
     parser.add_argument("--memory-conns", type=int, default=1000)
+    parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile, stats to FILE")
     args = parser.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="giants-bench-")
     redis_args = ["--redis-url", args.redis_url] if args.redis_url else ["--data-dir", tmp]
     prefix = f"giants-bench:{os.getpid()}:"
-    server, url = start([sys.executable, "-m", "client_cli.cli", "serve", "--port", "0", "--log-level", "warning",
+    runner = ["-m", "cProfile", "-o", args.profile, "-m", "client_cli.cli"] if args.profile else ["-m", "client_cli.cli"]
+    server, url = start([sys.executable, *runner, "serve", "--port", "0", "--log-level", "warning",
                          "--key-prefix", prefix, "--rate", "1000", "--burst", "1000", *redis_args])
     echo, echo_url = start([sys.executable, "-c", ECHO_SERVER])
     try:
@@ -281,12 +306,18 @@ async def main() -> int:
     print(f"round trip ms      p50 {p50:6.3f}  p99 {p99:6.3f}  max {max(stats.rtts, default=0) * ms:6.2f}")
     print(f"bare echo ms       p50 {e50:6.3f}  p99 {e99:6.3f}  ({len(echo_rtts)} round trips)")
     print(f"ratio to echo      p50 {p50 / e50:5.2f}x  p99 {p99 / e99:5.2f}x")
-    print(f"patch bytes        median {patch:.0f}  p99 {pct([float(b) for b in stats.patch_bytes], 99):.0f}  "
-          f"full view median {view:.0f}  ({100 * patch / view:.1f}% of the view)")
+    ops = statistics.median(stats.ops_bytes) if stats.ops_bytes else float("nan")
+    legal = statistics.median(stats.legal_patch_bytes) if stats.legal_patch_bytes else float("nan")
+    print(f"full view bytes    median {view:.0f}")
+    print(f"patch ops bytes    median {ops:.0f}  ({100 * ops / view:.1f}% of the view)")
+    print(f"patch frame bytes  median {patch:.0f} without legal list ({100 * patch / view:.1f}% of the view), "
+          f"{legal:.0f} with the actor's legal list")
     print(f"server memory      {per_conn:.1f} KiB per idle connection, {per_room:.1f} KiB per room "
           f"(RSS {rss_loaded / 1024:.0f} MiB under load)")
     if stats.errors:
         print(f"errors             {stats.errors}")
+    if SERVER_LOG:
+        print("server log (last lines):\n" + "".join(SERVER_LOG[-20:]))
     return 0
 
 

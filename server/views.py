@@ -12,7 +12,9 @@ from typing import Any
 
 from engines.base import Engine, Seat
 from server.seats import Member, SeatState
-from server.wire import diff, encode
+from server.wire import diff, encode, patch_frame, snapshot_frame
+
+NO_LEGAL: list[str] = []  # shared and never mutated
 
 
 class RoomViews:
@@ -77,63 +79,71 @@ class RoomViews:
 
     def legal_for(self, seat: Seat | None) -> list[str]:
         if seat is None or self.status != "playing" or seat not in self.engine.to_act(self.state):
-            return []
+            return NO_LEGAL
         state = self.state
         fmt = self.engine.format_action
         return [fmt(state, a) for a in self.engine.legal_actions(state, seat)]
 
-    def _views(self) -> Callable[[Seat | None], tuple[dict[str, Any], list[str]]]:
-        """A per-change cache: each seat's view and legal list are computed once."""
-        info = self.room_info()
-        cache: dict[Seat | None, tuple[dict[str, Any], list[str]]] = {}
+    def _views(self) -> Callable[[Seat | None], dict[str, Any]]:
+        """A per-change cache: each seat's RoomView is computed once.
 
-        def get(seat: Seat | None) -> tuple[dict[str, Any], list[str]]:
-            hit = cache.get(seat)
-            if hit is None:
+        Seats whose views are equal (every seat of a perfect-information game, and the
+        spectators) share one view object, so the diff against it is computed once too.
+        """
+        info = self.room_info()
+        cache: dict[Seat | None, dict[str, Any]] = {}
+        distinct: list[dict[str, Any]] = []
+
+        def get(seat: Seat | None) -> dict[str, Any]:
+            view = cache.get(seat)
+            if view is None:
                 view = {"room": info, "game": self.engine.view(self.state, seat), "outcome": self.outcome}
-                hit = cache[seat] = (view, self.legal_for(seat))
-            return hit
+                view = next((v for v in distinct if v == view), view)
+                if not any(v is view for v in distinct):
+                    distinct.append(view)
+                cache[seat] = view
+            return view
 
         return get
 
     def send_snapshot(self, member: Member) -> None:
-        view, legal = self._views()(member.seat)
+        view = self._views()(member.seat)
         member.view, member.version = view, self.version
-        member.peer.push(
-            encode(
-                {
-                    "type": "snapshot",
-                    "room": self.id,
-                    "version": self.version,
-                    "seat": member.seat,
-                    "view": view,
-                    "legal": legal,
-                }
-            )
-        )
+        member.peer.push(encode(snapshot_frame(self.id, self.version, member.seat, view, self.legal_for(member.seat))))
 
     def _publish(self, events: list[dict[str, Any]], skip: Member | None = None) -> None:
-        """Send every member its patch: its own view diffed against what it last got."""
+        """Send every member its patch: its own view diffed against what it last got.
+
+        Members who need no legal list go first (the one who just acted among them), so
+        computing the next actor's legal actions never delays the other patches. Ops are
+        computed once per (old view, new view) pair and frames once per identical content.
+        """
         views = self._views()
-        frames: dict[tuple[Seat | None, int], bytes] = {}
-        for member in self.members:
+        to_act = set(self.engine.to_act(self.state)) if self.status == "playing" else set()
+        ordered = sorted(self.members, key=lambda m: m.seat is not None and m.seat in to_act)
+        ops_cache: dict[tuple[int, int], list[Any]] = {}
+        frames: dict[tuple[int, int, int, Seat | None], bytes] = {}
+        legal_cache: dict[Seat | None, list[str]] = {}
+        # The caches key on id(): keep every old view alive until the loop ends so no
+        # id can be reused by a view allocated meanwhile.
+        olds = [m.view for m in ordered]
+        for member in ordered:
             if member is skip:
                 continue
-            view, legal = views(member.seat)
-            key = (member.seat, member.version)
+            view = views(member.seat)
+            old = member.view
+            acting = member.seat in to_act
+            key = (id(old), id(view), member.version, member.seat if acting else None)
             frame = frames.get(key)
             if frame is None:
-                ops = diff(member.view, view) if member.view is not None else [["set", [], view]]
-                frame = frames[key] = encode(
-                    {
-                        "type": "patch",
-                        "room": self.id,
-                        "from": member.version,
-                        "to": self.version,
-                        "ops": ops,
-                        "events": events,
-                        "legal": legal,
-                    }
-                )
+                pair = (id(old), id(view))
+                ops = ops_cache.get(pair)
+                if ops is None:
+                    ops = ops_cache[pair] = diff(old, view) if old is not None else [["set", [], view]]
+                legal = NO_LEGAL
+                if acting:
+                    legal = legal_cache.get(member.seat) or legal_cache.setdefault(member.seat, self.legal_for(member.seat))
+                frame = frames[key] = encode(patch_frame(self.id, member.version, self.version, ops, events, legal))
             member.view, member.version = view, self.version
             member.peer.push(frame)
+        del olds

@@ -10,6 +10,8 @@ from protocol import (
     decode_client,
     diff,
     encode,
+    patch_frame,
+    snapshot_frame,
 )
 
 __all__ = [
@@ -20,4 +22,6 @@ __all__ = [
     "decode_client",
     "diff",
     "encode",
+    "patch_frame",
+    "snapshot_frame",
 ]

@@ -96,6 +96,7 @@ async def test_room_errors_have_stable_codes(giants_server, client_factory) -> N
     assert (await alice.error("act", room=room, action="a5-b5"))["code"] == "not_started"
     assert (await alice.error("replay", room=room))["code"] == "not_finished"
     await bob.ok("join", room=room)
+    await bob.wait_for(lambda: bob.rooms[room].view["room"]["status"] == "playing")  # autostart
     assert (await eve.error("join", room=room))["code"] == "already_started"
     await eve.ok("watch", room=room)
     assert (await eve.error("act", room=room, action="a5-b5"))["code"] == "not_seated"

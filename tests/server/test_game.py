@@ -36,6 +36,7 @@ async def test_full_game_every_client_view_matches_engine_view(giants_server, cl
     await carol.ok("watch", room=room)
     assert (await alice.ok("join", room=room))["seat"] == 0
     assert (await bob.ok("join", room=room))["seat"] == 1
+    await carol.wait_for(lambda: carol.rooms[room].view["room"]["status"] == "playing")  # autostart
     members = [(0, alice), (1, bob), (None, carol)]
     rng = random.Random(2024)
     live = giants_server.lobby.rooms[room]
@@ -85,6 +86,7 @@ async def test_reconnect_with_token_mid_game_resumes_seat(giants_server, client_
     room = (await alice.ok("create_room", game="giantslayer"))["room"]
     token = (await alice.ok("join", room=room))["token"]
     await bob.ok("join", room=room)
+    await bob.wait_for(lambda: bob.rooms[room].view["room"]["status"] == "playing")  # autostart
     live = giants_server.lobby.rooms[room]
     rng = random.Random(5)
     for _ in range(6):

@@ -142,6 +142,7 @@ async def test_node_that_lost_the_room_cannot_write(server_factory, client_facto
     room = (await alice.ok("create_room", game="giantslayer"))["room"]
     await alice.ok("join", room=room)
     await bob.ok("join", room=room)
+    await bob.wait_for(lambda: bob.rooms[room].view["room"]["status"] == "playing")  # autostart
     live = a.lobby.rooms[room]
     await server_factory()  # B restores every live room and takes them over
     actor = alice if live.to_act == [0] else bob
