@@ -298,6 +298,16 @@ class Engine(ABC, Generic[S, A]):
         The input state is left untouched.
         """
 
+    def waiting_for(self, state: S) -> frozenset[Seat]:
+        """Seats the current step still waits for: the late ones when a deadline passes.
+
+        Usually `to_act`. In a simultaneous step where a seat may replace what it sent
+        (GIANTS bids), `to_act` keeps every seat until the step closes, while this
+        returns only the seats that have not submitted yet; a room applies
+        `default_action` to these and keeps the deadline while this set shrinks.
+        """
+        return self.to_act(state)
+
     def default_action(self, state: S, seat: Seat) -> A:
         """The action a room applies when `seat` runs out of time.
 

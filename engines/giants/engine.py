@@ -101,11 +101,24 @@ class GiantsEngine(Engine[GameState, Action]):
             out = cleanup.cleanup_actions(state, seat)
         return cast("list[Action]", out)
 
+    def waiting_for(self, state: GameState) -> frozenset[Seat]:
+        """In the auction: the seats that have not bid yet (public: `bid_made`)."""
+        if state.phase == AUCTION:
+            return frozenset(s for s, p in enumerate(state.seats) if p.bid is None)
+        return self.to_act(state)
+
     def default_action(self, state: GameState, seat: Seat) -> Action:
-        """Out of time: the empty bid in the auction, otherwise pass (GI-8, GI-17, GI-24)."""
+        """Out of time: the empty bid in the auction (GI-8), otherwise pass (GI-17, GI-24).
+
+        A seat that has already bid keeps its bid (the default re-submits it), so a
+        room applying defaults to every seat in `to_act` never erases a real bid.
+        """
         if seat not in self.to_act(state):
             raise NotYourTurnError(f"seat {seat} has nothing to do")
-        return Bid(0, 0, False) if state.phase == AUCTION else Pass()
+        if state.phase == AUCTION:
+            bid = state.seats[seat].bid
+            return bid if bid is not None else Bid(0, 0, False)
+        return Pass()
 
     def apply(self, state: GameState, seat: Seat, action: Action) -> Transition[GameState]:
         if state.phase == OVER:

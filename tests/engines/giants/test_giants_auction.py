@@ -56,9 +56,16 @@ def test_gi8_others_views_do_not_depend_on_a_sealed_bid() -> None:
     assert ENGINE.view(state, 0)["seats"]["2"]["bid_made"] is True
 
 
-def test_gi8_default_action_is_the_empty_bid() -> None:
+def test_gi8_default_action_is_the_empty_bid_and_keeps_a_real_one() -> None:
     state = at_auction(3)
     assert ENGINE.default_action(state, 1) == Bid(0, 0, False)
+    state, _ = act(state, 0, "bid 1 w1")
+    assert ENGINE.default_action(state, 0) == Bid(1, 1, False)
+    assert ENGINE.waiting_for(state) == frozenset({1, 2})  # deadlines apply to these
+    assert ENGINE.to_act(state) == frozenset({0, 1, 2})  # seat 0 may still replace
+    for seat in sorted(ENGINE.waiting_for(state)):
+        state = ENGINE.apply(state, seat, ENGINE.default_action(state, seat)).state
+    assert state.phase != AUCTION and state.seats[0].front_markers == 1
 
 
 def _reveal(players: int, bids: list[str], tablets: list[int] | None = None,
