@@ -1,0 +1,70 @@
+"""`giants play URL`: join rooms on a server from the terminal.
+
+Interactive (a Textual app) when standard input is a terminal; with --script, or when
+input is piped, lines of commands and moves are read from stdin (see
+client_cli.tui.script), so the client can be scripted:
+
+    giants play ws://127.0.0.1:8765                              # lobby, /help for commands
+    giants play ws://127.0.0.1:8765 --create tara --bots 1=mcts  # new room, seat 0, vs mcts
+    echo "e6-e7" | giants play ws://127.0.0.1:8765 --room abc123 --seat 1 --script
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from client_cli.tui.script import run_script, stdin_lines
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("url", help="server address, e.g. ws://127.0.0.1:8765")
+    parser.add_argument("--name", default=None, help="your name at the table")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--room", default=None, help="join this room at once")
+    where.add_argument("--create", metavar="GAME", default=None, help="create a room of this game and join it")
+    parser.add_argument("--seat", type=int, default=None, help="seat to take (default: first free)")
+    parser.add_argument("--password", default=None, help="room password")
+    parser.add_argument("--rules", default=None, help="with --create: rule set")
+    parser.add_argument("--players", type=int, default=None, help="with --create: number of seats")
+    parser.add_argument("--bots", default=None, metavar="SEAT=BOT,...",
+                        help="with --create: seats the server fills with bundled bots, e.g. 1=mcts")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="with --create: a game option")
+    parser.add_argument("--script", action="store_true",
+                        help="read commands and moves from stdin instead of the interactive screen")
+    parser.add_argument("--show-board", action="store_true", help="script mode: print the board before each move")
+
+
+def start_commands(args: argparse.Namespace) -> list[str]:
+    """The commands that bring the client into the room the flags name."""
+    password = f" password={args.password}" if args.password else ""
+    seat = f" {args.seat}" if args.seat is not None else ""
+    if args.room:
+        return [f"/join {args.room}{seat}{password}"]
+    if args.create:
+        parts = [f"/create {args.create}"]
+        if args.rules:
+            parts.append(f"rules={args.rules}")
+        if args.players:
+            parts.append(f"players={args.players}")
+        if args.bots:
+            parts.append("bots=" + args.bots.replace("=", ":"))
+        if args.password:
+            parts.append(f"password={args.password}")
+        parts.extend(args.option)
+        return [" ".join(parts), f"/join @created{seat}{password}"]
+    return []
+
+
+def run(args: argparse.Namespace) -> int:
+    start = start_commands(args)
+    if args.script or not sys.stdin.isatty():
+        return asyncio.run(run_script(
+            args.url, stdin_lines(), sys.stdout, name=args.name, start=start, show_board=args.show_board,
+        ))
+    from client_cli.tui.app import PlayApp
+
+    PlayApp(args.url, name=args.name, start=start).run()
+    return 0

@@ -1,0 +1,1 @@
+"""The terminal client: `PlaySession` (logic), `PlayApp` (Textual UI), script mode."""

@@ -1,0 +1,196 @@
+"""The terminal client's logic, shared by the interactive app and the script mode.
+
+A `PlaySession` owns one `Client` and at most one current room. It reads one line at
+a time: a command (`rooms`, `create`, `join`, `watch`, `leave`, `help`, ...) or, in a
+room, a move in the game's notation. `screen()` is what to show now: the lobby
+listing or the room drawn by `client_cli.render`. Everything the session shows comes
+from the seat's (or spectator's) view as the server sent it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from client_cli.client import Client, ClientError, RequestFailed, TrackedRoom
+from client_cli.render import render_room
+
+HELP = """\
+Commands (the leading / is optional outside a room):
+  /rooms [GAME] [all]          list rooms (all = include finished ones)
+  /games                       list the games and rule sets
+  /create GAME [rules=R] [players=N] [bots=1:random,2:mcts] [private] [password=P] [NAME=VALUE ...]
+                               create a room (extra NAME=VALUE pairs are game options)
+  /join ROOM [SEAT] [password=P]   take a seat (first free one by default);
+                               ROOM may be @created, the room you created last
+  /watch ROOM [password=P]     spectate a room
+  /leave                       leave the current room
+  /moves                       show all your legal moves
+  /help                        this text;  /quit  leave the program
+In a room, anything else is a move in the game's notation, e.g. a5-b5 (Giantslayer),
+D4 or xD4 (Tara), 0,1>3,-2 (Giant's Causeway), bid 1 w1 c (GIANTS, a sealed bid)."""
+
+COMMANDS = ("rooms", "games", "create", "join", "watch", "leave", "moves", "help", "quit")
+
+
+@dataclass
+class Reply:
+    """The result of one input line: text for the status line, and whether it failed."""
+
+    text: str
+    error: bool = False
+    quit: bool = False
+
+
+@dataclass
+class PlaySession:
+    """One player's session: a client, the current room, the last lobby listing."""
+
+    client: Client
+    room: TrackedRoom | None = None
+    rooms: list[dict[str, Any]] = field(default_factory=list)
+    last_created: str | None = None  # `@created` in /join and /watch names it
+    legal_limit: int = 80
+    recent_count: int = 8
+
+    # ------------------------------------------------------------------ showing
+
+    def screen(self) -> str:
+        """The text to display now: the current room, or the lobby."""
+        if self.room is not None and self.room.view is not None:
+            return render_room(
+                self.room.view, self.room.seat, self.room.legal, self.recent(), self.legal_limit
+            )
+        return self.lobby_text()
+
+    def recent(self) -> list[str]:
+        """The last moves as `seat N: action`, oldest first."""
+        if self.room is None:
+            return []
+        moves = [
+            f"seat {e.get('seat')}: {e.get('action')}" for e in self.room.events if e.get("type") == "action"
+        ]
+        return moves[-self.recent_count:]
+
+    def lobby_text(self) -> str:
+        lines = ["Lobby - /rooms to refresh, /create GAME, /join ROOM, /watch ROOM, /help", ""]
+        if not self.rooms:
+            lines.append("(no open rooms)")
+        for summary in self.rooms:
+            seats = summary.get("seats") or []
+            taken = sum(1 for s in seats if s.get("name"))
+            lock = " password" if summary.get("password") else ""
+            lines.append(
+                f"{summary.get('room'):<12} {summary.get('game')}/{summary.get('rules'):<10} "
+                f"{summary.get('status'):<9} seats {taken}/{summary.get('players')}"
+                f"  spectators {summary.get('spectators', 0)}{lock}"
+            )
+        return "\n".join(lines)
+
+    def games_text(self) -> str:
+        lines = []
+        for g in self.client.games:
+            low, high = g.get("players") or ["?", "?"]
+            lines.append(f"{g.get('name')}/{g.get('rules')}: {low}-{high} players - {g.get('summary', '')}")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ input
+
+    async def handle(self, line: str) -> Reply:
+        """Run one line of input; never raises for a server refusal (it is the reply)."""
+        text = line.strip()
+        if not text:
+            return Reply("")
+        word = text.split()[0].lstrip("/").lower()
+        is_command = text.startswith("/") or (self.room is None and word in COMMANDS)
+        try:
+            if is_command:
+                return await self.command(word, text.split()[1:])
+            return await self.move(text)
+        except RequestFailed as exc:
+            return Reply(f"error [{exc.code}]: {exc.message}", error=True)
+        except ClientError as exc:
+            return Reply(f"error: {exc}", error=True)
+
+    async def command(self, word: str, args: list[str]) -> Reply:
+        if word == "help":
+            return Reply(HELP)
+        if word == "quit":
+            return Reply("bye", quit=True)
+        if word == "games":
+            return Reply(self.games_text())
+        if word == "rooms":
+            game = next((a for a in args if a != "all"), None)
+            self.rooms = await self.client.list_rooms(game, include_finished="all" in args)
+            return Reply(f"{len(self.rooms)} room(s)")
+        if word == "create":
+            return await self.create(args)
+        if word in ("join", "watch"):
+            if not args:
+                return Reply(f"usage: /{word} ROOM" + (" [SEAT]" if word == "join" else ""), error=True)
+            if args[0] == "@created":
+                if self.last_created is None:
+                    return Reply("no room created yet", error=True)
+                args = [self.last_created, *args[1:]]
+            pairs = dict(a.split("=", 1) for a in args[1:] if "=" in a)
+            password = pairs.get("password")
+            # The previous room stays tracked (its seat is kept); the screen switches.
+            if word == "join":
+                seat = next((int(a) for a in args[1:] if a.isdigit()), None)
+                self.room = await self.client.join(args[0], seat, password)
+                return Reply(f"joined room {args[0]} as seat {self.room.seat}")
+            self.room = await self.client.watch(args[0], password)
+            return Reply(f"watching room {args[0]}")
+        if word == "leave":
+            if self.room is None:
+                return Reply("you are not in a room", error=True)
+            room_id = self.room.id
+            await self.client.leave(room_id)
+            self.room = None
+            return Reply(f"left room {room_id}")
+        if word == "moves":
+            if self.room is None or not self.room.legal:
+                return Reply("no legal moves: it is not your turn")
+            return Reply(" ".join(self.room.legal))
+        return Reply(f"unknown command /{word}; /help lists them", error=True)
+
+    async def create(self, args: list[str]) -> Reply:
+        if not args:
+            return Reply("usage: /create GAME [rules=R] [players=N] [bots=1:random] [NAME=VALUE ...]", error=True)
+        game, rest = args[0], args[1:]
+        fields: dict[str, Any] = {}
+        options: dict[str, Any] = {}
+        for item in rest:
+            if item == "private":
+                fields["private"] = True
+                continue
+            key, sep, value = item.partition("=")
+            if not sep:
+                return Reply(f"expected NAME=VALUE, got {item!r}", error=True)
+            if key == "rules":
+                fields["rules"] = value
+            elif key == "players":
+                fields["players"] = int(value)
+            elif key == "password":
+                fields["password"] = value
+            elif key == "bots":
+                fields["bots"] = dict(pair.split(":", 1) for pair in value.split(",") if ":" in pair)
+            else:
+                try:
+                    options[key] = json.loads(value)
+                except json.JSONDecodeError:
+                    options[key] = value
+        data = await self.client.create_room(game, options=options or None, **fields)
+        self.last_created = str(data["room"])
+        return Reply(f"created room {data['room']}; /join {data['room']} to sit down")
+
+    async def move(self, text: str) -> Reply:
+        if self.room is None:
+            return Reply(f"not in a room: {text!r} is neither a move nor a command (/help)", error=True)
+        if self.room.seat is None:
+            return Reply("you are watching: spectators cannot move", error=True)
+        if not self.room.legal:
+            return Reply("it is not your turn", error=True)
+        await self.client.act(self.room.id, text)
+        return Reply(f"played {text}")
