@@ -157,10 +157,17 @@ class Connection:
 
     async def drop_connection(self) -> None:
         """Abort the socket as a network failure would (for tests and demos); with
-        `reconnect` on, the connection comes back by itself."""
+        `reconnect` on, the connection comes back by itself. Returns once the loss
+        has been noticed (requests in flight failed with ConnectionLost)."""
         ws = self._ws
-        if ws is not None:
-            ws.transport.abort()
+        if ws is None:
+            return
+        ws.transport.abort()
+        # Return once the reader noticed: requests made after this wait for the reconnect.
+        for _ in range(500):
+            if self._ws is not ws:
+                return
+            await asyncio.sleep(0.01)
 
     async def _open(self) -> None:
         ws = await connect(

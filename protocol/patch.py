@@ -139,6 +139,13 @@ def _same_fast(a: Any, b: Any) -> bool:
     # at C speed. Otherwise equal msgpack bytes prove exact equality (each of those
     # values packs differently); different bytes may only mean another key order,
     # and the exact slow check decides.
+    if type(a) is list and a and type(a[0]) is str:
+        try:  # str.join accepts only strings and runs at C speed: all str = exact
+            "".join(a)
+            "".join(b)
+            return True
+        except TypeError:
+            pass
     if type(a) is dict:
         types = set(map(type, a.values()))
         types.update(map(type, b.values()))
@@ -159,14 +166,16 @@ def _same_fast(a: Any, b: Any) -> bool:
 def _emit(sub: list[Op], path: Path, new: Any, ops: list[Op]) -> None:
     # Many small ops inside one container (a board reset, a new hand) can outweigh
     # replacing the container outright; send whichever packs smaller. Few ops, or
-    # ops touching under half of the container's direct entries, are kept without
-    # packing anything: the common move costs no packing here.
+    # ops on under half of the container's own entries, are kept without packing
+    # anything: the common move costs no packing here.
     if len(sub) < _WHOLE_CHECK:
         ops.extend(sub)
         return
     depth = len(path)
-    touched = {op[1][depth] if len(op[1]) > depth else -1 for op in sub}
-    if 2 * len(touched) >= len(new):
+    # Count the ops on this container's own entries (not deeper): nested containers
+    # already chose between ops and a whole "set" for themselves.
+    direct = sum(1 for op in sub if len(op[1]) <= depth + 1)
+    if 2 * direct >= len(new):
         try:
             whole = ["set", path, new]
             if len(_packb(whole)) < len(_packb(sub)):

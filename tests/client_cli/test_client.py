@@ -15,7 +15,7 @@ from typing import Any
 import msgpack
 import pytest
 
-from client_cli.client import Client, RequestFailed, TrackedRoom, Update
+from client_cli.client import Client, ClientClosed, RequestFailed, RoomLost, TrackedRoom, Update
 from engines import registry
 from protocol import ErrorCode
 from server.app import GiantsServer
@@ -332,3 +332,43 @@ async def test_server_restart_clients_come_back_and_resume(
     finally:
         await alice.close()
         await bob.close()
+
+
+async def test_requests_made_while_disconnected_wait_for_the_reconnect(
+    giants_server: GiantsServer, make_client: MakeClient
+) -> None:
+    alice = await make_client("alice", backoff_min=0.05)
+    room_id = (await alice.create_room("giantslayer"))["room"]
+    await alice.watch(room_id)
+    await alice.drop_connection()
+    rooms = await alice.list_rooms("giantslayer")  # sent once the client is back
+    assert room_id in {r["room"] for r in rooms}
+    assert alice.reconnects == 1 and alice.connected
+    assert alice.room(room_id).synced  # re-watched before the request went out
+
+
+async def test_a_bad_token_is_refused_and_not_tracked(
+    giants_server: GiantsServer, make_client: MakeClient
+) -> None:
+    alice = await make_client("alice")
+    room_id = (await alice.create_room("giantslayer"))["room"]
+    with pytest.raises(RequestFailed) as info:
+        await alice.resume(room_id, "not-a-token")
+    assert info.value.code == ErrorCode.BAD_TOKEN
+    assert room_id not in alice.rooms
+
+
+async def test_without_reconnect_a_drop_closes_the_client_and_its_rooms(
+    giants_server: GiantsServer, make_client: MakeClient
+) -> None:
+    alice = await make_client("alice", reconnect=False)
+    room_id = (await alice.create_room("giantslayer"))["room"]
+    room = await alice.join(room_id)
+    waiter = asyncio.create_task(room.wait_turn())
+    await asyncio.sleep(0)
+    await alice.drop_connection()
+    with pytest.raises(RoomLost):
+        await asyncio.wait_for(waiter, 5)
+    assert alice.closed and not alice.rooms
+    with pytest.raises(ClientClosed):
+        await alice.ping()
