@@ -195,3 +195,11 @@ def test_gi23_looking_under_shows_the_owner_to_the_payer_only() -> None:
     assert "owner" not in ENGINE.view(state, 2)["ahu"]["A05"]
     assert "owner" not in ENGINE.view(state, None)["ahu"]["A05"]
     assert state.seats[1].tablets == 0
+
+
+def test_gi18_named_and_default_pieces_mix_along_a_path() -> None:
+    board = {(11, 4): {"w0": 1, "w1": 1}, (10, 4): {"w2": 1, "n": 1}}
+    state = at_transport(3, board=board, statues={"M1": moai(1)})
+    state, events = act(state, 0, "transport M1 (12,4)>(11,4)=w1>(10,4)")
+    assert events[0]["uses"] == [["w1"], ["n"]]  # named, then the free neutral worker
+    assert [p.points for p in state.seats] == [0, 1, 0]
