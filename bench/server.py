@@ -25,6 +25,7 @@ import asyncio
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -296,6 +297,7 @@ async def main() -> int:
         for proc in (server, echo):
             proc.terminate()
             proc.wait(20)
+        shutil.rmtree(tmp, ignore_errors=True)
 
     ms = 1000.0
     p50, p99 = pct(stats.rtts, 50) * ms, pct(stats.rtts, 99) * ms
