@@ -145,38 +145,62 @@ def occupied_neighbours(
     return out
 
 
-def connected_without(
-    stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]], origin: Hex, landing: Hex
-) -> bool:
-    """GC-3 for a leap: is the Causeway one group once `origin` empties and `landing` fills?
+def split_without(
+    stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]], origin: Hex
+) -> dict[Hex, int] | None:
+    """GC-3 for leaps from `origin`: how the Causeway falls apart once the giant leaves.
 
-    The landing cell touches the run it ended, so only the emptied origin can split the
-    group. When the origin's occupied neighbours form one unbroken arc around it they
-    stay linked to each other, and nothing can split: that cheap test settles most
-    leaps. Otherwise a search from one arc must reach a cell of every other arc without
-    passing the origin (the group holds together exactly when it does); it stops as
-    soon as it has, which is usually after a few cells.
+    None when it stays one group (the common case); otherwise a component number for
+    every remaining occupied cell. A leap lands next to the run it passed over, so only
+    the emptied origin can split the group, and the landing cell may join the parts
+    again: `joins_all` decides. When the origin's occupied neighbours form one unbroken
+    arc around it they stay linked and nothing can split; otherwise a search from the
+    first arc looks for the others and usually meets them after a few cells.
     """
     q, r = origin
     ring = [(q + dq, r + dr) for dq, dr in DIRECTIONS]
     full = [c in stacks or c in giants for c in ring]
     starts = [ring[i] for i in range(6) if full[i] and not full[i - 1]]
     if len(starts) <= 1:
-        return True
+        return None
     wanted = set(starts[1:])
-    seen = {origin, starts[0]}
     todo = [starts[0]]
+    seen = {origin, starts[0]}
     for cq, cr in todo:  # breadth first: the other arcs are usually close by
         for dq, dr in DIRECTIONS:
             n = (cq + dq, cr + dr)
-            if n in seen or not (n in stacks or n in giants or n == landing):
+            if n in seen or not (n in stacks or n in giants):
                 continue
             wanted.discard(n)
             if not wanted:
-                return True
+                return None
             seen.add(n)
             todo.append(n)
-    return False
+    # Split: the first part is fully explored; number the others from their arcs.
+    label = dict.fromkeys(todo, 0)
+    part = 0
+    for start in starts[1:]:
+        if start in label:
+            continue
+        part += 1
+        todo = [start]
+        label[start] = part
+        for cq, cr in todo:
+            for dq, dr in DIRECTIONS:
+                n = (cq + dq, cr + dr)
+                if n != origin and n not in label and (n in stacks or n in giants):
+                    label[n] = part
+                    todo.append(n)
+    return label
+
+
+def joins_all(split: dict[Hex, int] | None, landing: Hex) -> bool:
+    """Does a giant landing on `landing` leave one Causeway (see `split_without`)?"""
+    if split is None:
+        return True
+    q, r = landing
+    touched = {split.get((q + dq, r + dr), -1) for dq, dr in DIRECTIONS}
+    return touched >= set(split.values())
 
 
 def stone_count(stacks: dict[Hex, str]) -> int:

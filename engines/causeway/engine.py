@@ -49,11 +49,12 @@ from engines.causeway.board import (
     Hex,
     Work,
     cell_name,
-    connected_without,
     frontier,
+    joins_all,
     neighbours,
     occupied_neighbours,
     position_key,
+    split_without,
     stone_count,
 )
 from engines.causeway.notation import PASS, Action, Destroy, Drop, Leap, Pass, Place, Step
@@ -189,14 +190,18 @@ class CausewayEngine(Engine[CausewayState, Action]):
         if state.supply[colour] > 0:
             actions.extend(Step(cell, to) for to in self.step_targets(state, cell, trapped))
         if not trapped:  # GC-B5 / GC-S3: a trapped giant never leaps
+            split = split_without(state.stacks, state.giants, cell)
             for direction in range(6):
-                actions.extend(self._leaps(state, cell, colour, direction))
+                actions.extend(self._leaps(state, cell, colour, direction, split))
         return actions
 
     def _leap_run(
-        self, state: CausewayState, start: Hex, colour: int, direction: int
+        self, state: CausewayState, start: Hex, colour: int, direction: int, split: dict[Hex, int] | None
     ) -> tuple[list[Hex], Hex] | None:
-        """The cells a leap passes over and its landing cell, or None if it is illegal."""
+        """The cells a leap passes over and its landing cell, or None if it is illegal.
+
+        `split` is `split_without(..., start)`: how the Causeway parts without the giant.
+        """
         stacks, giants = state.stacks, state.giants
         dq, dr = DIRECTIONS[direction]
         blocker = SPECIAL[1 - colour]
@@ -216,12 +221,14 @@ class CausewayEngine(Engine[CausewayState, Action]):
                     return None
             run.append(cell)
             q, r = q + dq, r + dr
-        if not run or not connected_without(stacks, giants, start, cell):  # GC-3
+        if not run or not joins_all(split, cell):  # GC-3
             return None
         return run, cell
 
-    def _leaps(self, state: CausewayState, start: Hex, colour: int, direction: int) -> list[Leap]:
-        found = self._leap_run(state, start, colour, direction)
+    def _leaps(
+        self, state: CausewayState, start: Hex, colour: int, direction: int, split: dict[Hex, int] | None
+    ) -> list[Leap]:
+        found = self._leap_run(state, start, colour, direction, split)
         if found is None:
             return []
         run, _ = found
@@ -341,7 +348,9 @@ class CausewayEngine(Engine[CausewayState, Action]):
             return None
         if trapped:
             return "a trapped giant cannot leap"
-        if not 0 <= action.direction < 6 or action not in self._leaps(state, action.start, seat, action.direction):
+        if not 0 <= action.direction < 6 or action not in self._leaps(
+            state, action.start, seat, action.direction, split_without(state.stacks, state.giants, action.start)
+        ):
             return (
                 "no such leap: it must run over leapable stacks to the first empty cell without "
                 "splitting the Causeway, dropping on distinct open stacks passed over, in path order"
@@ -361,7 +370,8 @@ class CausewayEngine(Engine[CausewayState, Action]):
         work.events.append(event)
 
     def _do_leap(self, state: CausewayState, work: Work, colour: int, leap: Leap) -> None:
-        run, landing = self._leap_run(state, leap.start, colour, leap.direction) or ([], leap.start)
+        # Already checked legal, so the GC-3 test can be skipped (split None).
+        run, landing = self._leap_run(state, leap.start, colour, leap.direction, None) or ([], leap.start)
         work.giants[landing] = work.giants.pop(leap.start)
         work.events.append({
             "type": "leap",
