@@ -54,9 +54,7 @@ def parse_cell(text: str) -> Hex | None:
     return (int(match.group(1)), int(match.group(2)))
 
 
-def neighbours(cell: Hex) -> list[Hex]:
-    q, r = cell
-    return [(q + dq, r + dr) for dq, dr in DIRECTIONS]
+neighbours = hexgrid.neighbors
 
 
 # ----------------------------------------------------------------------------- state

@@ -8,8 +8,9 @@ import statistics
 import pytest
 from causeway_position import engine, position
 
-from engines import BadSnapshotError, NotationError
+from engines import BadSnapshotError, NotationError, hexgrid
 from engines.causeway import PASS, Destroy, Drop, Leap, Place, Step, format_action, parse_action
+from engines.playout import random_playout
 
 
 @pytest.mark.parametrize(
@@ -77,3 +78,15 @@ def test_fact_barrier_offers_about_70_moves_a_turn() -> None:
 def test_fact_spellstone_offers_about_5_to_30_moves_a_turn() -> None:
     mean, _ = _mean_choices("spellstone", 10)
     assert 5 <= mean <= 30
+
+
+@pytest.mark.parametrize("rules", ["barrier", "spellstone", "quick"])
+def test_gc3_the_causeway_stays_one_group_after_every_move(rules: str) -> None:
+    e = engine(rules)
+
+    def check(before: object, seat: int, action: object, transition: object) -> None:
+        state = transition.state  # type: ignore[attr-defined]
+        assert hexgrid.is_connected(set(state.stacks) | set(state.giants)), e.format_action(before, action)
+
+    for seed in range(8):
+        random_playout(e, 2, seed, on_step=check)

@@ -72,6 +72,13 @@ def test_gcs4_trappers_and_own_spellstones_may_be_leapt_but_take_no_drop() -> No
             play(S, state, "-1,0^e+1,0")  # GC-2: never onto a giant or a full stack
 
 
+def test_gc3_a_spellstone_leap_may_not_split_the_causeway() -> None:
+    state = position(S, "0,0:@ws 1,0:w -1,0:b -2,0:@bs")
+    assert not any(m.startswith("0,0^e") for m in legal(S, state))
+    bridged = position(S, "0,0:@ws 1,0:w -1,0:b -2,0:@bs 0,1:w -1,1:b")
+    assert "0,0^e" in legal(S, bridged)
+
+
 def test_gcs4_reading_a_trapper_alone_can_be_leapt() -> None:
     state = position(S, "-1,0:@ws 0,0:@bt 0,-1:w -1,-1:b")
     assert "-1,0^e" in legal(S, state)
