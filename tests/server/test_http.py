@@ -1,0 +1,93 @@
+"""HTTP on the WebSocket port: /healthz and /metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+
+from server.config import Config
+from server.embedded_redis import EmbeddedRedis
+
+pytestmark = pytest.mark.redis
+
+
+def http_get(url: str) -> tuple[int, str, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return resp.status, resp.headers["Content-Type"], resp.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers["Content-Type"], err.read().decode()
+
+
+async def get(server, path: str) -> tuple[int, str, str]:
+    return await asyncio.to_thread(http_get, f"http://127.0.0.1:{server.port}{path}")
+
+
+async def test_healthz_reports_redis_and_rooms(giants_server) -> None:
+    status, ctype, body = await get(giants_server, "/healthz")
+    assert status == 200
+    assert ctype == "application/json"
+    data = json.loads(body)
+    assert data["status"] == "ok" and data["redis"] is True and data["rooms_loaded"] is True
+
+
+async def test_metrics_count_connections_rooms_actions_errors(giants_server, client_factory) -> None:
+    alice = await client_factory(giants_server.url, "alice")
+    bob = await client_factory(giants_server.url, "bob")
+    room = (await alice.ok("create_room", game="giantslayer"))["room"]
+    await alice.ok("join", room=room)
+    await bob.ok("join", room=room)
+    await alice.wait_for(lambda: bool(alice.rooms[room].legal) or bool(bob.rooms.get(room) and bob.rooms[room].legal))
+    actor = alice if alice.rooms[room].legal else bob
+    await actor.ok("act", room=room, action=actor.rooms[room].legal[0])
+    await alice.error("join", room="nope")
+    status, ctype, text = await get(giants_server, "/metrics")
+    assert status == 200
+    assert ctype.startswith("text/plain")
+    lines = text.splitlines()
+    assert "giants_connections 2" in lines
+    assert 'giants_rooms{status="playing"} 1' in lines
+    assert "giants_actions_applied_total 1" in lines
+    assert 'giants_errors_total{code="no_such_room"} 1' in lines
+    assert "giants_action_seconds_count 1" in lines
+    assert any(line.startswith('giants_action_seconds_bucket{le="+Inf"} 1') for line in lines)
+
+
+async def test_other_paths_are_not_found(giants_server) -> None:
+    assert (await get(giants_server, "/nothing"))[0] == 404
+    assert (await get(giants_server, "/"))[0] == 426
+
+
+async def test_healthz_is_503_when_redis_is_gone(server_factory, tmp_path) -> None:
+    """A server on its own Redis; when that Redis stops, /healthz says so with 503."""
+    redis = EmbeddedRedis(tmp_path / "r")
+    url = redis.start()
+    try:
+        server = await server_factory(redis_url=url)
+        assert (await get(server, "/healthz"))[0] == 200
+    finally:
+        redis.stop()
+    status, _, body = await get(server, "/healthz")
+    assert status == 503
+    assert json.loads(body)["redis"] is False
+
+
+def test_every_setting_has_a_flag_and_an_environment_variable() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    Config.add_arguments(parser)
+    args = parser.parse_args(["--port", "9000", "--log-level", "debug"])
+    env = {"GIANTS_PORT": "7000", "GIANTS_HOST": "0.0.0.0", "GIANTS_REDIS_URL": "redis://x:1/0", "GIANTS_RATE": "12.5"}
+    config = Config.from_args(args, env)
+    assert config.port == 9000  # the flag wins over the environment
+    assert config.host == "0.0.0.0"
+    assert config.redis_url == "redis://x:1/0"
+    assert config.rate == 12.5
+    assert config.log_level == "debug"
+    with pytest.raises(ValueError, match="port"):
+        Config.from_args(None, {"GIANTS_PORT": "eighty"})
