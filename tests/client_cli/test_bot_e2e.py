@@ -1,0 +1,156 @@
+"""Bots over the protocol, end to end: a real server, a real Redis, real WebSockets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from client_cli.bots.base import BotContext
+from client_cli.bots.registry import make_bot
+from client_cli.bots.runner import context_for, play_seat, run_bot
+from client_cli.client import Client
+from engines import registry
+
+pytestmark = pytest.mark.redis
+
+ROOT = Path(__file__).resolve().parents[2]
+RAW_BOT = ROOT / "client_cli" / "examples" / "raw_bot.js"
+
+# (game, rules, players, options, bot per seat): one table per game and rule set.
+TABLES = [
+    ("giantslayer", None, 2, {"rounds": 1}, ["greedy", "random"]),
+    ("causeway", "barrier", 2, {}, ["mcts,iterations=30", "random"]),
+    ("causeway", "spellstone", 2, {}, ["greedy", "random"]),
+    ("causeway", "quick", 2, {}, ["random", "greedy"]),
+    ("tara", None, 2, {"games": 1}, ["mcts,iterations=30", "greedy"]),
+    ("giants", None, 3, {}, ["islander", "random", "greedy"]),
+]
+
+
+async def replayed_outcome(url: str, room: str) -> dict[str, Any]:
+    """The outcome rebuilt locally from the server's replay (seed + action log)."""
+    async with Client(url, name="auditor") as client:
+        replay = await client.replay(room)
+    engine = registry.get_engine(replay["game"], replay["rules"])
+    state = engine.new_game(replay["players"], replay["options"], replay["seed"])
+    for entry in replay["actions"]:
+        state = engine.apply_text(state, entry["seat"], entry["action"]).state
+    outcome = engine.outcome(state)
+    assert outcome is not None
+    assert replay["outcome"]["winners"] == list(outcome.winners)
+    return dict(replay["outcome"])
+
+
+@pytest.mark.parametrize(("game", "rules", "players", "options", "bots"), TABLES,
+                         ids=[f"{t[0]}-{t[1] or 'default'}" for t in TABLES])
+async def test_bots_finish_a_game_of_every_game(
+    giants_server: Any, game: str, rules: str | None, players: int, options: dict[str, Any], bots: list[str]
+) -> None:
+    """One bot per seat, each its own protocol client, play a whole game; every bot sees
+    the same outcome, which the server's replay reproduces move for move."""
+    url = giants_server.url
+    async with Client(url, name="host") as host:
+        room = (await host.create_room(game, rules=rules, players=players, options=options))["room"]
+    outcomes = await asyncio.wait_for(asyncio.gather(*[
+        run_bot(url, room, spec, seat=seat, seed=seat) for seat, spec in enumerate(bots)
+    ]), timeout=240)
+    assert all(o is not None for o in outcomes)
+    assert all(o == outcomes[0] for o in outcomes)
+    assert outcomes[0] == await replayed_outcome(url, room)
+
+
+async def test_bot_plays_against_a_server_filled_seat(giants_server: Any) -> None:
+    """`bots` in create_room: the server fills seat 1; our bot takes seat 0 and wins."""
+    url = giants_server.url
+    async with Client(url, name="host") as host:
+        room = (await host.create_room("tara", options={"games": 1}, bots={"1": "random"}))["room"]
+    moves: list[str] = []
+    outcome = await asyncio.wait_for(run_bot(url, room, "greedy", seat=0, on_move=moves.append), 60)
+    assert outcome is not None and outcome["winners"] == [0]
+    assert len(moves) >= 20
+
+
+async def test_bot_reconnects_after_its_connection_is_cut_and_finishes(giants_server: Any) -> None:
+    """The bot's socket is aborted twice mid-game; the client reconnects, resumes the
+    seat with its token, and the bot plays on to the end."""
+    url = giants_server.url
+    async with Client(url, name="host") as host:
+        room = (await host.create_room("giantslayer", options={"rounds": 2}))["room"]
+    opponent = asyncio.create_task(run_bot(url, room, "random", seat=1, seed=3))
+    async with Client(url, name="fragile bot", backoff_min=0.05, backoff_max=0.2) as client:
+        tracked = await client.join(room, 0)
+        bot = make_bot("greedy", context_for(tracked, seed=1, params=None))
+        moves: list[str] = []
+        player = asyncio.create_task(play_seat(client, tracked, bot, on_move=moves.append))
+        for cut in (2, 6):
+            while len(moves) < cut:
+                assert not player.done(), "the game ended before the cut"
+                await asyncio.sleep(0.005)
+            await client.drop_connection()
+            await asyncio.sleep(0.3)  # let the reconnection happen before the next cut
+        outcome = await asyncio.wait_for(player, 120)
+        assert client.reconnects >= 2
+    assert outcome is not None
+    assert outcome == await asyncio.wait_for(opponent, 30)
+    assert len(moves) > 6
+    assert outcome == await replayed_outcome(url, room)
+
+
+async def test_raw_node_bot_plays_a_full_game(giants_server: Any) -> None:
+    """client_cli/examples/raw_bot.js (plain Node.js: hand-made WebSocket + msgpack,
+    no packages) creates a Giantslayer room with a server bot and plays it to the end."""
+    proc = await asyncio.create_subprocess_exec(
+        "node", str(RAW_BOT), giants_server.url, "--create", "giantslayer", "--bots", "1=random",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()
+    result = json.loads(out.decode().strip().splitlines()[-1])
+    assert result["moves"] > 10
+    assert result["outcome"]["reason"] == "points"
+    assert result["outcome"] == await replayed_outcome(giants_server.url, result["room"])
+
+
+async def test_raw_node_bot_joins_a_seat_next_to_a_python_bot(giants_server: Any) -> None:
+    """The raw bot joins an existing room by id and seat, opposite our own runner."""
+    url = giants_server.url
+    async with Client(url, name="host") as host:
+        room = (await host.create_room("tara", options={"games": 1}))["room"]
+    proc = await asyncio.create_subprocess_exec(
+        "node", str(RAW_BOT), url, "--room", room, "--seat", "1",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    outcome = await asyncio.wait_for(run_bot(url, room, "greedy", seat=0), 60)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    assert json.loads(out.decode().splitlines()[-1])["outcome"] == outcome
+
+
+async def test_giants_bot_command_creates_a_room_and_plays_it(giants_server: Any) -> None:
+    """`giants bot URL --create tara --bot greedy --fill random` as a subprocess."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client_cli.cli", "bot", giants_server.url, "--create", "tara",
+        "--option", "games=1", "--bot", "greedy", "--fill", "random", "--quiet",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()
+    result = json.loads(out.decode().strip().splitlines()[-1])
+    assert result["outcome"]["winners"] == [0]
+    assert result["outcome"] == await replayed_outcome(giants_server.url, result["room"])
+
+
+def test_bot_context_comes_from_the_room_header_only() -> None:
+    """A runner builds the bot's context from the public room header: game, rules,
+    seat and player count; nothing from other seats."""
+    from client_cli.client import TrackedRoom
+
+    room = TrackedRoom("r1", seat=1, view={"room": {"game": "tara", "rules": "singles", "players": 2,
+                                                      "seats": [{}, {}]}, "game": {}, "outcome": None})
+    assert context_for(room, 5, {"iterations": "9"}) == BotContext(
+        game="tara", rules="singles", seat=1, players=2, seed=5, params={"iterations": "9"})
