@@ -132,14 +132,27 @@ def check_use(
     return points
 
 
-def routes(state: GameState, sid: str, mover: int) -> dict[Hex, list[Hex]]:
-    """Cheapest path (by default assignment) to every hex the statue can reach."""
+def enter_costs(state: GameState, mover: int, size: int) -> dict[Hex, Cost]:
+    """Default-assignment cost of entering each hex that can carry `size` (GI-18)."""
+    out: dict[Hex, Cost] = {}
+    for cell, tokens in state.board.items():
+        found = best_use(tokens, mover, size, state.players)
+        if found is not None:
+            out[cell] = found[0]
+    return out
+
+
+def routes(
+    state: GameState, sid: str, mover: int, enter: dict[Hex, Cost] | None = None
+) -> dict[Hex, list[Hex]]:
+    """Cheapest path (by default assignment) to every hex the statue can reach.
+
+    `enter` may pass `enter_costs` for the statue's size, shared by same-size statues.
+    """
     statue = state.statues[sid]
     start_hex = statue.hex
-    enter: dict[Hex, Cost | None] = {}
-    for cell, tokens in state.board.items():
-        found = best_use(tokens, mover, statue.size, state.players)
-        enter[cell] = None if found is None else found[0]
+    if enter is None:
+        enter = enter_costs(state, mover, statue.size)
     best: dict[Hex, Cost] = {start_hex: ZERO}
     parent: dict[Hex, Hex] = {}
     heap: list[tuple[Cost, Hex]] = [(ZERO, start_hex)]
@@ -181,11 +194,14 @@ def actions(state: GameState, seat: int) -> list[object]:
     (cheapest route, default pieces), erects, headdresses, marks, looks, pass."""
     p = state.seats[seat]
     out: list[object] = []
+    costs: dict[int, dict[Hex, Cost]] = {}
     for sid in sorted(state.statues, key=_sid_key):
         statue = state.statues[sid]
         if not may_move(statue, seat):
             continue
-        reach = routes(state, sid, seat)
+        if statue.size not in costs:
+            costs[statue.size] = enter_costs(state, seat, statue.size)
+        reach = routes(state, sid, seat, costs[statue.size])
         for cell in sorted(reach, key=lambda c: (c[1], c[0])):
             out.append(Transport(sid, tuple(reach[cell]), None))
         for ahu_id in ISLAND.ahu_near.get(statue.hex, ()):
