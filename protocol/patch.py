@@ -82,8 +82,9 @@ def diff(old: Any, new: Any) -> list[Op]:
     Maps are diffed key by key, lists element by element with "trunc"/"push" for a
     length change, anything else is replaced with "set". When a container collects
     many ops and one "set" of the whole container packs smaller, that set is sent
-    instead (so a reset board costs one op, not one per cell). Values in the ops are shared
-    with `new`, not copied: treat both as read-only afterwards.
+    instead (a reset board costs one op, not one per cell). Values in the ops are
+    shared with `new`, not copied: treat both as read-only afterwards, and encode the
+    ops (`codec.encode`) before changing `new`.
     """
     ops: list[Op] = []
     _diff(old, new, [], ops)
