@@ -105,13 +105,14 @@ class PlaySession:
         word = text.split()[0].lstrip("/").lower()
         is_command = text.startswith("/") or (self.room is None and word in COMMANDS)
         try:
-            if is_command:
-                return await self.command(word, text.split()[1:])
-            return await self.move(text)
+            reply = await self.command(word, text.split()[1:]) if is_command else await self.move(text)
         except RequestFailed as exc:
             return Reply(f"error [{exc.code}]: {exc.message}", error=True)
         except ClientError as exc:
             return Reply(f"error: {exc}", error=True)
+        if reply.error and not reply.text.startswith("error"):
+            reply.text = f"error: {reply.text}"
+        return reply
 
     async def command(self, word: str, args: list[str]) -> Reply:
         if word == "help":

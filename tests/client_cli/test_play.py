@@ -1,0 +1,198 @@
+"""The terminal client against a real server: Textual pilot, script mode, rendering."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from client_cli.client import Client
+from client_cli.commands.watch import watch_plain
+from client_cli.render import render_game
+from client_cli.tui.app import PlayApp
+from client_cli.tui.script import run_script
+from client_cli.tui.session import PlaySession
+from engines import registry
+
+pytestmark = pytest.mark.redis
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def until(predicate: Any, pilot: Any, timeout: float = 10.0) -> None:
+    """Let the app run until `predicate()` holds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < deadline, "condition not reached in time"
+        await pilot.pause(0.02)
+
+
+async def type_line(pilot: Any, text: str) -> None:
+    await pilot.click("#command")
+    await pilot.press(*list(text), "enter")
+
+
+async def test_pilot_create_join_play_and_see_errors(giants_server: Any) -> None:
+    """Typed in the Textual app: create a Tara room with a server bot, join it, play a
+    legal move (the board shows it), then a bad one (a clear error with its code)."""
+    app = PlayApp(giants_server.url, name="ann")
+    async with app.run_test(size=(120, 60)) as pilot:
+        await until(lambda: app.session is not None, pilot)
+        await type_line(pilot, "/create tara bots=1:random games=1")
+        await until(lambda: app.last_reply.text.startswith("created room"), pilot)
+        await type_line(pilot, "/join @created 0")
+        await until(lambda: app.session.room is not None and bool(app.session.room.legal), pilot)
+        assert "you are seat 0" in app.board_text()
+        room = app.session.room
+        move = room.legal[0]
+        await type_line(pilot, move)
+        await until(lambda: app.last_reply.text == f"played {move}", pilot)
+        await until(lambda: bool(room.legal), pilot)  # the bot answered
+        text = app.board_text()
+        assert f"seat 0: {move} | seat 1: " in text.split("Recent: ")[1]
+        assert "To act: seat 0 (you)" in text
+        await type_line(pilot, "Z9")
+        await until(lambda: app.last_reply.error, pilot)
+        assert app.last_reply.text.startswith("error [bad_notation]: 'Z9'")
+        status = app.query_one("#status")
+        assert status.has_class("error")
+        await type_line(pilot, "/moves")
+        await until(lambda: not app.last_reply.error, pilot)
+        assert app.last_reply.text.split() == room.legal
+
+
+async def test_pilot_watch_shows_the_board_and_follows_moves(giants_server: Any) -> None:
+    url = giants_server.url
+    async with Client(url, name="host") as host:
+        room_id = (await host.create_room("giantslayer", options={"rounds": 1}))["room"]
+        seat0 = await host.join(room_id, 0)
+        async with Client(url, name="other") as other:
+            await other.join(room_id, 1)
+            app = PlayApp(url, start=[f"/watch {room_id}"])
+            async with app.run_test(size=(120, 60)) as pilot:
+                await until(lambda: app.session is not None and app.session.room is not None, pilot)
+                assert "you are spectating" in app.board_text()
+                assert "To move: White" in app.board_text()
+                await host.act(room_id, "a4-c6")
+                await until(lambda: "Last move: a4-c6" in app.board_text(), pilot)
+                assert "4   o . . B B . . W    a4..h4" in app.board_text()
+                await type_line(pilot, "e6-e7")
+                await until(lambda: app.last_reply.error, pilot)
+                assert app.last_reply.text == "error: you are watching: spectators cannot move"
+        assert seat0.version is not None
+
+
+async def test_script_mode_plays_against_a_bot_and_reports_bad_moves(giants_server: Any) -> None:
+    """`giants play URL --room R --seat 0 --script` as a subprocess, fed by a "human"
+    who watches the room and types each move when it is their turn, plus one bad move."""
+    url = giants_server.url
+    async with Client(url, name="host") as host:
+        room_id = (await host.create_room("tara", options={"games": 1}, bots={"1": "random"}))["room"]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client_cli.cli", "play", url, "--room", room_id, "--seat", "0",
+        "--script", "--name", "scripted",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert proc.stdin is not None
+    engine = registry.get_engine("tara")
+    played = 0
+    async with Client(url, name="human eyes") as eyes:
+        room = await eyes.watch(room_id)
+        proc.stdin.write(b"A1\n")  # a corner: no such hill
+        while True:
+            await room.wait_for(lambda r: r.finished or r.to_act == [0], timeout=30)
+            if room.finished:
+                break
+            version = room.version
+            state = engine.state_from_view(room.game)
+            move = engine.format_action(state, engine.legal_actions(state, 0)[-1])
+            proc.stdin.write(f"{move}\n".encode())
+            await proc.stdin.drain()
+            played += 1
+            await room.wait_for(lambda r, v=version: (r.version or 0) > v, timeout=30)
+        outcome = room.outcome
+    proc.stdin.close()
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    text = out.decode()
+    assert proc.returncode == 1, err.decode()  # one line (A1) was refused
+    assert "> A1\nerror [bad_notation]:" in text
+    assert text.count("ok: played ") == played
+    assert f"Game over: winner seat {outcome['winners'][0]}" in text or "draw" in text
+    assert "Room " + room_id in text
+
+
+async def test_run_script_in_process_with_commands(giants_server: Any) -> None:
+    """The script runner: /create with server bots, /join @created, /rooms, and moves."""
+    import io
+
+    out = io.StringIO()
+    lines = ["/rooms", "/join @created 0", "pass", "/leave"]
+    code = await run_script(giants_server.url, lines, out, name="s",
+                            start=["/create giantslayer bots=1:random rounds=1"])
+    text = out.getvalue()
+    assert "> /create giantslayer bots=1:random rounds=1\ncreated room" in text
+    assert "joined room" in text and "as seat 0" in text
+    assert "> pass\nerror [illegal_action]: " in text  # White has moves, so no pass (GS-12)
+    assert "> /leave\nleft room" in text
+    assert code == 1
+
+
+GAMES = [
+    ("giantslayer", None, 2, {}),
+    ("causeway", "barrier", 2, {}),
+    ("causeway", "spellstone", 2, {}),
+    ("tara", None, 2, {}),
+    ("giants", None, 3, {}),
+]
+
+
+@pytest.mark.parametrize(("game", "rules", "players", "options"), GAMES,
+                         ids=[f"{g[0]}-{g[1] or 'default'}" for g in GAMES])
+async def test_client_renders_each_games_board_from_a_real_server(
+    giants_server: Any, game: str, rules: str | None, players: int, options: dict[str, Any]
+) -> None:
+    """A seated client's screen shows the game's board drawn from the view the server
+    sent, identical to rendering the engine's own view of the room's position."""
+    url = giants_server.url
+    async with Client(url, name="p0") as p0:
+        room_id = (await p0.create_room(game, rules=rules, players=players, options=options))["room"]
+        others = [Client(url, name=f"p{i}") for i in range(1, players)]
+        for i, client in enumerate(others, start=1):
+            await client.connect()
+            await client.join(room_id, i)
+        try:
+            room = await p0.join(room_id, 0)
+            await room.wait_for(lambda r: r.status == "playing", timeout=10)
+            session = PlaySession(p0, room=room)
+            screen = session.screen()
+            live = giants_server.lobby.rooms[room_id]
+            expected_board = render_game(game, live.engine.view(live.state, 0), 0)
+            assert expected_board in screen
+            assert screen.splitlines()[0].startswith(f"Room {room_id} - {game}/")
+            if game == "giantslayer":
+                assert "5  W . . B # B . . W   a5..i5" in screen
+            elif game == "tara":
+                assert "    A   B   C   D   E   F   G" in screen
+            elif game == "causeway":
+                assert "Giant's Causeway (" + (rules or "") in screen
+                assert "r=0" in screen
+            else:
+                assert "GIANTS - turn 1, phase auction" in screen
+                assert " 4  .   V   .   .   .   f3  f6  f2  .   .   .   .   Q" in screen
+                assert "Your screen: " in screen  # our own screen, and only ours
+                assert screen.count("thinking") == players
+            # The same screen from `giants watch --once` (a spectator: no private screen).
+            import io
+
+            out = io.StringIO()
+            assert await watch_plain(url, room_id, out, once=True) == 0
+            assert "you are spectating" in out.getvalue()
+            assert "Your screen" not in out.getvalue()
+        finally:
+            for client in others:
+                await client.close()
