@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 from typing import Any
 
 import msgpack
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from protocol import (
     MAX_FRAME,
@@ -38,8 +41,10 @@ from protocol import (
     error_frame,
     ok_frame,
     patch_frame,
+    recover_id,
     snapshot_frame,
 )
+from protocol.messages import CLIENT_MESSAGE_TYPES
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 
@@ -226,3 +231,47 @@ def test_error_codes_are_exactly_the_contract_and_all_documented() -> None:
     section = text[text.index("## 8. Error codes") : text.index("## 9.")]
     doc_codes = set(re.findall(r"^\| `([a-z_]+)` \|", section, re.M))
     assert doc_codes == set(CONTRACT_CODES)
+
+
+json_like = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.floats()
+    | st.text(max_size=8)
+    | st.binary(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+field_names = st.sampled_from(
+    ["id", "room", "seat", "action", "version", "protocol", "name", "game", "options", "bots",
+     "token", "password", "players", "deadline", "private", "autostart", "rules", "junk"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=64))
+def test_arbitrary_bytes_never_escape_as_anything_but_protocol_error(frame: bytes) -> None:
+    """Nothing a client sends can crash the decoder: it is a request or a ProtocolError."""
+    with contextlib.suppress(ProtocolError):
+        decode_client(frame)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from([*sorted(CLIENT_MESSAGE_TYPES), "nope"]),
+    st.dictionaries(field_names, json_like, max_size=6),
+)
+def test_arbitrary_maps_give_a_request_or_a_coded_error(kind: str, fields: dict[str, Any]) -> None:
+    frame = pack({"type": kind, **fields})
+    try:
+        msg = decode_client(frame)
+    except ProtocolError as exc:
+        assert exc.code in {ErrorCode.BAD_MESSAGE, ErrorCode.UNKNOWN_TYPE}
+        assert exc.id == recover_id(fields)
+        assert decode_server(encode(error_frame(exc))).type == "error"
+    else:
+        assert msg.type == kind
+        assert decode_client(encode(msg)) == msg  # what was accepted round-trips
