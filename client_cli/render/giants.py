@@ -122,10 +122,10 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
             markers, workers, chief = view["my_bid"]
             head.append(f"Your sealed bid: {markers} markers, {workers} workers" + (", the chief" if chief else ""))
     statues = view.get("statues", {})
-    front = [f"{sid} (size {st.get('size')}, seat {st['front']})" for sid, st in sorted(statues.items())
-             if st.get("front") is not None]
-    if front:
-        head.append("In front of screens: " + ", ".join(front))
+    fronts = [f"{sid} (size {st.get('size')}, seat {st['front']})" for sid, st in sorted(statues.items())
+              if st.get("front") is not None]
+    if fronts:
+        head.append("In front of screens: " + ", ".join(fronts))
     marked = [f"{sid}->{st['marker']}" for sid, st in sorted(statues.items()) if st.get("marker") is not None]
     if marked:
         head.append("Marked statues: " + ", ".join(marked))
