@@ -3,8 +3,8 @@
 Each occupied cell shows its stack bottom to top (`w`/`b` blanks, `W`/`B` the
 barrier or spellstone on top) or a giant: `Gw`/`Gb` (barrier edition), `Tw`/`Sw`
 trapper and spikey (spellstone and quick). Empty cells next to the Causeway are `.`,
-the places a giant may step to. Rows are labelled with r and the q of their first
-cell, since cells are written `q,r`.
+the places a giant may step to. Rows are labelled with r and the q range of their
+cells, since cells are written `q,r` (q grows to the right along a row).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
     width = max((len(text) for _, text in rows), default=0)
     lines = []
     for r, text in rows:
-        first_q = min(q for q, rr in cells if rr == r)
-        lines.append(f"r={r:<3} {text.ljust(width)}   (first q={first_q})")
+        qs = [q for q, rr in cells if rr == r]
+        lines.append(f"r={r:<3} {text.ljust(width)}   q={min(qs)}..{max(qs)}")
     seats: dict[str, int] = view.get("seats", {})
 
     def who(colour: str) -> str:

@@ -135,3 +135,57 @@ def test_finished_room_shows_the_outcome() -> None:
     text = render_room(room_view, 1, [])
     assert "Game over: winner seat 0; scores [6, 0]; points - seat 0 wins 6-0" in text
     assert format_legal([]) == "Legal moves: none (not your turn)"
+
+
+CAUSEWAY_SPELLSTONE_START = """\
+r=-3          .   .         q=1..2
+r=-2    .   .   w   .       q=-1..2
+r=-1  .   w   b   .   .     q=-2..2
+r=0     .   .   w   b   .   q=-2..2
+r=1       .   b   .   .     q=-2..1
+r=2         .   .           q=-2..-1"""
+
+
+def test_causeway_draws_the_stones_of_the_spellstone_setup() -> None:
+    """GC-S1: white blanks on (0,0) (1,-2) (-1,-1), black on (0,-1) (1,0) (-1,1)."""
+    engine = registry.get_engine("causeway", "spellstone")
+    state = engine.new_game(2, engine.validate_options(2, {}), 1)
+    text = render_game("causeway", engine.view(state, 0), 0)
+    assert "\n".join(board_lines(text, "r=-3", 6)) == CAUSEWAY_SPELLSTONE_START
+    assert "White seat 0 (you): towers 0, blanks in supply 17, spellstones in play 0" in text
+    assert "White still to place: trapper, spikey" in text
+
+
+def test_causeway_draws_giants_and_stacks() -> None:
+    engine = registry.get_engine("causeway", "barrier")
+    state = engine.new_game(2, engine.validate_options(2, {}), 1)
+    for text in ("giant@-1,0", "giant@2,0"):
+        seat = min(engine.to_act(state))
+        state = engine.apply_text(state, seat, text).state
+    drawn = render_game("causeway", engine.view(state, None))
+    assert board_lines(drawn, "r=0", 1) == ["r=0   .   Gw  w   b   Gb  .   q=-2..3"]
+    assert "Last move: giant@2,0" in drawn
+
+
+def test_giants_map_offer_and_only_the_viewers_screen() -> None:
+    """GI-28/29: a seat sees its own screen and who has bid, never another screen or bid."""
+    engine = registry.get_engine("giants")
+    state = engine.new_game(3, engine.validate_options(3, {}), 3)
+    view = engine.view(state, 0)
+    text = render_game("giants", view, 0)
+    lines = text.splitlines()
+    assert lines[0].startswith("GIANTS - turn 1, phase auction")
+    assert board_lines(text, " 4  ", 1) == [" 4  .   V   .   .   .   f3  f6  f2  .   .   .   .   Q"]
+    assert board_lines(text, "-1  ", 1) == ["-1                    03  04  05  06"]
+    assert "Your screen: 1 workers, chief yes, sorcerer yes, 2 markers" in text
+    assert text.count("thinking") == 3
+    # Seat 0 bids; seat 1's screen shows that seat 0 has bid, but not what.
+    bid = engine.format_action(state, engine.legal_actions(state, 0)[-1])
+    state = engine.apply_text(state, 0, bid).state
+    other = render_game("giants", engine.view(state, 1), 1)
+    assert "has bid" in board_lines(other, "   0  ", 1)[0]
+    assert "Your sealed bid" not in other
+    mine = render_game("giants", engine.view(state, 0), 0)
+    assert "Your sealed bid: " in mine
+    spectator = render_game("giants", engine.view(state, None), None)
+    assert "Your screen" not in spectator
