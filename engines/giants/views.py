@@ -8,7 +8,8 @@ Public: the board, the front of every screen, the offer, transport points, who h
 carry `seed_commitment`, see `engines.giants.dice`). After the end all is revealed.
 
 Entries are keyed maps (hexes as "c,r", statues by id, Ahu by id, seats by "0".."4"),
-so a typical action changes only a few entries of the diff.
+so a typical action changes only a few entries of the diff. `ahu` lists only Ahu that
+are reserved or hold a Moai; the fixed map data (values, neighbours) is `map.json`.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ def view(state: GameState, seat: int | None, to_act: frozenset[int]) -> dict[str
     over = state.phase == OVER
     ahu: dict[str, Any] = {}
     for aid, st in state.ahu.items():
+        if st.reserved is None and not st.size:
+            continue  # an empty Ahu: its values and neighbours are in the map data
         entry: dict[str, Any] = {"reserved": st.reserved, "moai": st.size,
                                  "headdress": st.headdress}
         if st.size and (
