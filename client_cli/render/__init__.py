@@ -43,13 +43,23 @@ def describe_seat(entry: dict[str, Any], me: int | None) -> str:
     return f"seat {entry.get('seat')}: {name}" + (f" ({', '.join(marks)})" if marks else "")
 
 
-def format_legal(legal: Sequence[str], limit: int = 80) -> str:
-    """The legal moves on a few lines; long lists are cut with a count."""
+def format_legal(legal: Sequence[str], limit: int = 80, width: int = 100) -> str:
+    """The legal moves wrapped to `width` columns; long lists are cut with a count."""
     if not legal:
         return "Legal moves: none (not your turn)"
-    shown = list(legal[:limit])
-    more = f" ... and {len(legal) - limit} more" if len(legal) > limit else ""
-    return f"Legal moves ({len(legal)}): " + " ".join(shown) + more
+    # Moves with spaces (GIANTS: "bid 1 w1 c") are kept whole and set apart with " | ".
+    sep = " | " if any(" " in move for move in legal) else " "
+    items = list(legal[:limit])
+    if len(legal) > limit:
+        items.append(f"... and {len(legal) - limit} more")
+    lines = [f"Legal moves ({len(legal)}):"]
+    for item in items:
+        joiner = sep if lines[-1][-1] != ":" else " "
+        if len(lines[-1]) + len(joiner) + len(item) > width and lines[-1].strip():
+            lines.append("  " + item)
+        else:
+            lines[-1] += joiner + item
+    return "\n".join(lines)
 
 
 def render_room(

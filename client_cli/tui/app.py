@@ -49,8 +49,9 @@ class PlayApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="board-pane"):
-            yield Static("connecting...", id="board")
-        yield Static("", id="status")
+            # markup=False: boards and server messages contain [brackets] (error codes).
+            yield Static("connecting...", id="board", markup=False)
+        yield Static("", id="status", markup=False)
         yield Input(placeholder="a move, or /help", id="command")
         yield Footer()
 
