@@ -121,7 +121,7 @@ class Connection:
     def connected(self) -> bool:
         """True while a socket is open, hello was answered and (after a reconnect) the
         rooms were taken back."""
-        return self._connected.is_set()
+        return self._connected.is_set() and not self._closed
 
     @property
     def closed(self) -> bool:
@@ -145,7 +145,7 @@ class Connection:
 
     async def close(self) -> None:
         """Close for good: stop reconnecting, fail pending requests with ClientClosed."""
-        self._closed = True
+        self._shut()
         for task in list(self._tasks):
             task.cancel()
         await self._drop_ws()
@@ -187,6 +187,10 @@ class Connection:
         self.session = data.get("session")
         self.server = data.get("server")
         self.games = list(data.get("games") or [])
+
+    def _shut(self) -> None:
+        self._closed = True
+        self._connected.set()  # wakes requests waiting for a reconnect: they see _closed
 
     async def _drop_ws(self) -> None:
         # Forget the socket first, so its reader does not treat this close as a loss.
@@ -256,7 +260,7 @@ class Connection:
         if self._closed or not self._established:
             return  # closing on purpose, or connect() is failing and will raise
         if not self.reconnect:
-            self._closed = True
+            self._shut()
             self._on_give_up(ClientClosed("the connection was lost and reconnect is off"))
             return
         if not self._reconnecting:
@@ -284,7 +288,7 @@ class Connection:
                 except _CONNECT_ERRORS as exc:
                     if isinstance(exc, RequestFailed) and exc.code == ErrorCode.PROTOCOL_MISMATCH:
                         log.error("the server no longer speaks protocol %s", PROTOCOL_VERSION)
-                        self._closed = True
+                        self._shut()
                         self._on_give_up(exc)
                         return
                     log.info("reconnecting to %s failed (%r); retrying", self.url, exc)
@@ -324,6 +328,8 @@ class Connection:
         if wait_connected and not self._connected.is_set():
             async with asyncio.timeout_at(deadline):
                 await self._connected.wait()
+            if self._closed:
+                raise ClientClosed("the client was closed")
         ws = self._ws
         if ws is None:
             raise ConnectionLost("not connected to the server")

@@ -372,3 +372,22 @@ async def test_without_reconnect_a_drop_closes_the_client_and_its_rooms(
     assert alice.closed and not alice.rooms
     with pytest.raises(ClientClosed):
         await alice.ping()
+
+
+async def test_closing_the_client_releases_requests_waiting_for_a_reconnect(
+    server_factory: Callable[..., Any],
+) -> None:
+    server: GiantsServer = await server_factory()
+    client = Client(server.url, name="ann", backoff_min=0.05, backoff_max=0.1)
+    await client.connect()
+    await server.stop()  # nothing to reconnect to
+    for _ in range(100):
+        if not client.connected:
+            break
+        await asyncio.sleep(0.02)
+    waiting = asyncio.create_task(client.ping())
+    await asyncio.sleep(0.2)
+    assert not waiting.done()  # it waits for the connection to come back...
+    await client.close()
+    with pytest.raises(ClientClosed):  # ...until the client is closed
+        await asyncio.wait_for(waiting, 5)
