@@ -52,9 +52,14 @@ def format_legal(legal: Sequence[str], limit: int = 80, width: int = 100) -> str
     items = list(legal[:limit])
     if len(legal) > limit:
         items.append(f"... and {len(legal) - limit} more")
-    lines = [f"Legal moves ({len(legal)}):"]
+    return wrap_items(f"Legal moves ({len(legal)}):", items, sep, width)
+
+
+def wrap_items(title: str, items: Sequence[str], sep: str, width: int = 100) -> str:
+    """`title item sep item ...` wrapped to `width` columns without splitting an item."""
+    lines = [title]
     for item in items:
-        joiner = sep if lines[-1][-1] != ":" else " "
+        joiner = " " if lines[-1] == title else sep
         if len(lines[-1]) + len(joiner) + len(item) > width and lines[-1].strip():
             lines.append("  " + item)
         else:
@@ -98,7 +103,7 @@ def render_room(
         )
     if recent:
         lines.append("")
-        lines.append("Recent: " + " | ".join(recent))
+        lines.append(wrap_items("Recent:", recent, " | "))
     if seat is not None and room.get("status") == "playing":
         lines.append("")
         lines.append(format_legal(legal, legal_limit))
