@@ -30,6 +30,7 @@ def start_turn(state: GameState, events: list[Event]) -> None:
     })
     for p in state.seats:
         p.bid = None
+    state.passed = [False] * state.players  # nobody has passed in a new turn yet
     if sum(state.offer) == 0:
         # DECIDED: with nothing to win there is no auction; go straight to placement.
         events.append({"type": "no_auction", "reason": "empty offer"})
