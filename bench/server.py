@@ -77,6 +77,31 @@ def start(cmd: list[str]) -> tuple[subprocess.Popen[str], str]:
     raise RuntimeError("server did not start")
 
 
+def scrape(url: str) -> str:
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return str(resp.read().decode())
+
+
+def histogram_quantiles(text: str, name: str, qs: tuple[float, ...]) -> tuple[float, list[float]]:
+    """Mean and bucket upper bounds for quantiles of a Prometheus histogram."""
+    buckets = []
+    total = count = 0.0
+    for line in text.splitlines():
+        if line.startswith(name + "_bucket"):
+            bound = line.split('le="')[1].split('"')[0]
+            buckets.append((float("inf") if bound == "+Inf" else float(bound), float(line.split()[-1])))
+        elif line.startswith(name + "_sum"):
+            total = float(line.split()[-1])
+        elif line.startswith(name + "_count"):
+            count = float(line.split()[-1])
+    out = []
+    for q in qs:
+        out.append(next((b for b, c in buckets if c >= q * count), float("inf")))
+    return (total / count if count else float("nan")), out
+
+
 def pct(values: list[float], p: float) -> float:
     if not values:
         return float("nan")
@@ -259,6 +284,7 @@ async def main() -> int:
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--redis-url", default=None, help="external Redis (default: embedded in a temp dir)")
     parser.add_argument("--memory-conns", type=int, default=1000)
+    parser.add_argument("--loop", default="auto", help="server event loop: auto, uvloop or asyncio")
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile, stats to FILE")
     args = parser.parse_args()
 
@@ -267,7 +293,7 @@ async def main() -> int:
     prefix = f"giants-bench:{os.getpid()}:"
     runner = ["-m", "cProfile", "-o", args.profile, "-m", "client_cli.cli"] if args.profile else ["-m", "client_cli.cli"]
     server, url = start([sys.executable, *runner, "serve", "--port", "0", "--log-level", "warning",
-                         "--key-prefix", prefix, "--rate", "1000", "--burst", "1000", *redis_args])
+                         "--key-prefix", prefix, "--loop", args.loop, "--rate", "1000", "--burst", "1000", *redis_args])
     echo, echo_url = start([sys.executable, "-c", ECHO_SERVER])
     try:
         print(f"server {url} (pid {server.pid}); echo {echo_url}; {args.rooms} rooms x 2 bots; "
@@ -289,6 +315,7 @@ async def main() -> int:
         stats.measuring = False
         elapsed = time.perf_counter() - t0
         rss_loaded = rss_kib(server.pid)
+        metrics = await asyncio.to_thread(scrape, url.replace("ws://", "http://") + "/metrics")
         stop.set()
         await asyncio.wait(tasks, timeout=10)
 
@@ -306,6 +333,9 @@ async def main() -> int:
     view = statistics.median(stats.view_bytes) if stats.view_bytes else float("nan")
     print(f"moves/s            {stats.moves / elapsed:8.1f}  (target {args.rate:g}; {stats.moves} moves in {elapsed:.1f}s)")
     print(f"round trip ms      p50 {p50:6.3f}  p99 {p99:6.3f}  max {max(stats.rtts, default=0) * ms:6.2f}")
+    mean, (s50, s99) = histogram_quantiles(metrics, "giants_action_seconds", (0.5, 0.99))
+    print(f"server-side ms     mean {mean * ms:6.3f}  p50 <= {s50 * ms:g}  p99 <= {s99 * ms:g}  "
+          "(receive act -> patches written, from /metrics; since start)")
     print(f"bare echo ms       p50 {e50:6.3f}  p99 {e99:6.3f}  ({len(echo_rtts)} round trips)")
     print(f"ratio to echo      p50 {p50 / e50:5.2f}x  p99 {p99 / e99:5.2f}x")
     ops = statistics.median(stats.ops_bytes) if stats.ops_bytes else float("nan")

@@ -56,4 +56,16 @@ def run(args: argparse.Namespace) -> int:
         level=config.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if config.loop not in ("auto", "uvloop", "asyncio"):
+        print(f"giants serve: --loop must be auto, uvloop or asyncio, not {config.loop!r}", file=sys.stderr)
+        return 2
+    if config.loop != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            if config.loop == "uvloop":
+                print("giants serve: uvloop is not installed (pip install 'giants-table[speed]')", file=sys.stderr)
+                return 2
+        else:
+            return int(uvloop.run(_main(config)))
     return asyncio.run(_main(config))

@@ -33,6 +33,7 @@ class Config:
     max_rooms: int = 10_000
     max_write_buffer: int = 1024 * 1024  # a client slower than this is disconnected
     shutdown_timeout: float = 10.0
+    loop: str = "auto"  # auto = uvloop when installed (the `speed` extra), else asyncio
 
     @property
     def data_path(self) -> Path:
@@ -58,6 +59,7 @@ class Config:
             "max_rooms": "most live rooms (GIANTS_MAX_ROOMS, default 10000)",
             "max_write_buffer": "bytes queued to a slow client before it is dropped (GIANTS_MAX_WRITE_BUFFER)",
             "shutdown_timeout": "seconds to finish in-flight work on shutdown (GIANTS_SHUTDOWN_TIMEOUT)",
+            "loop": "event loop: auto (uvloop if installed), uvloop or asyncio (GIANTS_LOOP)",
         }
         for f in fields(Config):
             flag = "--" + f.name.replace("_", "-")

@@ -96,12 +96,12 @@ class RoomRecord:
 class Store:
     """The one place that talks to Redis; embedded and external Redis use the same code."""
 
-    def __init__(self, url: str, prefix: str = "giants:", max_connections: int = 32) -> None:
+    def __init__(self, url: str, prefix: str = "giants:", max_connections: int = 1000) -> None:
         self.url = url
         self.prefix = prefix
         # A blocking pool: under a burst of commits from many rooms a request waits for
         # a free connection instead of failing (the default pool raises when exhausted).
-        pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=10)
+        pool = aioredis.ConnectionPool.from_url(url, max_connections=max_connections)
         self.redis: aioredis.Redis = aioredis.Redis(connection_pool=pool, decode_responses=False)
         self._commit = self.redis.register_script(_COMMIT)
         self._create = self.redis.register_script(_CREATE)
