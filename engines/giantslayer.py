@@ -393,8 +393,9 @@ class Giantslayer(Engine[GiantslayerState, Move]):
 
     def _play(self, state: GiantslayerState, move: Move) -> Transition[GiantslayerState]:
         board = bytearray(state.board)
-        side = "white" if state.white_to_move else "black"
-        events: list[Event] = [{"type": "move", "side": side, "move": format_move(move)}]
+        # The move itself reaches the table as the room's "action" event; the engine
+        # reports only its consequences (captures, round ends).
+        events: list[Event] = []
         captured = False
         if move.path:
             start, end = move.path[0], move.path[-1]
