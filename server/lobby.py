@@ -15,9 +15,10 @@ from typing import Any
 from engines import registry
 from engines.base import Engine, GameError
 from protocol.messages import CreateRoom
+from server import bots as seat_bots
 from server.errors import RequestError
 from server.metrics import Metrics
-from server.room import BOTS, Room
+from server.room import Room
 from server.seats import SeatState, hash_secret, replay_data
 from server.store import Store, unpack
 
@@ -107,9 +108,8 @@ class Lobby:
                 raise RequestError("bad_options", f"bots: seat {key!r} is not a number") from None
             if not 0 <= seat < players:
                 raise RequestError("bad_options", f"bots: seat {seat} is not in 0..{players - 1}")
-            if bot not in BOTS:
-                raise RequestError("bad_options", f"bots: unknown bot {bot!r}; choose one of {', '.join(BOTS)}")
-            seats[seat] = SeatState(f"bot:{bot}", None, bot)
+            seat_bots.check_spec(bot, engine.info.name, engine.info.rules, seat, players, options)
+            seats[seat] = SeatState(f"bot:{bot.split(',')[0]}", None, bot)
         deadline = msg.deadline
         if deadline is not None and not 0 < deadline <= 86_400:
             raise RequestError("bad_options", "deadline must be between 0 and 86400 seconds")

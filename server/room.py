@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engines.base import Engine, GameError, Seat
+from server import bots
 from server.errors import RequestError
 from server.metrics import Metrics
 from server.seats import Candidate, Member, Peer, SeatState, hash_secret, replay_data
@@ -27,8 +28,6 @@ from server.store import RoomRecord, StaleWriteError, Store
 from server.views import RoomViews
 
 log = logging.getLogger("giants.room")
-
-BOTS = ("random",)  # seat fillers the server itself plays
 
 
 
@@ -66,6 +65,8 @@ class Room(RoomViews):
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._rng = random.Random()
+        self._bots: dict[Seat, Any] = {}  # seat -> bot object, built on first use
+        self._bot_running = False
 
     # -- construction ---------------------------------------------------------------
 
@@ -194,8 +195,13 @@ class Room(RoomViews):
 
     def _after_change(self) -> None:
         """Let bots move and evict an idle finished room."""
-        if self.status == "playing" and any(self.seats[s].bot for s in self.to_act):
-            self._spawn(self._bot_turn())
+        if (
+            not self._bot_running
+            and self.status == "playing"
+            and any(self.seats[s].bot for s in self.to_act)
+        ):
+            self._bot_running = True
+            self._spawn(self._bot_turns())
         if self.status == "finished" and not self.members and self.on_idle is not None:
             self.on_idle(self)
 
@@ -445,25 +451,48 @@ class Room(RoomViews):
             if self.deadline is not None and time.time() < self.deadline:
                 self._arm_timer()
 
-    async def _bot_turn(self) -> None:
-        await asyncio.sleep(0)  # let the reply and patches of the last change go out first
-        async with self.lock:
-            if self.closing:
-                return
-            for seat in self.to_act:
-                if self.seats[seat].bot is None:
-                    continue
-                actions = self.engine.legal_actions(self.state, seat)
-                if not actions:
-                    continue
-                try:
-                    events = await self._apply_action(seat, self._rng.choice(actions), [])
-                except RequestError as exc:
-                    log.error("room %s: bot move failed: %s", self.id, exc.message)
+    async def _bot_turns(self) -> None:
+        """Play the bot seats while any is to act (one task per room at a time).
+
+        A bot thinks without the room lock (humans in a simultaneous step keep
+        acting); its answer is applied only if the room did not change meanwhile.
+        """
+        try:
+            while not self.closing and self.status == "playing":
+                await asyncio.sleep(0)  # the last change's replies and patches go out first
+                seats = [s for s in self.to_act if self.seats[s].bot]
+                if not seats:
                     return
-                self._publish(events)
-                break
-            self._after_change()
+                seat = seats[0]
+                version, state = self.version, self.state
+                bot = self._bots.get(seat)
+                if bot is None:
+                    meta = self.meta
+                    bot = self._bots[seat] = bots.make(
+                        self.seats[seat].bot or "random", meta["game"], meta["rules"], seat,
+                        meta["players"], meta["options"], seed=meta["seed"] + seat,
+                    )
+                legal = self.legal_for(seat)
+                choice = await bots.choose(bot, self.engine.view(state, seat), legal, self._rng)
+                async with self.lock:
+                    if self.version != version or self.closing:
+                        continue  # the room moved on while the bot thought: look again
+                    try:
+                        action = self.engine.parse_action(state, seat, choice)
+                        events = await self._apply_action(seat, action, [])
+                    except RequestError as exc:
+                        if exc.code == "internal_error":
+                            log.error("room %s: bot move not saved: %s", self.id, exc.message)
+                            return
+                        action = self.engine.parse_action(state, seat, self._rng.choice(legal))
+                        events = await self._apply_action(seat, action, [])
+                    self._publish(events)
+        except RequestError as exc:
+            log.error("room %s: bot move failed: %s", self.id, exc.message)
+        finally:
+            self._bot_running = False
+            if self.status == "finished" and not self.members and self.on_idle is not None:
+                self.on_idle(self)
 
     async def close(self) -> None:
         """Stop timers and bots (shutdown); waits for an in-flight change to finish."""

@@ -120,7 +120,7 @@ async def test_bots_fill_seats_and_finished_game_is_a_replay(giants_server, clie
     and the replay is readable afterwards, also once the room has left memory."""
     url = giants_server.url
     watcher = await client_factory(url, "watcher")
-    room = (await watcher.ok("create_room", game="giantslayer", options={"rounds": 1}, bots={"0": "random", "1": "random"}))["room"]
+    room = (await watcher.ok("create_room", game="giantslayer", options={"rounds": 1}, bots={"0": "random", "1": "greedy"}))["room"]
     await watcher.ok("watch", room=room)
     await watcher.wait_for(lambda: watcher.rooms[room].view["room"]["status"] == "finished", timeout=30)
     assert (await watcher.ok("replay", room=room))["outcome"] == watcher.rooms[room].view["outcome"]
@@ -130,3 +130,20 @@ async def test_bots_fill_seats_and_finished_game_is_a_replay(giants_server, clie
     assert len(replay["actions"]) == watcher.rooms[room].view["room"]["version"] - 1  # versions: start + actions
     listed = (await watcher.ok("list_rooms", include_finished=True))["rooms"]
     assert any(r["room"] == room and r["status"] == "finished" for r in listed)
+
+
+async def test_human_against_a_bundled_bot(giants_server, client_factory) -> None:
+    """A seat filled by a bundled bot answers each human move; unknown bots are refused."""
+    alice = await client_factory(giants_server.url, "alice")
+    refused = await alice.error("create_room", game="giantslayer", bots={"1": "no-such-bot"})
+    assert refused["code"] == "bad_options"
+    room = (await alice.ok("create_room", game="giantslayer", bots={"1": "random"}))["room"]
+    await alice.ok("join", room=room)
+    rng = random.Random(9)
+    for _ in range(5):
+        await alice.wait_for(lambda: bool(alice.rooms[room].legal))
+        version = (await alice.ok("act", room=room, action=rng.choice(alice.rooms[room].legal)))["version"]
+        await alice.wait_version(room, version + 1)  # the bot's reply
+    bot_moves = [e for e in alice.rooms[room].events if e["type"] == "action" and e["seat"] == 1]
+    assert len(bot_moves) >= 5
+    assert alice.rooms[room].view == expected_view(giants_server, room, 0)
