@@ -356,6 +356,16 @@ class Engine(ABC, Generic[S, A]):
     def format_action(self, state: S, action: A) -> str:
         """Write an action in the game's notation; `parse_action` reads it back."""
 
+    def public_action(self, state: S, seat: Seat, action: A) -> str | None:
+        """What the table sees of `action` (about to be applied to `state` by `seat`).
+
+        A room broadcasts this, not the notation, in its "action" event. The default is
+        the full notation; engines with secret submissions redact them (GIANTS: a
+        sealed bid shows as "bid", a replaced bid as None = broadcast nothing). The
+        full notation still goes to the room's private action log.
+        """
+        return self.format_action(state, action)
+
     def apply_text(self, state: S, seat: Seat, text: str) -> Transition[S]:
         """Parse then apply: what a room does with an action received as text."""
         return self.apply(state, seat, self.parse_action(state, seat, text))

@@ -159,6 +159,12 @@ class GiantsEngine(Engine[GameState, Action]):
     def format_action(self, state: GameState, action: Action) -> str:
         return format_action(action)
 
+    def public_action(self, state: GameState, seat: Seat, action: Action) -> str | None:
+        """A sealed bid shows only as "bid" (GI-8); replacing one shows nothing at all."""
+        if state.phase == AUCTION and isinstance(action, Bid):
+            return "bid" if state.seats[seat].bid is None else None
+        return format_action(action)
+
     def snapshot(self, state: GameState) -> dict[str, Any]:
         return to_data(state)
 

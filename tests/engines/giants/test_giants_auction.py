@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from giants_builders import ENGINE, act, at_auction, fresh, legal_texts
+from giants_builders import ENGINE, act, at_auction, at_place, fresh, legal_texts
 
 from engines import IllegalActionError
 from engines.giants import dice
-from engines.giants.actions import Bid
-from engines.giants.state import AUCTION, CLAIM, PLACE, GameState
+from engines.giants.actions import parse_action
+from engines.giants.state import AUCTION, CLAIM, PLACE, Bid, GameState
 
 
 def test_gi7_first_turn_offer_comes_from_the_seeded_dice() -> None:
@@ -150,3 +150,12 @@ def test_no_auction_when_the_offer_is_empty() -> None:
     events: list[dict[str, object]] = []
     auction.start_turn(state, events)
     assert events[-1]["type"] == "no_auction" and state.phase == PLACE
+
+
+def test_gi8_the_table_sees_a_bid_but_not_its_content_nor_a_replacement() -> None:
+    state = at_auction(3)
+    assert ENGINE.public_action(state, 0, Bid(2, 1, True)) == "bid"
+    state, _ = act(state, 0, "bid 2 w1 c")
+    assert ENGINE.public_action(state, 0, Bid(0, 0, False)) is None
+    placing = at_place(3)
+    assert ENGINE.public_action(placing, 0, parse_action("tablet")) == "tablet"

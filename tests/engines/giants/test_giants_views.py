@@ -64,6 +64,8 @@ def walk(players: int, seed: int) -> int:
         seat = rng.choice(sorted(ENGINE.to_act(state)))
         action = rng.choice(ENGINE.legal_actions(state, seat))
         result = ENGINE.apply(state, seat, action)
+        if state.phase == AUCTION:  # what the room broadcasts of a sealed bid
+            assert ENGINE.public_action(state, seat, action) in ("bid", None)
         for event in result.events:
             assert "owner" not in event and "seed" not in event
             if event["type"] == "erect":
