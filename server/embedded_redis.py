@@ -60,13 +60,18 @@ def ping_socket(path: Path, timeout: float = 0.5) -> bool:
 
 
 def _pid_alive(pid: int) -> bool:
+    """True if the process exists and is not a zombie (exited, waiting to be reaped)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 class EmbeddedRedis:

@@ -175,7 +175,7 @@ async def test_embedded_redis_keeps_rooms_across_restarts_and_kills(serve_proces
     game = alice.rooms[room].view["game"]
 
     first.proc.send_signal(signal.SIGTERM)
-    assert first.proc.wait(20) == 0
+    assert await asyncio.to_thread(first.proc.wait, 20) == 0
     assert not ping_socket(data / SOCKET_NAME)  # its Redis went down with it
     assert (data / "appendonly.aof").exists() or (data / "appendonlydir").exists()
 
@@ -195,7 +195,7 @@ async def test_embedded_redis_keeps_rooms_across_restarts_and_kills(serve_proces
     await once_more.wait_for(lambda: room in once_more.rooms)
     assert once_more.rooms[room].view["game"] == game
     third.proc.send_signal(signal.SIGTERM)
-    assert third.proc.wait(20) == 0
+    assert await asyncio.to_thread(third.proc.wait, 20) == 0
     for _ in range(100):  # the adopted Redis is stopped with the server
         try:
             os.kill(pid, 0)
