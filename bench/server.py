@@ -55,6 +55,12 @@ asyncio.run(main())
 """
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -310,10 +316,12 @@ async def main() -> int:
             await ready.get()
         await asyncio.sleep(args.warmup)
         stats.measuring = True
+        cpu0, own0 = cpu_seconds(server.pid), time.process_time()
         t0 = time.perf_counter()
         await asyncio.sleep(args.duration)
         stats.measuring = False
         elapsed = time.perf_counter() - t0
+        server_cpu, own_cpu = cpu_seconds(server.pid) - cpu0, time.process_time() - own0
         rss_loaded = rss_kib(server.pid)
         metrics = await asyncio.to_thread(scrape, url.replace("ws://", "http://") + "/metrics")
         stop.set()
@@ -336,6 +344,9 @@ async def main() -> int:
     mean, (s50, s99) = histogram_quantiles(metrics, "giants_action_seconds", (0.5, 0.99))
     print(f"server-side ms     mean {mean * ms:6.3f}  p50 <= {s50 * ms:g}  p99 <= {s99 * ms:g}  "
           "(receive act -> patches written, from /metrics; since start)")
+    print(f"CPU                server {100 * server_cpu / elapsed:.0f}% of a core "
+          f"({1e6 * server_cpu / max(1, stats.moves):.0f} us per move, Redis not included), "
+          f"bots {100 * own_cpu / elapsed:.0f}%; load average {os.getloadavg()[0]:.2f}")
     print(f"bare echo ms       p50 {e50:6.3f}  p99 {e99:6.3f}  ({len(echo_rtts)} round trips)")
     print(f"ratio to echo      p50 {p50 / e50:5.2f}x  p99 {p99 / e99:5.2f}x")
     ops = statistics.median(stats.ops_bytes) if stats.ops_bytes else float("nan")

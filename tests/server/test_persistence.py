@@ -7,6 +7,7 @@ import os
 import random
 import signal
 import time
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,7 @@ async def settle(clients: list, room: str, timeout: float = 10.0) -> None:
     raise AssertionError("clients did not settle")
 
 
-async def play(actors: dict[int, object], room: str, moves: int, rng: random.Random) -> None:
+async def play(actors: dict[int, Any], room: str, moves: int, rng: random.Random) -> None:
     """Play `moves` random legal moves, each acknowledged and seen by every client."""
     clients = list(actors.values())
     for _ in range(moves):
@@ -204,3 +205,22 @@ async def test_embedded_redis_keeps_rooms_across_restarts_and_kills(serve_proces
         await asyncio.sleep(0.05)
     else:
         pytest.fail("the adopted embedded Redis kept running")
+
+
+async def test_restore_from_snapshot_plus_log_tail(server_factory, client_factory) -> None:
+    """With a snapshot every 3 actions, 8 moves restore as snapshot (6) + 2 replayed."""
+    a = await server_factory(snapshot_every=3)
+    alice = await client_factory(a.url, "alice")
+    bob = await client_factory(a.url, "bob")
+    room = (await alice.ok("create_room", game="giantslayer"))["room"]
+    await alice.ok("join", room=room)
+    await bob.ok("join", room=room)
+    await play({0: alice, 1: bob}, room, 8, random.Random(8))
+    record = await a.store.load_room(room)
+    assert record is not None
+    assert (record.snapshot_n, len(record.log_tail), record.actions) == (6, 2, 8)
+    b = await server_factory(snapshot_every=3)  # restores (and takes over) every live room
+    original, restored = a.lobby.rooms[room], b.lobby.rooms[room]
+    assert restored.actions == 8 and restored.version == original.version
+    for seat in (0, 1, None):
+        assert restored.engine.view(restored.state, seat) == original.engine.view(original.state, seat)
