@@ -6,12 +6,15 @@ not. Each iteration selects down the tree by UCB1 (per-seat rewards, so it works
 any number of seats), expands one action, plays random moves for at most `rollout`
 plies and scores the end with the outcome or, if unfinished, the game's heuristic.
 
-Parameters (bot spec `mcts,iterations=400,ms=0,rollout=0,c=0.3,order=1,order_all=0`):
+Parameters (bot spec `mcts,iterations=400,ms=0,rollout=0,c=0.1,alpha=0.5,order=1,order_all=0`):
 `iterations` bounds the search; `ms` > 0 bounds it by wall time instead (not
 repeatable); `rollout` is the playout depth (default 0 = score the new leaf with the
 game's heuristic, or 400 plies when the game has none); `order` expands the root's
 actions best-first by the heuristic (`order_all` every node's: stronger, slower); `c` is
-the exploration constant (small, because heuristic values differ by little).
+the exploration constant (small, because heuristic values differ by little); `alpha`
+mixes in implicit minimax backups (Lanctot et al., 2014): a node's value is
+(1 - alpha) * its mean + alpha * the heuristic value of the best line below it, which
+keeps the search from averaging a good move together with the opponent's bad replies.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from engines.base import Engine, View
 
 
 class _Node:
-    __slots__ = ("actions", "children", "mover", "state", "terminal", "totals", "untried", "visits")
+    __slots__ = (
+        "actions", "children", "minimax", "mover", "state", "terminal", "totals", "untried", "visits",
+    )
 
     def __init__(self, engine: Engine, state: Any, players: int, actions: list[Any] | None = None) -> None:
         self.state = state
@@ -42,6 +47,9 @@ class _Node:
         self.untried: list[int] = list(range(len(actions)))
         self.children: list[tuple[int, _Node]] = []
         self.visits = 0
+        # Implicit minimax value (Lanctot et al. 2014): the leaf's evaluation, then the
+        # best child's value for the seat to move, backed up along each iteration's path.
+        self.minimax: list[float] | None = self.terminal
         self.totals = [0.0] * players
 
 
@@ -60,7 +68,8 @@ class MctsBot(Bot):
         self.rollout: int = self.param("rollout", 0 if informed else 400)
         self.order: bool = self.param("order", informed)
         self.order_all: bool = self.param("order_all", False)
-        self.c: float = self.param("c", 0.3 if informed else 1.0)
+        self.c: float = self.param("c", 0.1 if informed else 1.0)
+        self.alpha: float = self.param("alpha", 0.5 if informed else 0.0)
         self.last_iterations = 0
 
     def choose(self, view: View, legal: list[str]) -> str:
@@ -108,6 +117,12 @@ class MctsBot(Bot):
             node = child
             path.append(node)
         values = node.terminal if node.terminal is not None else self._playout(node.state)
+        if node.minimax is None:
+            node.minimax = values
+        for visited in reversed(path[:-1]):
+            mover = visited.mover
+            known = [child.minimax for _, child in visited.children if child.minimax is not None]
+            visited.minimax = max(known, key=lambda v: v[mover])
         for visited in path:
             visited.visits += 1
             totals = visited.totals
@@ -135,10 +150,13 @@ class MctsBot(Bot):
 
     def _select(self, node: _Node) -> _Node:
         log_n = math.log(node.visits)
-        mover, c = node.mover, self.c
+        mover, c, alpha = node.mover, self.c, self.alpha
         best_child, best_score = node.children[0][1], -math.inf
         for _, child in node.children:
-            score = child.totals[mover] / child.visits + c * math.sqrt(log_n / child.visits)
+            mean = child.totals[mover] / child.visits
+            if alpha and child.minimax is not None:
+                mean = (1.0 - alpha) * mean + alpha * child.minimax[mover]
+            score = mean + c * math.sqrt(log_n / child.visits)
             if score > best_score:
                 best_child, best_score = child, score
         return best_child
