@@ -42,6 +42,8 @@ class GiantsServer:
         self.shutting_down = False
         self.port = config.port
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._dirty: list[Connection] = []
+        self._flush_scheduled = False
 
     @property
     def url(self) -> str:
@@ -50,6 +52,22 @@ class GiantsServer:
         if host in ("0.0.0.0", "::", ""):
             host = "127.0.0.1"
         return f"ws://{host}:{self.port}"
+
+    def schedule_flush(self, conn: Connection) -> None:
+        """Write `conn`'s queued frames once the current callback is done."""
+        self._dirty.append(conn)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        dirty, self._dirty = self._dirty, []
+        for conn in dirty:
+            try:
+                conn.flush()
+            except Exception:  # a connection torn down meanwhile; its handler cleans up
+                log.debug("flush failed", exc_info=True)
 
     def spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

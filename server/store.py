@@ -22,12 +22,14 @@ room can never write to it again: the door for several nodes sharing one Redis.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import msgpack
 import redis.asyncio as aioredis
+from redis.exceptions import NoScriptError
 
 _COMMIT = """
 local h = KEYS[1]
@@ -105,6 +107,8 @@ class Store:
         self.redis: aioredis.Redis = aioredis.Redis(connection_pool=pool, decode_responses=False)
         self._commit = self.redis.register_script(_COMMIT)
         self._create = self.redis.register_script(_CREATE)
+        self._pending: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
+        self._flushing = False
 
     # -- keys -----------------------------------------------------------------------
 
@@ -147,6 +151,51 @@ class Store:
         created = await self._create(keys=keys, args=[pack(meta), pack(seats), room_id])
         return bool(created)
 
+    async def _submit(self, keys: list[str], args: list[Any]) -> Any:
+        """Run the commit script, grouped with every other commit pending right now.
+
+        Group commit: while one pipeline is on its way to Redis, new commits queue up
+        and leave together in the next one, so under load many rooms share a round
+        trip (and the connection-pool work) instead of paying one each. Each room's own
+        commits are already serialised by its lock, so grouping never reorders them.
+        """
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending.append((keys, args, fut))
+        if not self._flushing:
+            self._flushing = True
+            asyncio.get_running_loop().create_task(self._flush())
+        return await fut
+
+    async def _flush(self) -> None:
+        try:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                pipe = self.redis.pipeline(transaction=False)
+                for keys, args, _ in batch:
+                    pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
+                try:
+                    results = await pipe.execute(raise_on_error=False)
+                except Exception as exc:
+                    for _, _, fut in batch:
+                        if not fut.done():
+                            fut.set_exception(exc)
+                    continue
+                for (keys, args, fut), result in zip(batch, results, strict=True):
+                    if isinstance(result, NoScriptError):
+                        # Redis lost its script cache (restarted): load it and retry this one.
+                        try:
+                            result = await self._commit(keys=keys, args=args)
+                        except Exception as exc:
+                            result = exc
+                    if fut.done():
+                        continue
+                    if isinstance(result, Exception):
+                        fut.set_exception(result)
+                    else:
+                        fut.set_result(result)
+        finally:
+            self._flushing = False
+
     async def acquire(self, room_id: str) -> int:
         """Take the room over: bump and return its fence; earlier holders can no longer write."""
         return int(await self.redis.hincrby(self.k_room(room_id), "fence", 1))
@@ -173,15 +222,15 @@ class Store:
         the room and refuses the change); any Redis error propagates (nothing was
         acknowledged, so the caller reports internal_error).
         """
-        result = await self._commit(
-            keys=[
+        result = await self._submit(
+            [
                 self.k_room(room_id),
                 self.k_log(room_id),
                 self.k_snap(room_id),
                 self.k_live,
                 self.k_finished,
             ],
-            args=[
+            [
                 str(expected),
                 str(version),
                 str(fence),
