@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgpack
 import pytest
 
-from client_cli.bots.base import BotContext
+from client_cli.bots.base import Bot, BotContext
 from client_cli.bots.registry import make_bot
 from client_cli.bots.runner import context_for, play_seat, run_bot
 from client_cli.client import Client
@@ -154,3 +155,49 @@ def test_bot_context_comes_from_the_room_header_only() -> None:
                                                       "seats": [{}, {}]}, "game": {}, "outcome": None})
     assert context_for(room, 5, {"iterations": "9"}) == BotContext(
         game="tara", rules="singles", seat=1, players=2, seed=5, params={"iterations": "9"})
+
+
+class Recorder(Bot):
+    """Plays randomly and keeps every (view, legal) the runner handed it."""
+
+    def setup(self) -> None:
+        self.calls: list[tuple[Any, list[str]]] = []
+
+    def choose(self, view: Any, legal: list[str]) -> str:
+        self.calls.append((view, list(legal)))
+        return self.rng.choice(legal)
+
+
+def plain(data: Any) -> Any:
+    return msgpack.unpackb(msgpack.packb(data, use_bin_type=True), raw=False)
+
+
+async def test_over_the_wire_a_bot_sees_exactly_its_seats_view_in_giants(giants_server: Any) -> None:
+    """GI-28: every (view, legal) the runner gave seat 0's bot equals, in order, the
+    engine's view for seat 0 and its legal list at some point of the replayed game
+    (replayed from the seed revealed at the end), so no other screen or bid reached it."""
+    url = giants_server.url
+    async with Client(url, name="host") as host:
+        room_id = (await host.create_room("giants", players=3))["room"]
+    others = [asyncio.create_task(run_bot(url, room_id, "random", seat=s, seed=s)) for s in (1, 2)]
+    async with Client(url, name="recorded") as client:
+        tracked = await client.join(room_id, 0)
+        bot = Recorder(context_for(tracked, seed=9, params=None))
+        outcome = await asyncio.wait_for(play_seat(client, tracked, bot), 120)
+    await asyncio.gather(*others)
+    assert outcome is not None and len(bot.calls) > 20
+    async with Client(url, name="auditor") as auditor:
+        replay = await auditor.replay(room_id)
+    engine = registry.get_engine("giants")
+    state = engine.new_game(3, replay["options"], replay["seed"])
+    states = [state]
+    for entry in replay["actions"]:
+        state = engine.apply_text(state, entry["seat"], entry["action"]).state
+        states.append(state)
+    k = 0
+    for view, legal in bot.calls:
+        while k < len(states) and plain(engine.view(states[k], 0)) != view:
+            k += 1
+        assert k < len(states), "the bot was given a view the engine never showed seat 0"
+        assert legal == [engine.format_action(states[k], a) for a in engine.legal_actions(states[k], 0)]
+        assert "screens" not in view and "seed" not in view
