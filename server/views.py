@@ -119,10 +119,18 @@ class RoomViews:
         computed once per (old view, new view) pair and frames once per identical content.
         """
         views = self._views()
+        # In a hidden-information game an action's text may be secret (a sealed bid):
+        # only the seat that acted sees it; everyone else learns only that it acted
+        # (and whatever the engine's public events and their own views say).
+        redacted: list[dict[str, Any]] | None = None
+        actor: Seat | None = None
+        if self.engine.info.hidden_information and events and events[0].get("type") == "action":
+            actor = events[0]["seat"]
+            redacted = [{"type": "action", "seat": actor}, *events[1:]]
         to_act = set(self.engine.to_act(self.state)) if self.status == "playing" else set()
         ordered = sorted(self.members, key=lambda m: m.seat is not None and m.seat in to_act)
         ops_cache: dict[tuple[int, int], list[Any]] = {}
-        frames: dict[tuple[int, int, int, Seat | None], bytes] = {}
+        frames: dict[tuple[int, int, int, tuple[Any, ...] | None], bytes] = {}
         legal_cache: dict[Seat | None, list[str]] = {}
         # The caches key on id(): keep every old view alive until the loop ends so no
         # id can be reused by a view allocated meanwhile.
@@ -133,7 +141,11 @@ class RoomViews:
             view = views(member.seat)
             old = member.view
             acting = member.seat in to_act
-            key = (id(old), id(view), member.version, member.seat if acting else None)
+            hide = redacted is not None and member.seat != actor
+            # Members with equal old and new views share a frame unless they need their
+            # own legal list or (the actor of a hidden game) the unredacted events.
+            variant = ("legal", member.seat) if acting else ("actor",) if redacted is not None and not hide else None
+            key = (id(old), id(view), member.version, variant)
             frame = frames.get(key)
             if frame is None:
                 pair = (id(old), id(view))
@@ -143,7 +155,8 @@ class RoomViews:
                 legal = NO_LEGAL
                 if acting:
                     legal = legal_cache.get(member.seat) or legal_cache.setdefault(member.seat, self.legal_for(member.seat))
-                frame = frames[key] = encode(patch_frame(self.id, member.version, self.version, ops, events, legal))
+                shown = redacted if hide and redacted is not None else events
+                frame = frames[key] = encode(patch_frame(self.id, member.version, self.version, ops, shown, legal))
             member.view, member.version = view, self.version
             member.peer.push(frame)
         del olds

@@ -63,6 +63,15 @@ async def test_game_plays_on_the_server_with_exact_views(giants_server, client_f
         seat, client = rng.choice(acting)
         reply = await client.request("act", room=room, action=rng.choice(client.rooms[room].legal))
         assert reply["type"] == "ok", reply
-    if registry.get_engine(game, rules).info.simultaneous:
+    info = registry.get_engine(game, rules).info
+    if info.simultaneous:
         assert simultaneous_seen, "the opening never had a simultaneous step"
+    actions = [e for e in spectator.rooms[room].events if e["type"] == "action"]
+    assert len(actions) == live.actions
+    if info.hidden_information:
+        # An action's text (a sealed bid) reaches only the seat that made it.
+        for seat, client in members:
+            for event in client.rooms[room].events:
+                if event["type"] == "action":
+                    assert ("action" in event) == (event["seat"] == seat), (seat, event)
     await asyncio.sleep(0)
