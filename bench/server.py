@@ -344,6 +344,11 @@ async def main() -> int:
     mean, (s50, s99) = histogram_quantiles(metrics, "giants_action_seconds", (0.5, 0.99))
     print(f"server-side ms     mean {mean * ms:6.3f}  p50 <= {s50 * ms:g}  p99 <= {s99 * ms:g}  "
           "(receive act -> patches written, from /metrics; since start)")
+    cmean, (c50, c99) = histogram_quantiles(metrics, "giants_redis_commit_seconds", (0.5, 0.99))
+    commits = float(next((ln.split()[-1] for ln in metrics.splitlines() if ln.startswith("giants_redis_commits_total")), "nan"))
+    batches = float(next((ln.split()[-1] for ln in metrics.splitlines() if ln.startswith("giants_redis_commit_seconds_count")), "nan"))
+    print(f"Redis pipeline ms  mean {cmean * ms:6.3f}  p50 <= {c50 * ms:g}  p99 <= {c99 * ms:g}  "
+          f"({commits / batches:.2f} commits per round trip)")
     print(f"CPU                server {100 * server_cpu / elapsed:.0f}% of a core "
           f"({1e6 * server_cpu / max(1, stats.moves):.0f} us per move, Redis not included), "
           f"bots {100 * own_cpu / elapsed:.0f}%; load average {os.getloadavg()[0]:.2f}")

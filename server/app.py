@@ -84,6 +84,7 @@ class GiantsServer:
             self.embedded = EmbeddedRedis(self.config.data_path)
             url = await asyncio.to_thread(self.embedded.start)
         self.store = Store(url, self.config.key_prefix)
+        self.store.on_batch = self.metrics.observe_batch
         if not await self.store.ping():
             raise ConnectionError(f"Redis at {url} does not answer")
         self.lobby = Lobby(self.store, self.metrics, self.config.snapshot_every, self.config.max_rooms)

@@ -52,6 +52,12 @@ class Metrics:
         self.frames_in = 0
         self.frames_out = 0
         self.action_latency = Histogram()
+        self.commit_latency = Histogram()  # one Redis pipeline of grouped commits
+        self.commits = 0
+
+    def observe_batch(self, size: int, seconds: float) -> None:
+        self.commits += size
+        self.commit_latency.observe(seconds)
 
     def render(self, connections: int, rooms_by_status: Mapping[str, int]) -> str:
         """The /metrics body; gauges are passed in because only the server knows them."""
@@ -83,5 +89,11 @@ class Metrics:
             "# HELP giants_action_seconds Time from receiving an action to sending its patches.",
             "# TYPE giants_action_seconds histogram",
             *self.action_latency.lines("giants_action_seconds"),
+            "# HELP giants_redis_commits_total Room changes written to Redis.",
+            "# TYPE giants_redis_commits_total counter",
+            f"giants_redis_commits_total {self.commits}",
+            "# HELP giants_redis_commit_seconds Round trip of one Redis pipeline of grouped room commits.",
+            "# TYPE giants_redis_commit_seconds histogram",
+            *self.commit_latency.lines("giants_redis_commit_seconds"),
         ]
         return "\n".join(lines) + "\n"

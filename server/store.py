@@ -23,7 +23,8 @@ room can never write to it again: the door for several nodes sharing one Redis.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,6 +110,8 @@ class Store:
         self._create = self.redis.register_script(_CREATE)
         self._pending: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
         self._flushing = False
+        self._flush_task: asyncio.Task[None] | None = None
+        self.on_batch: Callable[[int, float], None] | None = None  # metrics hook
 
     # -- keys -----------------------------------------------------------------------
 
@@ -162,39 +165,55 @@ class Store:
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending.append((keys, args, fut))
         if not self._flushing:
+            # Nothing in flight: send this batch from the caller's own task (no extra
+            # loop iteration); commits queued meanwhile go out from a helper task.
             self._flushing = True
-            asyncio.get_running_loop().create_task(self._flush())
+            try:
+                await self._send_batch()
+            finally:
+                if self._pending:
+                    self._flush_task = asyncio.get_running_loop().create_task(self._flush())
+                else:
+                    self._flushing = False
         return await fut
 
     async def _flush(self) -> None:
         try:
             while self._pending:
-                batch, self._pending = self._pending, []
-                pipe = self.redis.pipeline(transaction=False)
-                for keys, args, _ in batch:
-                    pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
-                try:
-                    results = await pipe.execute(raise_on_error=False)
-                except Exception as exc:
-                    for _, _, fut in batch:
-                        if not fut.done():
-                            fut.set_exception(exc)
-                    continue
-                for (keys, args, fut), result in zip(batch, results, strict=True):
-                    if isinstance(result, NoScriptError):
-                        # Redis lost its script cache (restarted): load it and retry this one.
-                        try:
-                            result = await self._commit(keys=keys, args=args)
-                        except Exception as exc:
-                            result = exc
-                    if fut.done():
-                        continue
-                    if isinstance(result, Exception):
-                        fut.set_exception(result)
-                    else:
-                        fut.set_result(result)
+                await self._send_batch()
         finally:
             self._flushing = False
+
+    async def _send_batch(self) -> None:
+        batch, self._pending = self._pending, []
+        pipe = self.redis.pipeline(transaction=False)
+        for keys, args, _ in batch:
+            pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
+        started = time.perf_counter()
+        try:
+            results = await pipe.execute(raise_on_error=False)
+        except BaseException as exc:
+            for _, _, fut in batch:
+                if not fut.done():
+                    fut.set_exception(exc if isinstance(exc, Exception) else ConnectionError("cancelled"))
+            if not isinstance(exc, Exception):
+                raise
+            return
+        if self.on_batch is not None:
+            self.on_batch(len(batch), time.perf_counter() - started)
+        for (keys, args, fut), result in zip(batch, results, strict=True):
+            if isinstance(result, NoScriptError):
+                # Redis lost its script cache (restarted): load it and retry this one.
+                try:
+                    result = await self._commit(keys=keys, args=args)
+                except Exception as exc:
+                    result = exc
+            if fut.done():
+                continue
+            if isinstance(result, Exception):
+                fut.set_exception(result)
+            else:
+                fut.set_result(result)
 
     async def acquire(self, room_id: str) -> int:
         """Take the room over: bump and return its fence; earlier holders can no longer write."""
