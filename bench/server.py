@@ -333,6 +333,14 @@ async def main() -> int:
             proc.terminate()
             proc.wait(20)
         shutil.rmtree(tmp, ignore_errors=True)
+        if args.redis_url:  # leave a shared Redis as we found it: delete our prefix only
+            import redis
+
+            client = redis.Redis.from_url(args.redis_url)
+            keys = list(client.scan_iter(match=prefix + "*", count=1000))
+            if keys:
+                client.delete(*keys)
+            client.close()
 
     ms = 1000.0
     p50, p99 = pct(stats.rtts, 50) * ms, pct(stats.rtts, 99) * ms
