@@ -201,3 +201,18 @@ async def test_over_the_wire_a_bot_sees_exactly_its_seats_view_in_giants(giants_
         assert k < len(states), "the bot was given a view the engine never showed seat 0"
         assert legal == [engine.format_action(states[k], a) for a in engine.legal_actions(states[k], 0)]
         assert "screens" not in view and "seed" not in view
+
+
+async def test_run_bot_resumes_a_seat_with_its_token(giants_server: Any) -> None:
+    """What a server does for a bot seat: a seat's token, handed to `run_bot`, lets the
+    bot take the seat over from another connection and play it to the end."""
+    url = giants_server.url
+    async with Client(url, name="host") as host:
+        room = (await host.create_room("tara", options={"games": 1}, bots={"1": "random"}))["room"]
+        token = (await host.join(room, 0)).token
+    assert token
+    seated: list[int | None] = []
+    outcome = await asyncio.wait_for(
+        run_bot(url, room, "greedy", token=token, on_seated=lambda r: seated.append(r.seat)), 60)
+    assert seated == [0]
+    assert outcome is not None and outcome["winners"] == [0]
