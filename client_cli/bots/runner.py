@@ -35,7 +35,7 @@ log = logging.getLogger("giants.bot")
 
 # Codes after which the bot just waits for the next change and tries again.
 RATE_LIMIT_PAUSE = 0.5  # seconds to wait after a rate_limited reply without retry_after
-RETRY_CODES = {"not_your_turn", "stale_version", "illegal_action", "bad_notation", "not_started"}
+RETRY_CODES = {"not_your_turn", "stale_version", "illegal_action", "bad_notation", "not_started", "game_over"}
 
 
 async def play_seat(
