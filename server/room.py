@@ -58,6 +58,10 @@ class Room(RoomViews):
         self.outcome: dict[str, Any] | None = None
         self.actions = 0
         self.deadline: float | None = None
+        # Seats that already acted in the current simultaneous step. They stay in
+        # to_act (a GIANTS bid may be replaced until the last one is in), so bots and
+        # deadlines consult this to know who still has to answer.
+        self.answered: frozenset[Seat] = frozenset()
         self.members: list[Member] = []
         self.lock = asyncio.Lock()
         self.closing = False
@@ -100,6 +104,7 @@ class Room(RoomViews):
         room.outcome = record.outcome
         room.actions = record.actions
         room.deadline = record.deadline
+        room.answered = frozenset(record.answered)
         if record.snapshot_n + len(record.log_tail) != record.actions:
             raise GameError(f"room {record.room_id}: log has {record.snapshot_n + len(record.log_tail)} actions, hash says {record.actions}")
         return room
@@ -114,6 +119,7 @@ class Room(RoomViews):
             outcome=self.outcome,
             actions=self.actions,
             deadline=self.deadline,
+            answered=self.answered,
         )
         for key, value in changes.items():
             setattr(base, key, value)
@@ -136,6 +142,7 @@ class Room(RoomViews):
                 log_entry=cand.log_entry,
                 snapshot=cand.snapshot,
                 now=now,
+                answered=cand.answered,
             )
         except StaleWriteError as exc:
             log.error("%s; this node no longer owns the room", exc)
@@ -147,17 +154,32 @@ class Room(RoomViews):
         self.version += 1
         self.state, self.status, self.seats = cand.state, cand.status, cand.seats
         self.outcome, self.actions, self.deadline = cand.outcome, cand.actions, cand.deadline
+        self.answered = cand.answered
         self._arm_timer()
 
-    def _deadline_after(self, old_to_act: frozenset[Seat], state: Any, status: str) -> float | None:
-        """Deadline for the step after a change: kept while a simultaneous step shrinks."""
+    def _step_after(self, seat: Seat, before: frozenset[Seat], after: frozenset[Seat]) -> frozenset[Seat] | None:
+        """The answered set if `seat`'s action continues a simultaneous step, else None.
+
+        The step continues while two or more seats are to act, no new seat joined, and
+        someone has still not answered; once everyone answered, an unchanged to_act set
+        is a new step (the engine resolved the old one).
+        """
+        answered = self.answered | {seat}
+        if len(before) > 1 and len(after) > 1 and after <= before and not after <= answered:
+            return answered
+        return None
+
+    def pending(self) -> list[Seat]:
+        """Seats to act that have not answered in this step (all of them if none left)."""
+        to_act = self.to_act
+        return [s for s in to_act if s not in self.answered] or to_act
+
+    def _deadline_after(self, state: Any, status: str, continuing: bool) -> float | None:
+        """Deadline for the step after a change: kept while a simultaneous step continues."""
         seconds = self.meta.get("deadline")
-        if not seconds or status != "playing":
+        if not seconds or status != "playing" or not self.engine.to_act(state):
             return None
-        new = self.engine.to_act(state)
-        if not new:
-            return None
-        if self.deadline is not None and new < old_to_act:
+        if continuing and self.deadline is not None:
             return self.deadline
         return time.time() + float(seconds)
 
@@ -178,6 +200,7 @@ class Room(RoomViews):
         status = "finished" if result is not None else "playing"
         actions = self.actions + 1
         events = [{"type": "action", "seat": seat, "action": notation}, *extra, *transition.events]
+        step = self._step_after(seat, self.engine.to_act(state), self.engine.to_act(new_state))
         if result is not None:
             events.append({"type": "finished", "outcome": result.to_data()})
         cand = self._candidate(
@@ -185,7 +208,8 @@ class Room(RoomViews):
             status=status,
             outcome=result.to_data() if result is not None else None,
             actions=actions,
-            deadline=self._deadline_after(self.engine.to_act(state), new_state, status),
+            deadline=self._deadline_after(new_state, status, step is not None),
+            answered=step or frozenset(),
             log_entry={"v": self.version + 1, "seat": seat, "action": notation, "ts": time.time()},
             snapshot=self.engine.snapshot(new_state) if actions % self.snapshot_every == 0 else None,
         )
@@ -198,7 +222,7 @@ class Room(RoomViews):
         if (
             not self._bot_running
             and self.status == "playing"
-            and any(self.seats[s].bot for s in self.to_act)
+            and any(self.seats[s].bot for s in self.pending())
         ):
             self._bot_running = True
             self._spawn(self._bot_turns())
@@ -318,7 +342,7 @@ class Room(RoomViews):
 
     async def _start(self) -> None:
         cand = self._candidate(status="playing")
-        cand.deadline = self._deadline_after(frozenset(), self.state, "playing")
+        cand.deadline = self._deadline_after(self.state, "playing", False)
         await self._commit(cand)
         self._publish([{"type": "started"}])
         self._after_change()
@@ -439,7 +463,7 @@ class Room(RoomViews):
                 and self.status == "playing"
                 and not self.closing
             ):
-                seat = min(self.engine.to_act(self.state))
+                seat = self.pending()[0]
                 try:
                     action = self.engine.default_action(self.state, seat)
                     events = await self._apply_action(seat, action, [{"type": "timeout", "seat": seat}])
@@ -460,7 +484,7 @@ class Room(RoomViews):
         try:
             while not self.closing and self.status == "playing":
                 await asyncio.sleep(0)  # the last change's replies and patches go out first
-                seats = [s for s in self.to_act if self.seats[s].bot]
+                seats = [s for s in self.pending() if self.seats[s].bot]
                 if not seats:
                     return
                 seat = seats[0]

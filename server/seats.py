@@ -69,6 +69,7 @@ class Candidate:
     deadline: float | None
     log_entry: dict[str, Any] | None = None
     snapshot: Any = None
+    answered: frozenset[Seat] = frozenset()
     events: list[dict[str, Any]] = field(default_factory=list)
 
 

@@ -8,7 +8,8 @@ Key layout (P = the configured prefix, default "giants:"):
                                     private, password hash, created, deadline seconds,
                                     autostart, bots), version, fence, status, seats
                                     (msgpack list), deadline (unix time or ""), outcome
-                                    (msgpack or ""), actions (count)
+                                    (msgpack or ""), actions (count), answered (msgpack
+                                    list: seats done in the current simultaneous step)
     P room:<id>:log           list  one msgpack entry per applied action {v, seat, action, ts}
     P room:<id>:snap          hash  n (actions applied when taken), state (engine snapshot)
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +40,7 @@ if not cur then return -3 end
 if redis.call('HGET', h, 'fence') ~= ARGV[3] then return -1 end
 if cur ~= ARGV[1] then return 0 end
 redis.call('HSET', h, 'version', ARGV[2], 'status', ARGV[4], 'seats', ARGV[5],
-           'deadline', ARGV[6], 'outcome', ARGV[7], 'actions', ARGV[8])
+           'deadline', ARGV[6], 'outcome', ARGV[7], 'actions', ARGV[8], 'answered', ARGV[13])
 if ARGV[9] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[9]) end
 if ARGV[10] ~= '' then redis.call('HSET', KEYS[3], 'n', ARGV[8], 'state', ARGV[10]) end
 if ARGV[4] == 'finished' then
@@ -94,6 +95,7 @@ class RoomRecord:
     snapshot_n: int
     snapshot_state: Any  # engine snapshot data, or None: start from new_game
     log_tail: list[dict[str, Any]]  # log entries after the snapshot, in order
+    answered: list[int]  # seats that already acted in the current simultaneous step
 
 
 class Store:
@@ -234,6 +236,7 @@ class Store:
         log_entry: dict[str, Any] | None = None,
         snapshot: Any = None,
         now: float = 0.0,
+        answered: Iterable[int] = (),
     ) -> None:
         """Write one room change atomically, if the stored version is still `expected`.
 
@@ -262,6 +265,7 @@ class Store:
                 b"" if snapshot is None else pack(snapshot),
                 repr(now),
                 room_id,
+                pack(sorted(answered)),
             ],
         )
         if result != 1:
@@ -307,6 +311,7 @@ class Store:
             snapshot_n=snapshot_n,
             snapshot_state=unpack(snap[b"state"]) if snap else None,
             log_tail=[unpack(entry) for entry in tail],
+            answered=unpack(fields["answered"]) if fields.get("answered") else [],
         )
 
     async def read_log(self, room_id: str) -> list[dict[str, Any]]:
