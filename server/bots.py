@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from server.errors import RequestError
+
+if TYPE_CHECKING:
+    from server.room import Room
+
+log = logging.getLogger("giants.bots")
 
 
 def check_spec(spec: str, game: str, rules: str, seat: int, players: int, options: dict[str, Any]) -> None:
@@ -49,3 +55,47 @@ async def choose(bot: Any, view: dict[str, Any], legal: list[str], rng: random.R
     except Exception:  # a bundled bot's bug must not stop the game
         pass
     return rng.choice(legal)
+
+
+async def play_bot_seats(room: Room) -> None:
+    """Play `room`'s bot seats while any is to act (one task per room at a time).
+
+    A bot thinks without the room lock (humans in a simultaneous step keep
+    acting); its answer is applied only if the room did not change meanwhile.
+    """
+    try:
+        while not room.closing and room.status == "playing":
+            await asyncio.sleep(0)  # the last change's replies and patches go out first
+            seats = [s for s in room.pending() if room.seats[s].bot]
+            if not seats:
+                return
+            seat = seats[0]
+            version, state = room.version, room.state
+            bot = room.bot_players.get(seat)
+            if bot is None:
+                meta = room.meta
+                bot = room.bot_players[seat] = make(
+                    room.seats[seat].bot or "random", meta["game"], meta["rules"], seat,
+                    meta["players"], meta["options"], seed=meta["seed"] + seat,
+                )
+            legal = room.legal_for(seat)
+            choice = await choose(bot, room.engine.view(state, seat), legal, room.rng)
+            async with room.lock:
+                if room.version != version or room.closing:
+                    continue  # the room moved on while the bot thought: look again
+                try:
+                    action = room.engine.parse_action(state, seat, choice)
+                    events = await room.apply_action(seat, action, [])
+                except RequestError as exc:
+                    if exc.code == "internal_error":
+                        log.error("room %s: bot move not saved: %s", room.id, exc.message)
+                        return
+                    action = room.engine.parse_action(state, seat, room.rng.choice(legal))
+                    events = await room.apply_action(seat, action, [])
+                room.publish(events)
+    except RequestError as exc:
+        log.error("room %s: bot move failed: %s", room.id, exc.message)
+    finally:
+        room.bot_running = False
+        if room.status == "finished" and not room.members and room.on_idle is not None:
+            room.on_idle(room)

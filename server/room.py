@@ -68,9 +68,9 @@ class Room(RoomViews):
         self.on_idle: Callable[[Room], None] | None = None  # lobby evicts finished rooms
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._rng = random.Random()
-        self._bots: dict[Seat, Any] = {}  # seat -> bot object, built on first use
-        self._bot_running = False
+        self.rng = random.Random()
+        self.bot_players: dict[Seat, Any] = {}  # seat -> bot object, built on first use
+        self.bot_running = False
 
     # -- construction ---------------------------------------------------------------
 
@@ -183,7 +183,7 @@ class Room(RoomViews):
             return self.deadline
         return time.time() + float(seconds)
 
-    async def _apply_action(self, seat: Seat, action: Any, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def apply_action(self, seat: Seat, action: Any, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Apply, persist and adopt one engine action (caller holds the lock).
 
         Raises RequestError with the engine's code (illegal_action says why) or
@@ -220,12 +220,12 @@ class Room(RoomViews):
     def _after_change(self) -> None:
         """Let bots move and evict an idle finished room."""
         if (
-            not self._bot_running
+            not self.bot_running
             and self.status == "playing"
             and any(self.seats[s].bot for s in self.pending())
         ):
-            self._bot_running = True
-            self._spawn(self._bot_turns())
+            self.bot_running = True
+            self._spawn(bots.play_bot_seats(self))
         if self.status == "finished" and not self.members and self.on_idle is not None:
             self.on_idle(self)
 
@@ -276,9 +276,9 @@ class Room(RoomViews):
                 action = self.engine.parse_action(self.state, member.seat, text)
             except GameError as exc:
                 raise RequestError(exc.code, exc.message) from exc
-            events = await self._apply_action(member.seat, action, [])
+            events = await self.apply_action(member.seat, action, [])
             peer.send_ok(req_id, {"version": self.version})
-            self._publish(events)
+            self.publish(events)
             self._after_change()
         self.metrics.action_latency.observe(time.perf_counter() - started)
 
@@ -316,7 +316,7 @@ class Room(RoomViews):
                 raise
             peer.send_ok(req_id, {"room": self.id, "seat": seat, "token": token})
             self.send_snapshot(member)
-            self._publish([{"type": "joined", "seat": seat, "name": peer.name}], skip=member)
+            self.publish([{"type": "joined", "seat": seat, "name": peer.name}], skip=member)
             if self.meta.get("autostart", True) and all(s.taken for s in self.seats):
                 await self._start()
 
@@ -344,7 +344,7 @@ class Room(RoomViews):
         cand = self._candidate(status="playing")
         cand.deadline = self._deadline_after(self.state, "playing", False)
         await self._commit(cand)
-        self._publish([{"type": "started"}])
+        self.publish([{"type": "started"}])
         self._after_change()
 
     async def watch(self, peer: Peer, req_id: Any, password: str | None) -> None:
@@ -384,7 +384,7 @@ class Room(RoomViews):
             peer.send_ok(req_id, {"room": self.id, "seat": seat})
             self.send_snapshot(member)
             if not was_connected:
-                self._publish([{"type": "joined", "seat": seat, "name": self.seats[seat].name}], skip=member)
+                self.publish([{"type": "joined", "seat": seat, "name": self.seats[seat].name}], skip=member)
 
     async def resync(self, peer: Peer, req_id: Any) -> None:
         async with self.lock:
@@ -413,7 +413,7 @@ class Room(RoomViews):
                     cand.seats[seat] = SeatState()
                     try:
                         await self._commit(cand)
-                        self._publish([event])
+                        self.publish([event])
                     except RequestError:
                         log.warning("room %s: could not free seat %s", self.id, seat)
                 else:
@@ -430,7 +430,7 @@ class Room(RoomViews):
         except RequestError:
             log.warning("room %s: could not record a connection change", self.id)
             return
-        self._publish([event])
+        self.publish([event])
 
     async def replay(self) -> dict[str, Any]:
         if self.status != "finished":
@@ -466,57 +466,14 @@ class Room(RoomViews):
                 seat = self.pending()[0]
                 try:
                     action = self.engine.default_action(self.state, seat)
-                    events = await self._apply_action(seat, action, [{"type": "timeout", "seat": seat}])
+                    events = await self.apply_action(seat, action, [{"type": "timeout", "seat": seat}])
                 except RequestError as exc:
                     log.error("room %s: default action for seat %s failed: %s", self.id, seat, exc.message)
                     return
-                self._publish(events)
+                self.publish(events)
             self._after_change()
             if self.deadline is not None and time.time() < self.deadline:
                 self._arm_timer()
-
-    async def _bot_turns(self) -> None:
-        """Play the bot seats while any is to act (one task per room at a time).
-
-        A bot thinks without the room lock (humans in a simultaneous step keep
-        acting); its answer is applied only if the room did not change meanwhile.
-        """
-        try:
-            while not self.closing and self.status == "playing":
-                await asyncio.sleep(0)  # the last change's replies and patches go out first
-                seats = [s for s in self.pending() if self.seats[s].bot]
-                if not seats:
-                    return
-                seat = seats[0]
-                version, state = self.version, self.state
-                bot = self._bots.get(seat)
-                if bot is None:
-                    meta = self.meta
-                    bot = self._bots[seat] = bots.make(
-                        self.seats[seat].bot or "random", meta["game"], meta["rules"], seat,
-                        meta["players"], meta["options"], seed=meta["seed"] + seat,
-                    )
-                legal = self.legal_for(seat)
-                choice = await bots.choose(bot, self.engine.view(state, seat), legal, self._rng)
-                async with self.lock:
-                    if self.version != version or self.closing:
-                        continue  # the room moved on while the bot thought: look again
-                    try:
-                        action = self.engine.parse_action(state, seat, choice)
-                        events = await self._apply_action(seat, action, [])
-                    except RequestError as exc:
-                        if exc.code == "internal_error":
-                            log.error("room %s: bot move not saved: %s", self.id, exc.message)
-                            return
-                        action = self.engine.parse_action(state, seat, self._rng.choice(legal))
-                        events = await self._apply_action(seat, action, [])
-                    self._publish(events)
-        except RequestError as exc:
-            log.error("room %s: bot move failed: %s", self.id, exc.message)
-        finally:
-            self._bot_running = False
-            if self.status == "finished" and not self.members and self.on_idle is not None:
-                self.on_idle(self)
 
     async def close(self) -> None:
         """Stop timers and bots (shutdown); waits for an in-flight change to finish."""

@@ -111,7 +111,7 @@ class RoomViews:
         member.view, member.version = view, self.version
         member.peer.push(encode(snapshot_frame(self.id, self.version, member.seat, view, self.legal_for(member.seat))))
 
-    def _publish(self, events: list[dict[str, Any]], skip: Member | None = None) -> None:
+    def publish(self, events: list[dict[str, Any]], skip: Member | None = None) -> None:
         """Send every member its patch: its own view diffed against what it last got.
 
         Members who need no legal list go first (the one who just acted among them), so
