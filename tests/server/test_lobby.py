@@ -1,0 +1,36 @@
+"""Lobby: listing, manual start, leaving before the start, resync."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.redis
+
+
+async def test_list_leave_start_and_resync(giants_server, client_factory) -> None:
+    alice = await client_factory(giants_server.url, "alice")
+    bob = await client_factory(giants_server.url, "bob")
+    room = (await alice.ok("create_room", game="giantslayer", autostart=False, options={"rounds": 1}))["room"]
+    listed = {r["room"]: r for r in (await bob.ok("list_rooms", game="giantslayer"))["rooms"]}
+    assert listed[room]["status"] == "waiting" and listed[room]["rules"] == "standard"
+    assert room not in {r["room"] for r in (await bob.ok("list_rooms", game="tara"))["rooms"]}
+
+    await alice.ok("join", room=room)
+    await bob.ok("join", room=room)
+    assert (await alice.error("start", room="nope"))["code"] == "no_such_room"
+    await bob.ok("leave", room=room)  # before the start a leave frees the seat
+    await alice.wait_for(lambda: alice.rooms[room].view["room"]["seats"][1]["name"] is None)
+    assert (await alice.error("start", room=room))["code"] == "not_started"  # a seat is empty
+    assert (await bob.ok("join", room=room))["seat"] == 1
+    assert giants_server.lobby.rooms[room].status == "waiting"  # autostart=false: still waiting
+    await bob.ok("start", room=room)
+    await alice.wait_for(lambda: alice.rooms[room].view["room"]["status"] == "playing")
+    assert (await alice.error("start", room=room))["code"] == "already_started"
+
+    before = len(alice.pushes)
+    assert await alice.ok("resync", room=room) == {}
+    await alice.wait_for(lambda: any(p["type"] == "snapshot" for p in alice.pushes[before:]))
+    snapshot = next(p for p in alice.pushes[before:] if p["type"] == "snapshot")
+    assert snapshot["version"] == giants_server.lobby.rooms[room].version
+    assert snapshot["view"] == alice.rooms[room].view
+    assert snapshot["legal"] == alice.rooms[room].legal
