@@ -5,13 +5,15 @@
 Each line is a /command or a move. Before a move the script waits until it is this
 seat's turn (or the game is over), then plays it and prints `> MOVE` followed by `ok`
 or the server's error with its code. The rendered screen is printed at the end (and
-before each move with --show-board). Exit status: 0 if every line succeeded, 1 if
+before each move with --show-board), once the game is over or it is this seat's
+turn again. Exit status: 0 if every line succeeded, 1 if
 some were refused, 2 if the server could not be reached.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import AsyncIterator, Iterable
 from typing import TextIO
@@ -47,6 +49,7 @@ async def run_script(
     start: Iterable[str] = (),
     show_board: bool = False,
     turn_timeout: float | None = 300.0,
+    settle_timeout: float = 10.0,
 ) -> int:
     """Play `start` commands then `lines`; write replies and the final screen to `out`."""
     failures = 0
@@ -94,5 +97,10 @@ async def run_script(
                 failures += 1
             if session.room is not None and session.room.finished and session.room.seat is not None:
                 break
+        room = session.room
+        if room is not None and room.seat is not None and not room.finished:
+            # Out of input: settle on a stable screen, the end or our next turn.
+            with contextlib.suppress(TimeoutError, RoomLost):
+                await room.wait_turn(settle_timeout)
         print("\n" + session.screen(), file=out)
     return 1 if failures else 0
