@@ -8,6 +8,8 @@ comma-separated parameters: `mcts,iterations=400` or `mybots.smart:SmartBot,dept
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -44,6 +46,10 @@ def load_bot_class(name: str) -> type[Bot]:
     if not sep:
         known = ", ".join(BUNDLED)
         raise BotError(f"unknown bot {name!r}: use one of {known} or package.module:ClassName")
+    if name not in BUNDLED and os.getcwd() not in sys.path:
+        # The `giants` console script does not put the working directory on the path
+        # (python -m does); a bot module next to the user should load either way.
+        sys.path.append(os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

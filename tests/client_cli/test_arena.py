@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +70,22 @@ def test_cli_loads_a_bot_from_a_module_path(capsys: pytest.CaptureFixture[str]) 
     assert "key=value" in capsys.readouterr().out
     assert main(["arena", "tara", "client_cli.bots.random_bot:RandomBot", "greedy", "--games", "2"]) == 0
     assert "client_cli.bots.random_bot:RandomBot" in capsys.readouterr().out
+
+
+def test_a_bot_module_in_the_working_directory_loads_by_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/bots.md's first bot, written outside the package, plays from its module path."""
+    package = tmp_path / "mybots"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "first.py").write_text(
+        "from client_cli.bots import Bot\n\n\n"
+        "class FirstBot(Bot):\n"
+        "    def choose(self, view, legal):\n"
+        "        return legal[0]\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    assert main(["arena", "tara", "mybots.first:FirstBot", "random", "--games", "2"]) == 0
+    assert "mybots.first:FirstBot" in capsys.readouterr().out
