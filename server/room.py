@@ -145,6 +145,10 @@ class Room(RoomViews):
                 answered=cand.answered,
             )
         except StaleWriteError as exc:
+            if await self._reload():
+                raise RequestError(
+                    "internal_error", "the room was reloaded from storage and everyone resynced; try again"
+                ) from exc
             log.error("%s; this node no longer owns the room", exc)
             self.closing = True
             raise RequestError("internal_error", "this room moved to another server; reconnect") from exc
@@ -156,6 +160,30 @@ class Room(RoomViews):
         self.outcome, self.actions, self.deadline = cand.outcome, cand.actions, cand.deadline
         self.answered = cand.answered
         self._arm_timer()
+
+    async def _reload(self) -> bool:
+        """Re-read the room from Redis after a refused write (caller holds the lock).
+
+        Happens when a write succeeded but its reply was lost (the stored version is
+        ahead of ours). If we still hold the fence, adopt the stored room and send
+        every member a fresh snapshot; False if another node owns the room now.
+        """
+        try:
+            record = await self.store.load_room(self.id)
+            if record is None or record.fence != self.fence:
+                return False
+            fresh = Room.restore(record, self.engine, self.store, self.metrics, self.snapshot_every)
+        except Exception:
+            log.exception("room %s: reload failed", self.id)
+            return False
+        log.warning("room %s: reloaded from Redis at version %s", self.id, fresh.version)
+        self.state, self.version, self.status, self.seats = fresh.state, fresh.version, fresh.status, fresh.seats
+        self.outcome, self.actions, self.deadline = fresh.outcome, fresh.actions, fresh.deadline
+        self.answered = fresh.answered
+        self._arm_timer()
+        for member in self.members:
+            self.send_snapshot(member)
+        return True
 
     def _step_after(self, seat: Seat, before: frozenset[Seat], after: frozenset[Seat]) -> frozenset[Seat] | None:
         """The answered set if `seat`'s action continues a simultaneous step, else None.

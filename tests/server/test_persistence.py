@@ -224,3 +224,26 @@ async def test_restore_from_snapshot_plus_log_tail(server_factory, client_factor
     assert restored.actions == 8 and restored.version == original.version
     for seat in (0, 1, None):
         assert restored.engine.view(restored.state, seat) == original.engine.view(original.state, seat)
+
+
+async def test_room_reloads_when_storage_is_ahead_of_it(giants_server, client_factory) -> None:
+    """If a write landed but its reply was lost, Redis is ahead of the room: the next
+    write is refused, the room reloads from Redis, every member gets a fresh snapshot,
+    and play goes on."""
+    alice = await client_factory(giants_server.url, "alice")
+    bob = await client_factory(giants_server.url, "bob")
+    room = (await alice.ok("create_room", game="giantslayer"))["room"]
+    await alice.ok("join", room=room)
+    await bob.ok("join", room=room)
+    await bob.wait_for(lambda: bob.rooms[room].view["room"]["status"] == "playing")
+    live = giants_server.lobby.rooms[room]
+    await giants_server.store.redis.hincrby(giants_server.store.k_room(room), "version", 1)
+    stored = live.version + 1
+    actor = alice if live.to_act == [0] else bob
+    await actor.wait_version(room, live.version)
+    refused = await actor.error("act", room=room, action=actor.rooms[room].legal[0])
+    assert refused["code"] == "internal_error"
+    assert live.version == stored and not live.closing
+    for client in (alice, bob):
+        await client.wait_version(room, stored)
+    assert (await actor.ok("act", room=room, action=actor.rooms[room].legal[0]))["version"] == stored + 1
