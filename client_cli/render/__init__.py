@@ -73,8 +73,12 @@ def render_room(
     legal: Sequence[str] = (),
     recent: Sequence[str] = (),
     legal_limit: int = 80,
+    now: float | None = None,
 ) -> str:
-    """The whole screen for one room: header, seats, board, outcome, recent and legal moves."""
+    """The whole screen for one room: header, seats, board, outcome, recent and legal moves.
+
+    With `now` (unix time) a running move deadline is shown as seconds left.
+    """
     room = room_view.get("room", {})
     game = room.get("game", "?")
     lines = [
@@ -85,7 +89,9 @@ def render_room(
     to_act = room.get("to_act") or []
     if room.get("status") == "playing":
         waiting = ", ".join(f"seat {s}" + (" (you)" if s == seat else "") for s in to_act)
-        lines.append(f"To act: {waiting or '-'}")
+        deadline = room.get("deadline")
+        left = f" - {max(0, round(deadline - now))} s left to move" if deadline and now else ""
+        lines.append(f"To act: {waiting or '-'}{left}")
     lines.append("")
     game_view = room_view.get("game")
     if game_view:

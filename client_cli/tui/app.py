@@ -59,6 +59,13 @@ class PlayApp(App[None]):
         self.sub_title = self.url
         self.query_one("#command", Input).focus()
         self.connect_and_follow()
+        self.set_interval(1.0, self.tick)
+
+    def tick(self) -> None:
+        """Once a second: redraw while a move deadline runs, so its countdown moves."""
+        room = self.session.room if self.session is not None else None
+        if room is not None and room.info.get("deadline"):
+            self.redraw()
 
     @work(exclusive=True, group="connection")
     async def connect_and_follow(self) -> None:

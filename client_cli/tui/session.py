@@ -10,6 +10,7 @@ from the seat's (or spectator's) view as the server sent it.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +61,8 @@ class PlaySession:
         """The text to display now: the current room, or the lobby."""
         if self.room is not None and self.room.view is not None:
             return render_room(
-                self.room.view, self.room.seat, self.room.legal, self.recent(), self.legal_limit
+                self.room.view, self.room.seat, self.room.legal, self.recent(), self.legal_limit,
+                now=time.time(),
             )
         return self.lobby_text()
 

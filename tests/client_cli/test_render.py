@@ -189,3 +189,14 @@ def test_giants_map_offer_and_only_the_viewers_screen() -> None:
     assert "Your sealed bid: " in mine
     spectator = render_game("giants", engine.view(state, None), None)
     assert "Your screen" not in spectator
+
+
+def test_room_frame_counts_down_a_move_deadline() -> None:
+    room_view = {
+        "room": {"id": "r", "game": "tara", "rules": "singles", "status": "playing",
+                 "seats": [], "to_act": [1], "deadline": 1000.0},
+        "game": None,
+        "outcome": None,
+    }
+    assert "To act: seat 1 (you) - 25 s left to move" in render_room(room_view, 1, now=975.2)
+    assert "To act: seat 1 (you)\n" in render_room(room_view, 1) + "\n"
