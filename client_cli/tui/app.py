@@ -14,10 +14,26 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.suggester import Suggester
 from textual.widgets import Footer, Header, Input, Static
 
 from client_cli.client import Client
 from client_cli.tui.session import PlaySession, Reply
+
+
+class LegalMoveSuggester(Suggester):
+    """Completes a half-typed move from the seat's current legal moves (tab accepts)."""
+
+    def __init__(self, app: PlayApp) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+        self.play_app = app
+
+    async def get_suggestion(self, value: str) -> str | None:
+        session = self.play_app.session
+        room = session.room if session is not None else None
+        if room is None or not value or value.startswith("/"):
+            return None
+        return next((move for move in room.legal if move.startswith(value) and move != value), None)
 
 
 class PlayApp(App[None]):
@@ -52,7 +68,7 @@ class PlayApp(App[None]):
             # markup=False: boards and server messages contain [brackets] (error codes).
             yield Static("connecting...", id="board", markup=False)
         yield Static("", id="status", markup=False)
-        yield Input(placeholder="a move, or /help", id="command")
+        yield Input(placeholder="a move, or /help", id="command", suggester=LegalMoveSuggester(self))
         yield Footer()
 
     async def on_mount(self) -> None:

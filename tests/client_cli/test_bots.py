@@ -183,3 +183,13 @@ def test_simultaneous_bids_ask_each_seat_once_per_step() -> None:
 def test_mcts_refuses_giants() -> None:
     with pytest.raises(BotError, match="does not play giants"):
         make_bot("mcts", context("giants"))
+
+
+def test_mcts_time_budget_runs_at_least_one_iteration() -> None:
+    engine = registry.get_engine("tara")
+    state = engine.new_game(2, engine.validate_options(2, {}), 3)
+    seat = min(engine.to_act(state))
+    legal = [engine.format_action(state, a) for a in engine.legal_actions(state, seat)]
+    bot = make_bot("mcts,ms=30", context("tara", seat))
+    assert bot.choose(engine.view(state, seat), legal) in legal
+    assert bot.last_iterations >= 1  # type: ignore[attr-defined]

@@ -64,6 +64,14 @@ async def test_pilot_create_join_play_and_see_errors(giants_server: Any) -> None
         text = app.board_text()
         assert f"seat 0: {move} | seat 1: " in text.split("Recent: ")[1]
         assert "To act: seat 0 (you)" in text
+        if room.legal:  # half a move is completed from the legal list
+            from client_cli.tui.app import LegalMoveSuggester
+
+            suggester = app.query_one("#command").suggester
+            assert isinstance(suggester, LegalMoveSuggester)
+            first = room.legal[0]
+            assert await suggester.get_suggestion(first[0]) == next(m for m in room.legal if m.startswith(first[0]))
+            assert await suggester.get_suggestion("/jo") is None
         await type_line(pilot, "Z9")
         await until(lambda: app.last_reply.error, pilot)
         assert app.last_reply.text.startswith("error [bad_notation]: 'Z9'")
