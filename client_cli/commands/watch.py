@@ -2,7 +2,8 @@
 
 Interactive (the Textual client, already watching the room) on a terminal; with
 --plain it prints the screen after every change until the game ends, and with --once
-it prints the current screen and exits (both scriptable).
+it prints the current screen and exits (both scriptable). A room that is no longer
+live (finished) is shown as its replay: final position, outcome and moves.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from typing import TextIO
 
 from client_cli.client import Client, ClientError, RequestFailed
-from client_cli.tui.session import PlaySession
+from client_cli.tui.session import PlaySession, replay_screen
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,7 +32,15 @@ async def watch_plain(url: str, room_id: str, out: TextIO, *, once: bool, passwo
     """Print the room's screen now (and after every change unless `once`) until it ends."""
     async with Client(url, name=name) as client:
         session = PlaySession(client)
-        session.room = room = await client.watch(room_id, password)
+        try:
+            room = await client.watch(room_id, password)
+        except RequestFailed as exc:
+            if str(exc.code) != "no_such_room":
+                raise
+            # Not live any more: a finished room is still readable as a replay.
+            print(replay_screen(await client.replay(room_id)), file=out, flush=True)
+            return 0
+        session.room = room
         print(session.screen(), file=out, flush=True)
         while not once and not room.finished:
             await room.wait_change()

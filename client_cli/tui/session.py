@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from client_cli.client import Client, ClientError, RequestFailed, TrackedRoom
-from client_cli.render import render_room
+from client_cli.render import render_game, render_room, wrap_items
+from engines import get_engine
 
 HELP = """\
 Commands (the leading / is optional outside a room):
@@ -27,12 +28,13 @@ Commands (the leading / is optional outside a room):
                                ROOM may be @created, the room you created last
   /watch ROOM [password=P]     spectate a room
   /leave                       leave the current room
+  /replay ROOM                 the final position and every move of a finished room
   /moves                       show all your legal moves
   /help                        this text;  /quit  leave the program
 In a room, anything else is a move in the game's notation, e.g. a5-b5 (Giantslayer),
 D4 or xD4 (Tara), 0,1>3,-2 (Giant's Causeway), bid 1 w1 c (GIANTS, a sealed bid)."""
 
-COMMANDS = ("rooms", "games", "create", "join", "watch", "leave", "moves", "help", "quit")
+COMMANDS = ("rooms", "games", "create", "join", "watch", "leave", "moves", "replay", "help", "quit")
 
 
 @dataclass
@@ -52,6 +54,7 @@ class PlaySession:
     room: TrackedRoom | None = None
     rooms: list[dict[str, Any]] = field(default_factory=list)
     last_created: str | None = None  # `@created` in /join and /watch names it
+    replay_text: str | None = None  # shown instead of the lobby after /replay
     legal_limit: int = 80
     recent_count: int = 8
 
@@ -59,6 +62,8 @@ class PlaySession:
 
     def screen(self) -> str:
         """The text to display now: the current room, or the lobby."""
+        if self.room is None and self.replay_text is not None:
+            return self.replay_text
         if self.room is not None and self.room.view is not None:
             return render_room(
                 self.room.view, self.room.seat, self.room.legal, self.recent(), self.legal_limit,
@@ -83,8 +88,9 @@ class PlaySession:
             seats = summary.get("seats") or []
             taken = sum(1 for s in seats if s.get("name"))
             lock = " password" if summary.get("password") else ""
+            kind = f"{summary.get('game')}/{summary.get('rules')}"
             lines.append(
-                f"{summary.get('room'):<12} {summary.get('game')}/{summary.get('rules'):<10} "
+                f"{summary.get('room'):<12} {kind:<22} "
                 f"{summary.get('status'):<9} seats {taken}/{summary.get('players')}"
                 f"  spectators {summary.get('spectators', 0)}{lock}"
             )
@@ -126,6 +132,7 @@ class PlaySession:
         if word == "rooms":
             game = next((a for a in args if a != "all"), None)
             self.rooms = await self.client.list_rooms(game, include_finished="all" in args)
+            self.replay_text = None
             return Reply(f"{len(self.rooms)} room(s)")
         if word == "create":
             return await self.create(args)
@@ -152,6 +159,12 @@ class PlaySession:
             await self.client.leave(room_id)
             self.room = None
             return Reply(f"left room {room_id}")
+        if word == "replay":
+            if not args:
+                return Reply("usage: /replay ROOM", error=True)
+            self.room = None
+            self.replay_text = replay_screen(await self.client.replay(args[0]))
+            return Reply(f"replay of room {args[0]}")
         if word == "moves":
             if self.room is None or not self.room.legal:
                 return Reply("no legal moves: it is not your turn")
@@ -197,3 +210,22 @@ class PlaySession:
             return Reply("it is not your turn", error=True)
         await self.client.act(self.room.id, text)
         return Reply(f"played {text}")
+
+
+def replay_screen(replay: dict[str, Any]) -> str:
+    """A finished room's final position (rebuilt from its seed and action log with the
+    local engine, spectator view), its outcome and its moves."""
+    engine = get_engine(replay["game"], replay["rules"])
+    state = engine.new_game(replay["players"], replay["options"], replay["seed"])
+    for entry in replay["actions"]:
+        state = engine.apply_text(state, entry["seat"], entry["action"]).state
+    outcome = replay.get("outcome") or {}
+    moves = [f"{i + 1}. seat {e['seat']}: {e['action']}" for i, e in enumerate(replay["actions"])]
+    return "\n".join([
+        f"Replay - {replay['game']}/{replay['rules']}, {replay['players']} players, seed {replay['seed']}",
+        f"Outcome: winners {outcome.get('winners')}; scores {outcome.get('scores')}; {outcome.get('reason')}",
+        "",
+        render_game(replay["game"], engine.view(state, None), None),
+        "",
+        wrap_items(f"Moves ({len(moves)}):", moves, " | "),
+    ])

@@ -213,3 +213,38 @@ async def test_client_renders_each_games_board_from_a_real_server(
         finally:
             for client in others:
                 await client.close()
+
+
+async def test_finished_room_is_shown_as_its_replay(giants_server: Any) -> None:
+    """An all-bot room plays itself out; `/replay` and `giants watch` show its final
+    position (rebuilt from the revealed seed and the action log), outcome and moves."""
+    import io
+
+    url = giants_server.url
+    async with Client(url, name="host") as host:
+        room_id = (await host.create_room(
+            "giantslayer", options={"rounds": 1}, bots={"0": "random", "1": "random"}))["room"]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 30
+        while True:
+            finished = await host.list_rooms(include_finished=True)
+            if any(r["room"] == room_id and r["status"] == "finished" for r in finished):
+                break
+            assert loop.time() < deadline
+            await asyncio.sleep(0.05)
+        replay = await host.replay(room_id)
+        session = PlaySession(host)
+        reply = await session.handle(f"/replay {room_id}")
+        assert reply.text == f"replay of room {room_id}"
+    engine = registry.get_engine("giantslayer")
+    state = engine.new_game(2, replay["options"], replay["seed"])
+    for entry in replay["actions"]:
+        state = engine.apply_text(state, entry["seat"], entry["action"]).state
+    screen = session.screen()
+    assert screen.startswith("Replay - giantslayer/standard, 2 players, seed ")
+    assert render_game("giantslayer", engine.view(state, None)) in screen
+    assert f"Moves ({len(replay['actions'])}): 1. seat 0: {replay['actions'][0]['action']}" in screen
+    out = io.StringIO()
+    assert await watch_plain(url, room_id, out, once=True) == 0
+    # Live or already evicted, the watcher shows the same final board.
+    assert render_game("giantslayer", engine.view(state, None)) in out.getvalue()
