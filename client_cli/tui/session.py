@@ -75,9 +75,17 @@ class PlaySession:
         """The last moves as `seat N: action`, oldest first."""
         if self.room is None:
             return []
-        moves = [
-            f"seat {e.get('seat')}: {e.get('action')}" for e in self.room.events if e.get("type") == "action"
-        ]
+        me = self.room.seat
+        moves = []
+        for e in self.room.events:
+            if e.get("type") != "action":
+                continue
+            action = str(e.get("action"))
+            if action.startswith("bid ") and e.get("seat") != me:
+                # GI-8: another seat's bid is sealed until all are in (the revealed bids
+                # are on the board); never show its contents here.
+                action = "bid (sealed)"
+            moves.append(f"seat {e.get('seat')}: {action}")
         return moves[-self.recent_count:]
 
     def lobby_text(self) -> str:

@@ -248,3 +248,17 @@ async def test_finished_room_is_shown_as_its_replay(giants_server: Any) -> None:
     assert await watch_plain(url, room_id, out, once=True) == 0
     # Live or already evicted, the watcher shows the same final board.
     assert render_game("giantslayer", engine.view(state, None)) in out.getvalue()
+
+
+def test_recent_moves_never_show_another_seats_sealed_bid() -> None:
+    """GI-8: the recent-moves line shows that a seat bid, not what (own bids are shown)."""
+    from client_cli.client import TrackedRoom
+
+    room = TrackedRoom("r", seat=0, view={"room": {}, "game": None, "outcome": None})
+    room.events.extend([
+        {"type": "action", "seat": 1, "action": "bid 2 w1 c"},
+        {"type": "action", "seat": 0, "action": "bid 1 c"},
+        {"type": "action", "seat": 2, "action": "place worker (5,3) logs 0"},
+    ])
+    session = PlaySession(Client("ws://127.0.0.1:1"), room=room)
+    assert session.recent() == ["seat 1: bid (sealed)", "seat 0: bid 1 c", "seat 2: place worker (5,3) logs 0"]
