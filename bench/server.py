@@ -327,7 +327,9 @@ async def main() -> int:
         stop.set()
         await asyncio.wait(tasks, timeout=10)
 
+        echo_cpu0 = cpu_seconds(echo.pid)
         echo_rtts = await echo_run(echo_url, args.rooms * 2, args.rate, min(args.duration, 10.0))
+        echo_cpu = cpu_seconds(echo.pid) - echo_cpu0
     finally:
         for proc in (server, echo):
             proc.terminate()
@@ -360,7 +362,8 @@ async def main() -> int:
     print(f"CPU                server {100 * server_cpu / elapsed:.0f}% of a core "
           f"({1e6 * server_cpu / max(1, stats.moves):.0f} us per move, Redis not included), "
           f"bots {100 * own_cpu / elapsed:.0f}%; load average {os.getloadavg()[0]:.2f}")
-    print(f"bare echo ms       p50 {e50:6.3f}  p99 {e99:6.3f}  ({len(echo_rtts)} round trips)")
+    print(f"bare echo ms       p50 {e50:6.3f}  p99 {e99:6.3f}  ({len(echo_rtts)} round trips; "
+          f"echo server {1e6 * echo_cpu / max(1, len(echo_rtts)):.0f} us CPU per round trip)")
     print(f"ratio to echo      p50 {p50 / e50:5.2f}x  p99 {p99 / e99:5.2f}x")
     ops = statistics.median(stats.ops_bytes) if stats.ops_bytes else float("nan")
     legal = statistics.median(stats.legal_patch_bytes) if stats.legal_patch_bytes else float("nan")
