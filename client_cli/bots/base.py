@@ -22,6 +22,7 @@ search bot that needs a rules model rebuilds one from its own view with
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import random
 from collections.abc import Awaitable, Mapping
@@ -99,9 +100,16 @@ class Bot:
         raise NotImplementedError
 
 
-async def decide(bot: Bot, view: View, legal: list[str]) -> str:
-    """Ask `bot` for an action, awaiting it if `choose` is async; check the result type."""
-    choice = bot.choose(view, legal)
+async def decide(bot: Bot, view: View, legal: list[str], *, threaded: bool = False) -> str:
+    """Ask `bot` for an action, awaiting it if `choose` is async; check the result type.
+
+    With `threaded`, a synchronous `choose` runs in a worker thread so a slow search
+    does not stall the event loop it shares (a server running bots in-process).
+    """
+    if threaded and not inspect.iscoroutinefunction(bot.choose):
+        choice = await asyncio.to_thread(bot.choose, view, legal)
+    else:
+        choice = bot.choose(view, legal)
     if inspect.isawaitable(choice):
         choice = await choice
     if not isinstance(choice, str):

@@ -44,10 +44,13 @@ async def play_seat(
     bot: Bot,
     *,
     on_move: Callable[[str], None] | None = None,
+    threaded: bool = True,
 ) -> dict[str, Any] | None:
     """Play `room`'s seat with `bot` until the game ends; return the outcome.
 
     Returns None if the room is lost for good (bad token, room gone, client closed).
+    A synchronous bot thinks in a worker thread (`threaded`), so the event loop keeps
+    serving the connection (and, in a server, every other room) meanwhile.
     """
     assert room.seat is not None, "play_seat needs a seated room"
     seat = room.seat
@@ -67,7 +70,7 @@ async def play_seat(
             continue
         version = room.version
         try:
-            action = await decide(bot, room.game, legal)
+            action = await decide(bot, room.game, legal, threaded=threaded)
         except Exception as exc:  # a bot bug must not stall the table
             log.error("bot %s failed to choose (%s); playing a random legal action", bot.name, exc)
             action = fallback.choice(legal)

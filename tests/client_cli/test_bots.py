@@ -193,3 +193,26 @@ def test_mcts_time_budget_runs_at_least_one_iteration() -> None:
     bot = make_bot("mcts,ms=30", context("tara", seat))
     assert bot.choose(engine.view(state, seat), legal) in legal
     assert bot.last_iterations >= 1  # type: ignore[attr-defined]
+
+
+def test_threaded_decide_keeps_the_event_loop_running_while_a_bot_thinks() -> None:
+    """A synchronous bot that blocks until the loop releases it: with threaded=True the
+    loop runs meanwhile (what a server running bots in-process needs)."""
+    import threading
+
+    class Waiter(Bot):
+        def setup(self) -> None:
+            self.release = threading.Event()
+
+        def choose(self, view: View, legal: list[str]) -> str:
+            assert self.release.wait(10), "the event loop was blocked"
+            return legal[0]
+
+    async def main() -> str:
+        bot = Waiter(context())
+        task = asyncio.create_task(decide(bot, {}, ["pass"], threaded=True))
+        await asyncio.sleep(0.01)  # the loop is free: release the thinking bot
+        bot.release.set()
+        return await task
+
+    assert asyncio.run(main()) == "pass"
