@@ -227,7 +227,12 @@ class Room(RoomViews):
         result = self.engine.outcome(new_state)
         status = "finished" if result is not None else "playing"
         actions = self.actions + 1
-        events = [{"type": "action", "seat": seat, "action": notation}, *extra, *transition.events]
+        head: dict[str, Any] = {"type": "action", "seat": seat, "action": notation}
+        if self.engine.info.hidden_information:
+            # What the other seats may learn of it (GIANTS: a sealed bid is "bid", a
+            # replaced one nothing at all); views.publish strips this before sending.
+            head["public"] = self.engine.public_action(state, seat, action)
+        events = [head, *extra, *transition.events]
         step = self._step_after(seat, self.engine.to_act(state), self.engine.to_act(new_state))
         if result is not None:
             events.append({"type": "finished", "outcome": result.to_data()})
@@ -292,7 +297,9 @@ class Room(RoomViews):
                 raise RequestError("game_over", "the game is over")
             if self.closing:
                 raise RequestError("shutting_down", "the server is shutting down")
-            if version is not None and version != self.version:
+            # Compare with what this member was last shown: in hidden-information games
+            # a change another member cannot see sends it nothing and moves no version.
+            if version is not None and version != member.version:
                 raise RequestError(
                     "stale_version",
                     f"you acted on version {version} but the room is at {self.version}; resync",

@@ -59,7 +59,6 @@ class RoomViews:
             "seats": self.seats_data(),
             "to_act": self.to_act,
             "deadline": self.deadline,
-            "version": self.version,
         }
 
     def summary(self) -> dict[str, Any]:
@@ -125,8 +124,12 @@ class RoomViews:
         redacted: list[dict[str, Any]] | None = None
         actor: Seat | None = None
         if self.engine.info.hidden_information and events and events[0].get("type") == "action":
-            actor = events[0]["seat"]
-            redacted = [{"type": "action", "seat": actor}, *events[1:]]
+            head = dict(events[0])
+            public = head.pop("public", None)
+            actor = head["seat"]
+            events = [head, *events[1:]]
+            shown_head = [] if public is None else [{"type": "action", "seat": actor, "action": public}]
+            redacted = [*shown_head, *events[1:]]
         to_act = set(self.engine.to_act(self.state)) if self.status == "playing" else set()
         ordered = sorted(self.members, key=lambda m: m.seat is not None and m.seat in to_act)
         ops_cache: dict[tuple[int, int], list[Any]] = {}
@@ -142,6 +145,11 @@ class RoomViews:
             old = member.view
             acting = member.seat in to_act
             hide = redacted is not None and member.seat != actor
+            if hide and not redacted and old == view:
+                # Nothing this member may see changed (a replaced sealed bid): send nothing,
+                # not even a version bump, so it cannot tell that anything happened. Its
+                # legal list cannot have changed either: it depends only on its own view.
+                continue
             # Members with equal old and new views share a frame unless they need their
             # own legal list or (the actor of a hidden game) the unredacted events.
             variant = ("legal", member.seat) if acting else ("actor",) if redacted is not None and not hide else None

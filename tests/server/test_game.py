@@ -127,7 +127,7 @@ async def test_bots_fill_seats_and_finished_game_is_a_replay(giants_server, clie
     await watcher.ok("leave", room=room)
     assert room not in giants_server.lobby.rooms  # evicted: finished and unwatched
     replay = await watcher.ok("replay", room=room)
-    assert len(replay["actions"]) == watcher.rooms[room].view["room"]["version"] - 1  # versions: start + actions
+    assert len(replay["actions"]) == watcher.rooms[room].version - 1  # versions: start + actions
     listed = (await watcher.ok("list_rooms", include_finished=True))["rooms"]
     assert any(r["room"] == room and r["status"] == "finished" for r in listed)
 
