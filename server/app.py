@@ -87,6 +87,7 @@ class GiantsServer:
         self.store.on_batch = self.metrics.observe_batch
         if not await self.store.ping():
             raise ConnectionError(f"Redis at {url} does not answer")
+        await self.store.migrate_layout()
         self.lobby = Lobby(self.store, self.metrics, self.config.snapshot_every, self.config.max_rooms)
         await self.lobby.restore_all()
         # Views, frames and states are acyclic and freed by reference counting; the

@@ -69,6 +69,10 @@ class Lobby:
                 record = await self.store.load_room(room_id)
                 if record is None:
                     continue
+                if record.status == "finished":
+                    # Finished, but the node died before moving it out of rooms:live.
+                    await self.store.mark_finished(room_id, time.time())
+                    continue
                 engine = registry.get_engine(record.meta["game"], record.meta["rules"])
                 room = Room.restore(record, engine, self.store, self.metrics, self.snapshot_every)
                 room.fence = await self.store.acquire(room_id)

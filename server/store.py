@@ -1,17 +1,21 @@
 """All Redis access: the key layout, version-guarded writes, restore.
 
-Key layout (P = the configured prefix, default "giants:"):
+Key layout (P = the configured prefix, default "giants:"). Every key of one room
+carries the room id as a Redis Cluster hash tag, `{<id>}`, so they all live in one
+hash slot and the commit script (which touches only them) runs on a cluster too:
 
     P rooms:live              set   ids of unfinished rooms (restored on start)
     P rooms:finished          zset  finished room ids scored by finish time (replays)
-    P room:<id>               hash  meta (msgpack: game, rules, players, options, seed,
+    P layout                  str   "2" once keys use the hash-tag layout (migrate_layout)
+    P room:{<id>}             hash  meta (msgpack: game, rules, players, options, seed,
                                     private, password hash, created, deadline seconds,
                                     autostart, bots), version, fence, status, seats
                                     (msgpack list), deadline (unix time or ""), outcome
                                     (msgpack or ""), actions (count), answered (msgpack
                                     list: seats done in the current simultaneous step)
-    P room:<id>:log           list  one msgpack entry per applied action {v, seat, action, ts}
-    P room:<id>:snap          hash  n (actions applied when taken), state (engine snapshot)
+    P room:{<id>}:log         list  one msgpack entry per applied action {v, seat, action, ts}
+    P room:{<id>}:snap        hash  n (actions applied when taken), state (engine snapshot)
+    P room:{<id>}:lease       str   id of the node that owns the room, with a TTL (server.node)
 
 Every change to a room is one Lua script call (one round trip) that checks the stored
 version equals the writer's and the stored fence token equals the writer's, then writes
@@ -19,11 +23,19 @@ the hash fields, appends the log entry and the periodic snapshot atomically. A w
 holding an old version or an old fence gets `StaleWriteError` and must reload the room.
 A node takes a room over with `acquire()` (bumps the fence), so a node that lost the
 room can never write to it again: the door for several nodes sharing one Redis.
+
+The two lobby indexes (`rooms:live`, `rooms:finished`) live in their own slots, so no
+script touches them: `create_room` adds the id to `rooms:live` after the room hash
+exists, and the commit that finishes a room moves its id to `rooms:finished` right after
+the script succeeded (idempotent: SREM + ZADD). A crash in between leaves a finished
+room in `rooms:live`; the next restore sees its status and finishes the move
+(`mark_finished`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -31,7 +43,9 @@ from typing import Any
 
 import msgpack
 import redis.asyncio as aioredis
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, ResponseError
+
+log = logging.getLogger("giants.store")
 
 _COMMIT = """
 local h = KEYS[1]
@@ -40,13 +54,9 @@ if not cur then return -3 end
 if redis.call('HGET', h, 'fence') ~= ARGV[3] then return -1 end
 if cur ~= ARGV[1] then return 0 end
 redis.call('HSET', h, 'version', ARGV[2], 'status', ARGV[4], 'seats', ARGV[5],
-           'deadline', ARGV[6], 'outcome', ARGV[7], 'actions', ARGV[8], 'answered', ARGV[13])
+           'deadline', ARGV[6], 'outcome', ARGV[7], 'actions', ARGV[8], 'answered', ARGV[11])
 if ARGV[9] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[9]) end
 if ARGV[10] ~= '' then redis.call('HSET', KEYS[3], 'n', ARGV[8], 'state', ARGV[10]) end
-if ARGV[4] == 'finished' then
-  redis.call('SREM', KEYS[4], ARGV[12])
-  redis.call('ZADD', KEYS[5], ARGV[11], ARGV[12])
-end
 return 1
 """
 
@@ -54,7 +64,6 @@ _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'meta', ARGV[1], 'version', '0', 'fence', '1', 'status', 'waiting',
            'seats', ARGV[2], 'deadline', '', 'outcome', '', 'actions', '0')
-redis.call('SADD', KEYS[2], ARGV[3])
 return 1
 """
 
@@ -102,6 +111,9 @@ class Store:
     """The one place that talks to Redis; embedded and external Redis use the same code."""
 
     def __init__(self, url: str, prefix: str = "giants:", max_connections: int = 1000) -> None:
+        if "{" in prefix or "}" in prefix:
+            # A brace in the prefix would become the hash tag of every key.
+            raise ValueError(f"key prefix {prefix!r} must not contain braces")
         self.url = url
         self.prefix = prefix
         # A blocking pool: under a burst of commits from many rooms a request waits for
@@ -117,14 +129,23 @@ class Store:
 
     # -- keys -----------------------------------------------------------------------
 
+    # The room id in braces is the hash tag: a room's keys share one cluster slot.
+
     def k_room(self, room_id: str) -> str:
-        return f"{self.prefix}room:{room_id}"
+        return f"{self.prefix}room:{{{room_id}}}"
 
     def k_log(self, room_id: str) -> str:
-        return f"{self.prefix}room:{room_id}:log"
+        return f"{self.prefix}room:{{{room_id}}}:log"
 
     def k_snap(self, room_id: str) -> str:
-        return f"{self.prefix}room:{room_id}:snap"
+        return f"{self.prefix}room:{{{room_id}}}:snap"
+
+    def k_lease(self, room_id: str) -> str:
+        return f"{self.prefix}room:{{{room_id}}}:lease"
+
+    @property
+    def k_layout(self) -> str:
+        return f"{self.prefix}layout"
 
     @property
     def k_live(self) -> str:
@@ -151,10 +172,22 @@ class Store:
     async def create_room(
         self, room_id: str, meta: dict[str, Any], seats: list[dict[str, Any]]
     ) -> bool:
-        """Store a new room at version 0 with fence 1; False if the id is already taken."""
-        keys = [self.k_room(room_id), self.k_live]
-        created = await self._create(keys=keys, args=[pack(meta), pack(seats), room_id])
+        """Store a new room at version 0 with fence 1; False if the id is already taken.
+
+        The id joins `rooms:live` after the hash exists (another slot on a cluster); a
+        crash in between leaves an unlisted waiting room nobody was told about.
+        """
+        created = await self._create(keys=[self.k_room(room_id)], args=[pack(meta), pack(seats)])
+        if created:
+            await self.redis.sadd(self.k_live, room_id)
         return bool(created)
+
+    async def mark_finished(self, room_id: str, finished_at: float) -> None:
+        """Move a finished room from the live index to the finished one (idempotent)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zadd(self.k_finished, {room_id: finished_at})
+        pipe.srem(self.k_live, room_id)
+        await pipe.execute()
 
     async def _submit(self, keys: list[str], args: list[Any]) -> Any:
         """Run the commit script, grouped with every other commit pending right now.
@@ -245,13 +278,7 @@ class Store:
         acknowledged, so the caller reports internal_error).
         """
         result = await self._submit(
-            [
-                self.k_room(room_id),
-                self.k_log(room_id),
-                self.k_snap(room_id),
-                self.k_live,
-                self.k_finished,
-            ],
+            [self.k_room(room_id), self.k_log(room_id), self.k_snap(room_id)],
             [
                 str(expected),
                 str(version),
@@ -263,8 +290,6 @@ class Store:
                 str(actions),
                 b"" if log_entry is None else pack(log_entry),
                 b"" if snapshot is None else pack(snapshot),
-                repr(now),
-                room_id,
                 pack(sorted(answered)),
             ],
         )
@@ -273,6 +298,12 @@ class Store:
                 int(result), str(result)
             )
             raise StaleWriteError(f"room {room_id}: {reason}")
+        if status == "finished":
+            try:
+                await self.mark_finished(room_id, now or time.time())
+            except Exception:
+                # The change itself is stored; the next restore finishes the move.
+                log.warning("room %s: finished, but the lobby index was not updated", room_id)
 
     # -- reads ----------------------------------------------------------------------
 
@@ -329,6 +360,41 @@ class Store:
             for room_id, row in zip(room_ids, rows, strict=True)
             if row
         ]
+
+    # -- layout migration -----------------------------------------------------------
+
+    async def migrate_layout(self) -> int:
+        """Move keys of the first layout (`P room:<id>`, no hash tag) to `P room:{<id>}`.
+
+        Runs once per prefix (marked by `P layout` = 2), before rooms are restored;
+        returns how many keys moved. Safe when several nodes start at once: a key
+        already moved by another is skipped.
+        """
+        if await self.redis.get(self.k_layout) == b"2":
+            return 0
+        moved = 0
+        base = self.prefix + "room:"
+        async for raw in self.redis.scan_iter(match=base.replace("*", r"\*") + "*", count=500):
+            key = _text(raw)
+            rest = key[len(base):]
+            if rest.startswith("{"):
+                continue
+            room_id, _, suffix = rest.partition(":")
+            new = f"{base}{{{room_id}}}" + (f":{suffix}" if suffix else "")
+            dumped = await self.redis.dump(key)
+            if dumped is None:
+                continue
+            try:
+                await self.redis.restore(new, 0, dumped)
+            except ResponseError as exc:
+                if "BUSYKEY" not in str(exc):
+                    raise
+            await self.redis.delete(key)
+            moved += 1
+        await self.redis.set(self.k_layout, "2")
+        if moved:
+            log.warning("moved %d key(s) to the hash-tagged key layout", moved)
+        return moved
 
     async def delete_all(self) -> int:
         """Delete every key under this store's prefix (tests and tools; never FLUSHDB)."""
