@@ -21,11 +21,20 @@ from server.connection import Connection
 from server.embedded_redis import EmbeddedRedis
 from server.http import make_process_request
 from server.lobby import Lobby
-from server.metrics import Metrics
+from server.metrics import Live, Metrics
 from server.store import Store
 from server.wire import encode
 
 log = logging.getLogger("giants.server")
+
+
+def _ws_logger() -> logging.Logger:
+    """websockets logs every connection and HTTP response (each /metrics scrape) at
+    INFO: keep that at debug level only."""
+    logger = logging.getLogger("giants.websockets")
+    if not logger.isEnabledFor(logging.DEBUG):
+        logger.setLevel(logging.WARNING)
+    return logger
 
 
 class GiantsServer:
@@ -34,6 +43,7 @@ class GiantsServer:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.metrics = Metrics()
+        self.metrics.set_live(self._live_gauges)
         self.embedded: EmbeddedRedis | None = None
         self.store: Store = None  # type: ignore[assignment]  # set in start()
         self.lobby: Lobby = None  # type: ignore[assignment]
@@ -44,6 +54,10 @@ class GiantsServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._dirty: list[Connection] = []
         self._flush_scheduled = False
+
+    def _live_gauges(self) -> Live:
+        rooms = self.lobby.counts() if self.lobby is not None else {}
+        return Live(connections=len(self.connections), rooms=rooms)
 
     @property
     def url(self) -> str:
@@ -105,6 +119,7 @@ class GiantsServer:
             ping_interval=20,
             ping_timeout=20,
             max_queue=64,
+            logger=_ws_logger(),
         )
         sockets = list(self.ws_server.sockets)
         if sockets:

@@ -92,6 +92,7 @@ async def play_bot_seats(room: Room) -> None:
                         return
                     action = room.engine.parse_action(state, seat, room.rng.choice(legal))
                     events = await room.apply_action(seat, action, [])
+                room.metrics.bot_moves[room.meta["game"]] += 1
                 room.publish(events)
     except RequestError as exc:
         log.error("room %s: bot move failed: %s", room.id, exc.message)

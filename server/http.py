@@ -52,8 +52,8 @@ def make_process_request(server: GiantsServer):  # type: ignore[no-untyped-def]
                 return _response(200, "OK", "application/json", body)
             return _response(503, "Service Unavailable", "application/json", body)
         if path == "/metrics":
-            text = server.metrics.render(len(server.connections), server.lobby.counts())
-            return _response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", text.encode())
+            body, content_type = server.metrics.render(request.headers.get("Accept", ""))
+            return _response(200, "OK", content_type, body)
         if request.headers.get("Upgrade", "").lower() != "websocket":
             body = b"Giants Table server: connect with a WebSocket client; see /healthz and /metrics.\n"
             return _response(404 if path != "/" else 426, "Not Found" if path != "/" else "Upgrade Required", "text/plain", body)

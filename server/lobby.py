@@ -52,8 +52,9 @@ class Lobby:
         if self.rooms.get(room.id) is room and not room.members:
             del self.rooms[room.id]
 
-    def counts(self) -> Counter[str]:
-        return Counter(room.status for room in self.rooms.values())
+    def counts(self) -> Counter[tuple[str, str]]:
+        """Live rooms of this node by (status, game), for /metrics."""
+        return Counter((room.status, room.meta["game"]) for room in self.rooms.values())
 
     # -- restore --------------------------------------------------------------------
 

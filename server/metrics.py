@@ -1,14 +1,47 @@
-"""Process metrics in Prometheus text format (no client library needed for this few).
+"""Process metrics, exposed with `prometheus_client` at `/metrics`.
 
-The server bumps counters as things happen; `/metrics` calls `render()` with the live
-gauges (connections, rooms by state) read at scrape time.
+Each server owns a `Metrics` with its own `CollectorRegistry` (several servers can
+share a process in tests). The hot path — a frame in, an action applied — only adds to
+plain integers and `Counter`s here; `prometheus_client` turns them into families when
+`/metrics` is scraped (`_HotPathCollector`), so counting a move costs a dict update,
+not a lock. Live gauges (open connections, rooms by status and game) are read at
+scrape time from a callback the server installs with `set_live`.
+
+Other modules add their own series with the usual `prometheus_client` objects bound
+to `metrics.registry`:
+
+    quarantined = Gauge("giants_rooms_quarantined", "...", registry=metrics.registry)
+
+Names follow OpenMetrics: counters end in `_total`, and no gauge shares a counter's
+base name.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    GCCollector,
+    Info,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.openmetrics import exposition as openmetrics
+from prometheus_client.registry import Collector
+
+from protocol.version import PROTOCOL_VERSION
 
 # Action latency buckets in seconds: validate + apply + persist + diff + send.
 BUCKETS: tuple[float, ...] = (
@@ -17,7 +50,7 @@ BUCKETS: tuple[float, ...] = (
 
 
 class Histogram:
-    """A cumulative Prometheus histogram with fixed buckets."""
+    """A cumulative histogram with fixed buckets, cheap to observe on the hot path."""
 
     def __init__(self, buckets: tuple[float, ...] = BUCKETS) -> None:
         self.buckets = buckets
@@ -30,70 +63,120 @@ class Histogram:
         self.total += seconds
         self.n += 1
 
-    def lines(self, name: str) -> list[str]:
-        out = []
+    def family(self, name: str, documentation: str) -> HistogramMetricFamily:
         running = 0
+        cumulative: list[tuple[str, float]] = []
         for bound, count in zip(self.buckets, self.counts, strict=False):
             running += count
-            out.append(f'{name}_bucket{{le="{bound}"}} {running}')
-        out.append(f'{name}_bucket{{le="+Inf"}} {self.n}')
-        out.append(f"{name}_sum {self.total:.6f}")
-        out.append(f"{name}_count {self.n}")
-        return out
+            cumulative.append((repr(bound), running))
+        cumulative.append(("+Inf", self.n))
+        return HistogramMetricFamily(name, documentation, buckets=cumulative, sum_value=self.total)
+
+
+@dataclass
+class Live:
+    """Gauges only the server knows, read at scrape time."""
+
+    connections: int = 0
+    rooms: Mapping[tuple[str, str], int] = field(default_factory=dict)  # (status, game) -> n
+
+
+ROOM_STATUSES = ("waiting", "playing", "finished")
 
 
 class Metrics:
-    """Counters the server updates; one instance per server process."""
+    """Counters the server updates; one instance (and one registry) per server."""
 
     def __init__(self) -> None:
         self.connections_total = 0
-        self.actions_applied = 0
-        self.errors: Counter[str] = Counter()
         self.frames_in = 0
         self.frames_out = 0
+        self.errors: Counter[str] = Counter()  # error replies by stable code
+        # Actions applied, by game. The room decides what counts: a change only one seat
+        # can see (GI-8) must not show up in a public scrape.
+        self.actions_applied: Counter[str] = Counter()
+        self.bot_moves: Counter[str] = Counter()  # by game: moves of server-run bots
+        self.rooms_finished: Counter[tuple[str, str]] = Counter()  # (game, reason)
         self.action_latency = Histogram()
         self.commit_latency = Histogram()  # one Redis pipeline of grouped commits
         self.commits = 0
+        self._live: Callable[[], Live] = Live
+        self.registry = CollectorRegistry(auto_describe=True)
+        ProcessCollector(registry=self.registry)
+        PlatformCollector(registry=self.registry)
+        GCCollector(registry=self.registry)
+        build = Info("giants_build", "Version of the running server.", registry=self.registry)
+        build.info({"version": _version(), "protocol": str(PROTOCOL_VERSION)})
+        self.registry.register(_HotPathCollector(self))
+
+    def set_live(self, source: Callable[[], Live]) -> None:
+        """Install the callback `/metrics` reads the live gauges from."""
+        self._live = source
 
     def observe_batch(self, size: int, seconds: float) -> None:
         self.commits += size
         self.commit_latency.observe(seconds)
 
-    def render(self, connections: int, rooms_by_status: Mapping[str, int]) -> str:
-        """The /metrics body; gauges are passed in because only the server knows them."""
-        lines = [
-            "# HELP giants_connections Open WebSocket connections.",
-            "# TYPE giants_connections gauge",
-            f"giants_connections {connections}",
-            "# HELP giants_connections_total WebSocket connections accepted since start.",
-            "# TYPE giants_connections_total counter",
-            f"giants_connections_total {self.connections_total}",
-            "# HELP giants_rooms Live rooms by status.",
-            "# TYPE giants_rooms gauge",
-        ]
-        for status in ("waiting", "playing", "finished"):
-            lines.append(f'giants_rooms{{status="{status}"}} {rooms_by_status.get(status, 0)}')
-        lines += [
-            "# HELP giants_actions_applied_total Game actions persisted and broadcast.",
-            "# TYPE giants_actions_applied_total counter",
-            f"giants_actions_applied_total {self.actions_applied}",
-            "# HELP giants_errors_total Error replies sent, by stable code.",
-            "# TYPE giants_errors_total counter",
-        ]
-        for code, count in sorted(self.errors.items()):
-            lines.append(f'giants_errors_total{{code="{code}"}} {count}')
-        lines += [
-            "# HELP giants_frames_received_total Inbound WebSocket frames.",
-            "# TYPE giants_frames_received_total counter",
-            f"giants_frames_received_total {self.frames_in}",
-            "# HELP giants_action_seconds Time from receiving an action to sending its patches.",
-            "# TYPE giants_action_seconds histogram",
-            *self.action_latency.lines("giants_action_seconds"),
-            "# HELP giants_redis_commits_total Room changes written to Redis.",
-            "# TYPE giants_redis_commits_total counter",
-            f"giants_redis_commits_total {self.commits}",
-            "# HELP giants_redis_commit_seconds Round trip of one Redis pipeline of grouped room commits.",
-            "# TYPE giants_redis_commit_seconds histogram",
-            *self.commit_latency.lines("giants_redis_commit_seconds"),
-        ]
-        return "\n".join(lines) + "\n"
+    def render(self, accept: str = "") -> tuple[bytes, str]:
+        """The /metrics body and its content type (OpenMetrics if the scraper asks)."""
+        if "application/openmetrics-text" in accept:
+            return openmetrics.generate_latest(self.registry), openmetrics.CONTENT_TYPE_LATEST
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("giants-table")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class _HotPathCollector(Collector):
+    """Turns the plain counters of `Metrics` into metric families at scrape time."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.m = metrics
+
+    def describe(self) -> Iterable[Metric]:
+        return []  # families vary with what happened; nothing to pre-register
+
+    def collect(self) -> Iterable[Metric]:
+        m = self.m
+        live = m._live()
+        yield GaugeMetricFamily("giants_connections_open", "Open WebSocket connections.", value=live.connections)
+        yield CounterMetricFamily(
+            "giants_connections_accepted", "WebSocket connections accepted since start.", value=m.connections_total
+        )
+        rooms = GaugeMetricFamily("giants_rooms", "Live rooms on this node by status and game.", labels=["status", "game"])
+        by_status = Counter[str]()
+        for (status, game), n in sorted(live.rooms.items()):
+            rooms.add_metric([status, game], n)
+            by_status[status] += n
+        yield rooms
+        rooms_all = GaugeMetricFamily("giants_rooms_by_status", "Live rooms on this node by status.", labels=["status"])
+        for status in ROOM_STATUSES:
+            rooms_all.add_metric([status], by_status.get(status, 0))
+        yield rooms_all
+        yield _by_label("giants_actions_applied", "Game actions persisted and broadcast, by game.", "game", m.actions_applied)
+        yield _by_label("giants_bot_moves", "Moves made by server-run bot seats, by game.", "game", m.bot_moves)
+        finished = CounterMetricFamily("giants_rooms_finished", "Games that ended, by game and reason.", labels=["game", "reason"])
+        for (game, reason), n in sorted(m.rooms_finished.items()):
+            finished.add_metric([game, reason], n)
+        yield finished
+        yield _by_label("giants_errors", "Error replies sent, by stable code.", "code", m.errors)
+        yield CounterMetricFamily("giants_frames_received", "Inbound WebSocket frames.", value=m.frames_in)
+        yield CounterMetricFamily("giants_frames_sent", "Outbound WebSocket frames.", value=m.frames_out)
+        yield m.action_latency.family("giants_action_seconds", "Time from receiving an action to sending its patches.")
+        yield CounterMetricFamily("giants_redis_commits", "Room changes written to Redis.", value=m.commits)
+        yield m.commit_latency.family(
+            "giants_redis_commit_seconds", "Round trip of one Redis pipeline of grouped room commits."
+        )
+
+
+def _by_label(name: str, documentation: str, label: str, counts: Mapping[str, int]) -> CounterMetricFamily:
+    family = CounterMetricFamily(name, documentation, labels=[label])
+    for key, n in sorted(counts.items()):
+        family.add_metric([key], n)
+    return family

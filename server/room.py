@@ -247,7 +247,9 @@ class Room(RoomViews):
             snapshot=self.engine.snapshot(new_state) if actions % self.snapshot_every == 0 else None,
         )
         await self._commit(cand)
-        self.metrics.actions_applied += 1
+        self.metrics.actions_applied[self.meta["game"]] += 1
+        if result is not None:
+            self.metrics.rooms_finished[self.meta["game"], "rules"] += 1
         return events
 
     def _after_change(self) -> None:

@@ -48,13 +48,56 @@ async def test_metrics_count_connections_rooms_actions_errors(giants_server, cli
     status, ctype, text = await get(giants_server, "/metrics")
     assert status == 200
     assert ctype.startswith("text/plain")
-    lines = text.splitlines()
-    assert "giants_connections 2" in lines
-    assert 'giants_rooms{status="playing"} 1' in lines
-    assert "giants_actions_applied_total 1" in lines
-    assert 'giants_errors_total{code="no_such_room"} 1' in lines
-    assert "giants_action_seconds_count 1" in lines
-    assert any(line.startswith('giants_action_seconds_bucket{le="+Inf"} 1') for line in lines)
+    samples = parse_samples(text)
+    assert samples[("giants_connections_open", ())] == 2
+    assert samples[("giants_rooms", (("game", "giantslayer"), ("status", "playing")))] == 1
+    assert samples[("giants_rooms_by_status", (("status", "playing"),))] == 1
+    assert samples[("giants_actions_applied_total", (("game", "giantslayer"),))] == 1
+    assert samples[("giants_errors_total", (("code", "no_such_room"),))] == 1
+    assert samples[("giants_action_seconds_count", ())] == 1
+    assert samples[("giants_action_seconds_bucket", (("le", "+Inf"),))] == 1
+
+
+def parse_samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of a Prometheus text exposition, parsed by prometheus_client."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+async def test_metrics_follow_conventions(giants_server, client_factory, caplog) -> None:
+    """Standard process metrics, a build-info metric, bot moves and finished games by
+    game, valid OpenMetrics, and no log line per scrape."""
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_om
+
+    alice = await client_factory(giants_server.url, "alice")
+    room = (await alice.ok("create_room", game="tara", bots={"0": "random", "1": "random"}))["room"]
+    await alice.ok("watch", room=room)
+    await alice.wait_for(lambda: alice.rooms[room].view["room"]["status"] == "finished", timeout=60)
+    caplog.clear()
+    with caplog.at_level("INFO"):
+        _, _, text = await get(giants_server, "/metrics")
+    assert not [r for r in caplog.records if r.levelname == "INFO"], "a scrape must not log at INFO"
+    samples = parse_samples(text)
+    assert samples[("process_cpu_seconds_total", ())] >= 0
+    assert samples[("process_resident_memory_bytes", ())] > 0
+    build = [labels for name, labels in samples if name == "giants_build_info"]
+    assert build and dict(build[0])["version"]
+    assert samples[("giants_bot_moves_total", (("game", "tara"),))] > 0
+    assert samples[("giants_rooms_finished_total", (("game", "tara"), ("reason", "rules")))] == 1
+    # The same registry in OpenMetrics, when the scraper asks for it: parses strictly
+    # (a gauge and a counter sharing a name would fail here).
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{giants_server.port}/metrics", headers={"Accept": "application/openmetrics-text"}
+    )
+    body = await asyncio.to_thread(lambda: urllib.request.urlopen(request, timeout=5).read().decode())
+    assert body.endswith("# EOF\n")
+    names = {family.name for family in parse_om(body)}
+    assert {"giants_connections_open", "giants_connections_accepted", "giants_rooms_finished"} <= names
 
 
 async def test_other_paths_are_not_found(giants_server) -> None:
