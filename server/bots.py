@@ -1,4 +1,4 @@
-"""Seats the server fills with bundled bots (the bot SDK in client_cli.bots).
+"""Seats the server fills with bundled bots (pure policies in engines.bots).
 
 A room created with `bots: {"1": "mcts,iterations=200"}` plays seat 1 itself. The bot
 sees exactly what a remote bot would: `engine.view(state, seat)` and the seat's legal
@@ -15,6 +15,8 @@ import logging
 import random
 from typing import TYPE_CHECKING, Any
 
+from engines.bots.base import BotContext, BotError
+from engines.bots.registry import make_bot
 from server.errors import RequestError
 
 if TYPE_CHECKING:
@@ -30,9 +32,6 @@ def check_spec(spec: str, game: str, rules: str, seat: int, players: int, option
 
 def make(spec: str, game: str, rules: str, seat: int, players: int, options: dict[str, Any], seed: int) -> Any:
     """Build the bot for one seat; RequestError(bad_options) if it cannot play here."""
-    from client_cli.bots.base import BotContext, BotError
-    from client_cli.bots.registry import make_bot
-
     if ":" in spec:
         # Only bundled bots: a room creator must not make the server import modules.
         raise RequestError("bad_options", f"bots: {spec!r} is not a bundled bot name")

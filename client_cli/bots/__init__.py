@@ -1,13 +1,19 @@
-"""Bot SDK and bundled bots: see `client_cli.bots.base` and docs/bots.md."""
+"""The bot SDK: run bots over the protocol (`runner`) and against each other (`arena`).
 
-from client_cli.bots.base import Bot, BotContext, BotError, decide
-from client_cli.bots.registry import BUNDLED, bundled_names, load_bot_class, make_bot, parse_spec
+Bots themselves are pure policies in `engines.bots` (re-exported here so a bot
+author needs one import): `from client_cli.bots import Bot`. See docs/bots.md.
+"""
+
+from client_cli.bots.sdk import decide, load_bot_class, make_bot
+from engines.bots.base import Bot, BotContext, BotError, StepTracker
+from engines.bots.registry import BUNDLED, bundled_names, parse_spec
 
 __all__ = [
     "BUNDLED",
     "Bot",
     "BotContext",
     "BotError",
+    "StepTracker",
     "bundled_names",
     "decide",
     "load_bot_class",

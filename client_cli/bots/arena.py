@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from client_cli.bots.base import Bot, BotContext, BotError, StepTracker, decide
-from client_cli.bots.registry import make_bot
+from client_cli.bots.sdk import decide, make_bot
 from engines.base import Engine, GameError, Outcome
+from engines.bots.base import Bot, BotContext, BotError, StepTracker
 
 
 @dataclass

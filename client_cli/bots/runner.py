@@ -20,8 +20,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from client_cli.bots.base import Bot, BotContext, BotError, StepTracker, decide
-from client_cli.bots.registry import make_bot
+from client_cli.bots.sdk import decide, make_bot
 from client_cli.client import (
     Client,
     ClientClosed,
@@ -30,6 +29,7 @@ from client_cli.client import (
     RoomLost,
     TrackedRoom,
 )
+from engines.bots.base import Bot, BotContext, BotError, StepTracker
 
 log = logging.getLogger("giants.bot")
 

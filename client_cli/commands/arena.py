@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 
 from client_cli.bots.arena import GameRecord, play_match
-from client_cli.bots.base import BotError
-from client_cli.bots.registry import BUNDLED
 from client_cli.commands.selfplay import parse_options
 from engines import GameError, get_engine
+from engines.bots.base import BotError
+from engines.bots.registry import BUNDLED
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

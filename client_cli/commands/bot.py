@@ -14,11 +14,11 @@ import json
 import logging
 import sys
 
-from client_cli.bots.base import BotError
-from client_cli.bots.registry import BUNDLED, parse_spec
 from client_cli.bots.runner import run_bot
 from client_cli.client import Client, ClientError, RequestFailed, TrackedRoom
 from client_cli.commands.selfplay import parse_options
+from engines.bots.base import BotError
+from engines.bots.registry import BUNDLED, parse_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -65,11 +65,11 @@ def test_cli_reports_unknown_bot_and_game(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_cli_loads_a_bot_from_a_module_path(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["arena", "tara", "client_cli.bots.random_bot:RandomBot,", "greedy", "--games", "2"])
+    code = main(["arena", "tara", "engines.bots.random_bot:RandomBot,", "greedy", "--games", "2"])
     assert code == 2  # a trailing comma is an empty parameter: refused clearly
     assert "key=value" in capsys.readouterr().out
-    assert main(["arena", "tara", "client_cli.bots.random_bot:RandomBot", "greedy", "--games", "2"]) == 0
-    assert "client_cli.bots.random_bot:RandomBot" in capsys.readouterr().out
+    assert main(["arena", "tara", "engines.bots.random_bot:RandomBot", "greedy", "--games", "2"]) == 0
+    assert "engines.bots.random_bot:RandomBot" in capsys.readouterr().out
 
 
 def test_a_bot_module_in_the_working_directory_loads_by_path(

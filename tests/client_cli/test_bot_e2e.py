@@ -11,11 +11,11 @@ from typing import Any
 import msgpack
 import pytest
 
-from client_cli.bots.base import Bot, BotContext
-from client_cli.bots.registry import make_bot
 from client_cli.bots.runner import context_for, play_seat, run_bot
+from client_cli.bots.sdk import make_bot
 from client_cli.client import Client
 from engines import registry
+from engines.bots.base import Bot, BotContext
 
 pytestmark = pytest.mark.redis
 

@@ -22,8 +22,8 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from client_cli.bots.base import Bot
 from engines.base import View
+from engines.bots.base import Bot
 
 Hex = tuple[int, int]
 _HEX = re.compile(r"\((-?\d+),(-?\d+)\)")
@@ -107,6 +107,8 @@ class IslanderBot(Bot):
         best: list[str] = []
         best_score = float("-inf")
         for text in legal:
+            if best and self.stopped():
+                break  # out of time: the best action seen so far
             score = self._score(text, view, plan)
             if score > best_score + 1e-9:
                 best, best_score = [text], score

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from client_cli.bots.base import Bot
 from engines.base import View
+from engines.bots.base import Bot
 
 
 class RandomBot(Bot):

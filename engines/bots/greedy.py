@@ -9,9 +9,9 @@ game with hidden information (GIANTS) it cannot rebuild a position, so it plays 
 
 from __future__ import annotations
 
-from client_cli.bots.base import Bot
-from client_cli.bots.heuristics import evaluate, outcome_values
 from engines.base import View
+from engines.bots.base import Bot
+from engines.bots.heuristics import evaluate, outcome_values
 
 
 class GreedyBot(Bot):
@@ -22,12 +22,13 @@ class GreedyBot(Bot):
         self.engine = self.context.engine()
         self.fallback: Bot | None = None
         if self.engine.info.hidden_information:
-            from client_cli.bots.islander import IslanderBot
+            from engines.bots.islander import IslanderBot
 
             self.fallback = IslanderBot(self.context)
 
     def choose(self, view: View, legal: list[str]) -> str:
         if self.fallback is not None:
+            self.fallback.should_stop = self.should_stop
             choice = self.fallback.choose(view, legal)
             assert isinstance(choice, str)
             return choice
@@ -37,6 +38,8 @@ class GreedyBot(Bot):
         best: list[str] = []
         best_value = -1.0
         for text in legal:
+            if best and self.stopped():
+                break  # out of time: the best action seen so far
             after = engine.apply(state, seat, engine.parse_action(state, seat, text)).state
             outcome = engine.outcome(after)
             if outcome is not None:

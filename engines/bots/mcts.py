@@ -8,7 +8,7 @@ plies and scores the end with the outcome or, if unfinished, the game's heuristi
 
 Parameters (bot spec `mcts,iterations=400,ms=0,rollout=0,c=0.1,alpha=0.5,order=1,order_all=0`):
 `iterations` bounds the search; `ms` > 0 bounds it by wall time instead (not
-repeatable); `rollout` is the playout depth (default 0 = score the new leaf with the
+repeatable); either way the search also ends as soon as `stopped()` says so; `rollout` is the playout depth (default 0 = score the new leaf with the
 game's heuristic, or 400 plies when the game has none); `order` expands the root's
 actions best-first by the heuristic (`order_all` every node's: stronger, slower); `c` is
 the exploration constant (small, because heuristic values differ by little); `alpha`
@@ -23,9 +23,9 @@ import math
 import time
 from typing import Any
 
-from client_cli.bots.base import Bot, BotError
-from client_cli.bots.heuristics import evaluate, has_heuristic, outcome_values
 from engines.base import Engine, View
+from engines.bots.base import Bot, BotError
+from engines.bots.heuristics import evaluate, has_heuristic, outcome_values
 
 
 class _Node:
@@ -83,11 +83,18 @@ class MctsBot(Bot):
         if self.order:
             # Expand the root's actions best-first by the heuristic, so a budget smaller
             # than the branching factor still looks at the promising ones.
-            scores = [self._score_after(state, seat, a) for a in actions]
+            # Unscored actions (the caller stopped us meanwhile) sort first, i.e. last tried.
+            scores = [-math.inf] * len(actions)
+            for i, action in enumerate(actions):
+                if self.stopped():
+                    break
+                scores[i] = self._score_after(state, seat, action)
             root.untried.sort(key=lambda i: scores[i])
         deadline = time.perf_counter() + self.ms / 1000.0 if self.ms > 0 else None
         done = 0
         while True:
+            if self.stopped():
+                break  # the caller's budget is spent: answer with what we have
             if deadline is not None:
                 if time.perf_counter() >= deadline and done > 0:
                     break
@@ -96,6 +103,8 @@ class MctsBot(Bot):
             self._iterate(root)
             done += 1
         self.last_iterations = done
+        if not root.children:
+            return self.rng.choice(legal)  # stopped before the first iteration
         # The most visited action is the most robust choice.
         best_visits = max(child.visits for _, child in root.children)
         best = [legal[i] for i, child in root.children if child.visits == best_visits]

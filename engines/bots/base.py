@@ -15,17 +15,19 @@ in the notation is accepted.
 
 The same bot object runs in the local arena (`giants arena`), over the protocol
 (`giants bot`, `client_cli.bots.runner.run_bot`) and in seats the server fills with
-bundled bots. Bots never receive snapshots, other seats' views or hidden state; a
-search bot that needs a rules model rebuilds one from its own view with
-`engine.state_from_view(view)` (perfect-information games only).
+bundled bots (`server/seat_bots.py`). Bots never receive snapshots, other seats' views
+or hidden state; a search bot that needs a rules model rebuilds one from its own view
+with `engine.state_from_view(view)` (perfect-information games only).
+
+Bots are pure policies: no I/O, no global random (each bot owns `self.rng`). A caller
+that must bound a bot's thinking sets `bot.should_stop` to a predicate; long loops call
+`self.stopped()` and answer with the best action found so far.
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import random
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -63,6 +65,7 @@ class Bot:
 
     `self.context` and a seeded `self.rng` are ready in `__init__`; override
     `setup()` for work to do once per game (called at the end of `__init__`).
+    `should_stop` is the caller's cancellation predicate (never true by default).
     """
 
     #: The registry name of a bundled bot ("random", "mcts", ...).
@@ -75,7 +78,13 @@ class Bot:
     def __init__(self, context: BotContext) -> None:
         self.context = context
         self.rng = random.Random(context.seed)
+        self.should_stop: Callable[[], bool] = _never
         self.setup()
+
+    def stopped(self) -> bool:
+        """Whether the caller wants an answer now: search loops check this and return
+        the best action found so far (cooperative cancellation; see seat_bots)."""
+        return self.should_stop()
 
     def setup(self) -> None:
         """Per-game initialisation hook; the default does nothing."""
@@ -98,23 +107,6 @@ class Bot:
         and the runner falls back to a random legal action.
         """
         raise NotImplementedError
-
-
-async def decide(bot: Bot, view: View, legal: list[str], *, threaded: bool = False) -> str:
-    """Ask `bot` for an action, awaiting it if `choose` is async; check the result type.
-
-    With `threaded`, a synchronous `choose` runs in a worker thread so a slow search
-    does not stall the event loop it shares (a server running bots in-process).
-    """
-    if threaded and not inspect.iscoroutinefunction(bot.choose):
-        choice = await asyncio.to_thread(bot.choose, view, legal)
-    else:
-        choice = bot.choose(view, legal)
-    if inspect.isawaitable(choice):
-        choice = await choice
-    if not isinstance(choice, str):
-        raise BotError(f"{type(bot).__name__}.choose returned {type(choice).__name__}, not str")
-    return choice
 
 
 class StepTracker:
@@ -152,3 +144,7 @@ class StepTracker:
             self.answered.add(seat)
         else:
             self.answered.clear()
+
+
+def _never() -> bool:
+    return False
