@@ -22,6 +22,7 @@ from server.embedded_redis import EmbeddedRedis
 from server.http import make_process_request
 from server.lobby import Lobby
 from server.metrics import Live, Metrics
+from server.router import Router
 from server.store import Store
 from server.wire import encode
 
@@ -47,6 +48,7 @@ class GiantsServer:
         self.embedded: EmbeddedRedis | None = None
         self.store: Store = None  # type: ignore[assignment]  # set in start()
         self.lobby: Lobby = None  # type: ignore[assignment]
+        self.router: Router = None  # type: ignore[assignment]
         self.ws_server: Server | None = None
         self.connections: set[Connection] = set()
         self.shutting_down = False
@@ -54,6 +56,23 @@ class GiantsServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._dirty: list[Connection] = []
         self._flush_scheduled = False
+
+    async def health(self) -> tuple[bool, dict[str, Any]]:
+        """(healthy, /healthz body): Redis answers, rooms restored, not shutting down."""
+        redis_ok = await self.store.ping() if self.store is not None else False
+        loaded = self.lobby is not None and self.lobby.loaded
+        healthy = redis_ok and loaded and not self.shutting_down
+        return healthy, {
+            "status": "ok" if healthy else "unavailable",
+            "redis": redis_ok,
+            "rooms_loaded": loaded,
+            "rooms": len(self.lobby.rooms) if self.lobby is not None else 0,
+            "connections": len(self.connections),
+            "shutting_down": self.shutting_down,
+        }
+
+    def render_metrics(self, accept: str) -> tuple[bytes, str]:
+        return self.metrics.render(accept)
 
     def _live_gauges(self) -> Live:
         rooms = self.lobby.counts() if self.lobby is not None else {}
@@ -103,6 +122,7 @@ class GiantsServer:
             raise ConnectionError(f"Redis at {url} does not answer")
         await self.store.migrate_layout()
         self.lobby = Lobby(self.store, self.metrics, self.config.snapshot_every, self.config.max_rooms)
+        self.router = Router(self.lobby)
         await self.lobby.restore_all()
         # Views, frames and states are acyclic and freed by reference counting; the
         # cyclic collector's full passes over a large heap of them only add latency

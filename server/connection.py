@@ -1,7 +1,7 @@
 """One WebSocket connection: decode, rate-limit, dispatch, reply.
 
 Each inbound frame is size-checked, decoded and validated (server.wire), charged
-against a token bucket, then dispatched to the lobby or a room. Every request gets
+against a token bucket, then dispatched through the router (server.router) to the lobby or a room. Every request gets
 exactly one reply (`ok` or `error` with a stable code); a bad frame never closes the
 connection, except a flood far beyond the limit (close 1008) or a frame above the hard
 size cap (websockets closes with 1009).
@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -21,12 +21,11 @@ from websockets.protocol import State
 
 from engines import registry
 from protocol import messages as msgs
+from server.config import Config
 from server.errors import RequestError
-from server.room import Room
+from server.metrics import Metrics
+from server.router import RoomHandle, Router
 from server.wire import PROTOCOL_VERSION, ProtocolError, decode_client, encode
-
-if TYPE_CHECKING:
-    from server.app import GiantsServer
 
 log = logging.getLogger("giants.connection")
 
@@ -52,17 +51,33 @@ class TokenBucket:
         return False
 
 
+class Host(Protocol):
+    """What a connection needs from the server that accepted it (server.app wires it)."""
+
+    config: Config
+    metrics: Metrics
+    router: Router
+
+    @property
+    def shutting_down(self) -> bool: ...
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None: ...
+
+    def schedule_flush(self, conn: Connection) -> None: ...
+
+
 class Connection:
     """Per-connection state: session, name, the rooms it is in, its rate limit."""
 
-    def __init__(self, ws: ServerConnection, server: GiantsServer) -> None:
+    def __init__(self, ws: ServerConnection, server: Host) -> None:
         self.ws = ws
         self.server = server
         self.config = server.config
         self.metrics = server.metrics
+        self.router = server.router
         self.session: str | None = None
         self.name = "anonymous"
-        self.rooms: dict[str, Room] = {}
+        self.rooms: dict[str, RoomHandle] = {}
         self.bucket = TokenBucket(self.config.rate, self.config.burst)
         self.limited = 0  # consecutive rate-limited frames
         self.corked = False  # frames queued, flush scheduled
@@ -199,54 +214,54 @@ class Connection:
         self.send_ok(req_id, {})
 
     async def on_list_rooms(self, req_id: Any, m: msgs.ListRooms) -> None:
-        rooms = await self.server.lobby.list(m.game, m.include_finished)
+        rooms = await self.router.list(m.game, m.include_finished)
         self.send_ok(req_id, {"rooms": rooms})
 
     async def on_create_room(self, req_id: Any, m: msgs.CreateRoom) -> None:
-        room = await self.server.lobby.create(m)
+        room = await self.router.create(m)
         self.send_ok(req_id, {"room": room.id, "summary": room.summary()})
         await room.autostart_if_full()  # an all-bot room starts playing on its own
 
     async def on_join(self, req_id: Any, m: msgs.Join) -> None:
-        room = self.server.lobby.get(m.room)
+        room = await self.router.room(m.room)
         self.rooms[room.id] = room
         try:
             await room.join(self, req_id, m.seat, m.password)
         finally:
-            if room.member_of(self) is None:
+            if not room.has_member(self):
                 self.rooms.pop(room.id, None)
 
     async def on_watch(self, req_id: Any, m: msgs.Watch) -> None:
-        room = self.server.lobby.get(m.room)
+        room = await self.router.room(m.room)
         await room.watch(self, req_id, m.password)
         self.rooms[room.id] = room
 
     async def on_resume(self, req_id: Any, m: msgs.Resume) -> None:
-        room = self.server.lobby.get(m.room)
+        room = await self.router.room(m.room)
         await room.resume(self, req_id, m.token)
         self.rooms[room.id] = room
 
-    def _my_room(self, room_id: str) -> Room:
+    async def _my_room(self, room_id: str) -> RoomHandle:
         room = self.rooms.get(room_id)
         if room is None:
-            self.server.lobby.get(room_id)  # no_such_room beats not_in_room
+            await self.router.room(room_id)  # no_such_room beats not_in_room
             raise RequestError("not_in_room", f"you are not in room {room_id}; join, watch or resume first")
         return room
 
     async def on_leave(self, req_id: Any, m: msgs.Leave) -> None:
-        room = self._my_room(m.room)
+        room = await self._my_room(m.room)
         self.rooms.pop(room.id, None)
         await room.leave(self, explicit=True)
         self.send_ok(req_id, {})
 
     async def on_start(self, req_id: Any, m: msgs.Start) -> None:
-        await self._my_room(m.room).start(self, req_id)
+        await (await self._my_room(m.room)).start(self, req_id)
 
     async def on_act(self, req_id: Any, m: msgs.Act) -> None:
-        await self._my_room(m.room).act(self, req_id, m.action, m.version)
+        await (await self._my_room(m.room)).act(self, req_id, m.action, m.version)
 
     async def on_resync(self, req_id: Any, m: msgs.Resync) -> None:
-        await self._my_room(m.room).resync(self, req_id)
+        await (await self._my_room(m.room)).resync(self, req_id)
 
     async def on_replay(self, req_id: Any, m: msgs.Replay) -> None:
-        self.send_ok(req_id, await self.server.lobby.replay(m.room))
+        self.send_ok(req_id, await self.router.replay(m.room))

@@ -7,14 +7,27 @@ answers the HTTP request instead of upgrading, returning None continues the hand
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-if TYPE_CHECKING:
-    from server.app import GiantsServer
+
+class HealthSource(Protocol):
+    """What the HTTP routes read from the server (server.app implements it)."""
+
+    async def health(self) -> tuple[bool, dict[str, Any]]:
+        """(healthy, the /healthz JSON body)."""
+        ...
+
+    def render_metrics(self, accept: str) -> tuple[bytes, str]:
+        """The /metrics body and its content type."""
+        ...
+
+
+ProcessRequest = Callable[[ServerConnection, Request], Awaitable[Response | None]]
 
 
 def _response(status: int, reason: str, content_type: str, body: bytes) -> Response:
@@ -29,30 +42,19 @@ def _response(status: int, reason: str, content_type: str, body: bytes) -> Respo
     return Response(status, reason, headers, body)
 
 
-def make_process_request(server: GiantsServer):  # type: ignore[no-untyped-def]
+def make_process_request(server: HealthSource) -> ProcessRequest:
     """Build the `process_request` hook bound to a server."""
 
     async def process_request(connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0]
         if path == "/healthz":
-            redis_ok = await server.store.ping()
-            loaded = server.lobby.loaded
-            healthy = redis_ok and loaded and not server.shutting_down
-            body = json.dumps(
-                {
-                    "status": "ok" if healthy else "unavailable",
-                    "redis": redis_ok,
-                    "rooms_loaded": loaded,
-                    "rooms": len(server.lobby.rooms),
-                    "connections": len(server.connections),
-                    "shutting_down": server.shutting_down,
-                }
-            ).encode()
+            healthy, data = await server.health()
+            body = json.dumps(data).encode()
             if healthy:
                 return _response(200, "OK", "application/json", body)
             return _response(503, "Service Unavailable", "application/json", body)
         if path == "/metrics":
-            body, content_type = server.metrics.render(request.headers.get("Accept", ""))
+            body, content_type = server.render_metrics(request.headers.get("Accept", ""))
             return _response(200, "OK", content_type, body)
         if request.headers.get("Upgrade", "").lower() != "websocket":
             body = b"Giants Table server: connect with a WebSocket client; see /healthz and /metrics.\n"

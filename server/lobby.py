@@ -89,6 +89,10 @@ class Lobby:
 
     # -- requests -------------------------------------------------------------------
 
+    def find(self, room_id: str) -> Room | None:
+        """This node's live room `room_id`, or None (the router then asks the relay)."""
+        return self.rooms.get(room_id)
+
     def get(self, room_id: str) -> Room:
         room = self.rooms.get(room_id)
         if room is None:

@@ -277,6 +277,9 @@ class Room(RoomViews):
                 return member
         return None
 
+    def has_member(self, peer: Peer) -> bool:
+        return self.member_of(peer) is not None
+
     def check_password(self, password: str | None) -> None:
         stored = self.meta["password"]
         if stored is None:
