@@ -13,14 +13,40 @@ import asyncio
 import inspect
 import logging
 import random
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from engines.bots.base import BotContext, BotError
 from engines.bots.registry import make_bot
 from server.errors import RequestError
 
-if TYPE_CHECKING:
-    from server.room import Room
+
+class Room(Protocol):
+    """What bot play needs from a room (server.room.Room): no import back up to it."""
+
+    id: str
+    engine: Any
+    meta: dict[str, Any]
+    state: Any
+    status: str
+    version: int
+    seats: list[Any]
+    members: list[Any]
+    closing: bool
+    bot_running: bool
+    bot_players: dict[int, Any]
+    rng: random.Random
+    lock: asyncio.Lock
+    metrics: Any
+    on_idle: Callable[[Any], None] | None
+
+    def pending(self) -> list[int]: ...
+
+    def legal_for(self, seat: int | None) -> list[str]: ...
+
+    async def apply_action(self, seat: int, action: Any, extra: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
+
+    def publish(self, events: list[dict[str, Any]], skip: Any = None) -> None: ...
 
 log = logging.getLogger("giants.bots")
 
