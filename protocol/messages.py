@@ -144,10 +144,11 @@ class Resync(_Request):
 
 
 class Replay(_Request):
-    """The action log of a finished room."""
+    """The action log of a finished room; with `positions`, the table's view at each move."""
 
     type: Literal["replay"] = "replay"
     room: RoomId
+    positions: bool = False  # also the spectator view at every move (replay viewers)
 
 
 class Ping(_Request):

@@ -37,6 +37,8 @@ async def _main(config: object) -> int:
         return 1
     # One parseable line for scripts and tests that start the server with --port 0.
     print(f"giants serve: listening on ws://{config.host}:{server.port}", flush=True)
+    web_host = config.host if config.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+    print(f"giants serve: open http://{web_host}:{server.port}/ in a browser to play", flush=True)
     try:
         await stop.wait()
     finally:

@@ -21,6 +21,7 @@ from websockets.protocol import State
 
 from engines import registry
 from protocol import messages as msgs
+from server import replays
 from server.config import Config
 from server.errors import RequestError
 from server.metrics import Metrics
@@ -207,7 +208,15 @@ class Connection:
         games = [info.describe() for entry in registry.all_games() for info in entry.infos]
         self.send_ok(
             req_id,
-            {"session": self.session, "protocol": PROTOCOL_VERSION, "server": SERVER_NAME, "games": games},
+            {
+                "session": self.session,
+                "protocol": PROTOCOL_VERSION,
+                "server": SERVER_NAME,
+                "games": games,
+                # The server's clock (unix seconds) so clients can show deadlines,
+                # which are server unix times, without trusting their own clock.
+                "time": time.time(),
+            },
         )
 
     async def on_ping(self, req_id: Any, m: msgs.Ping) -> None:
@@ -264,4 +273,7 @@ class Connection:
         await (await self._my_room(m.room)).resync(self, req_id)
 
     async def on_replay(self, req_id: Any, m: msgs.Replay) -> None:
-        self.send_ok(req_id, await self.router.replay(m.room))
+        data = await self.router.replay(m.room)
+        if m.positions:
+            data["positions"] = await replays.positions(m.room, data)
+        self.send_ok(req_id, data)

@@ -1,4 +1,4 @@
-"""Plain HTTP on the WebSocket port: /healthz and /metrics.
+"""Plain HTTP on the WebSocket port: /healthz, /metrics and the web client's files.
 
 websockets calls `process_request` before the opening handshake; returning a Response
 answers the HTTP request instead of upgrading, returning None continues the handshake.
@@ -13,6 +13,8 @@ from typing import Any, Protocol
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
+
+from server import web
 
 
 class HealthSource(Protocol):
@@ -42,6 +44,33 @@ def _response(status: int, reason: str, content_type: str, body: bytes) -> Respo
     return Response(status, reason, headers, body)
 
 
+def _static(path: str, request: Request) -> Response | None:
+    """The web client's file at `path`, a 304 when the browser's copy is current, or
+    None when no such file is shipped."""
+    found = web.lookup(path)
+    if found is None:
+        return None
+    # no-cache = revalidate every time: file names carry no version (no build step),
+    # so an upgraded server must never be hidden behind a stale cached module.
+    headers = Headers(
+        [
+            ("Content-Type", found.content_type),
+            ("Cache-Control", "no-cache"),
+            ("ETag", found.etag),
+            ("X-Content-Type-Options", "nosniff"),
+            ("Connection", "close"),
+        ]
+    )
+    if found.content_type.startswith("text/html"):
+        headers["Content-Security-Policy"] = web.CSP
+        headers["Referrer-Policy"] = "no-referrer"
+    if request.headers.get("If-None-Match") == found.etag:
+        headers["Content-Length"] = "0"
+        return Response(304, "Not Modified", headers, b"")
+    headers["Content-Length"] = str(len(found.body))
+    return Response(200, "OK", headers, found.body)
+
+
 def make_process_request(server: HealthSource) -> ProcessRequest:
     """Build the `process_request` hook bound to a server."""
 
@@ -57,8 +86,11 @@ def make_process_request(server: HealthSource) -> ProcessRequest:
             body, content_type = server.render_metrics(request.headers.get("Accept", ""))
             return _response(200, "OK", content_type, body)
         if request.headers.get("Upgrade", "").lower() != "websocket":
-            body = b"Giants Table server: connect with a WebSocket client; see /healthz and /metrics.\n"
-            return _response(404 if path != "/" else 426, "Not Found" if path != "/" else "Upgrade Required", "text/plain", body)
+            static = _static(path, request)
+            if static is not None:
+                return static
+            body = b"Not found. The web client is at /; see also /healthz and /metrics.\n"
+            return _response(404, "Not Found", "text/plain; charset=utf-8", body)
         return None
 
     return process_request
