@@ -1,27 +1,37 @@
-"""Server benchmark: N rooms x M bot clients on loopback playing random legal moves.
+"""Server benchmark: N rooms x 2 bot seats (+ spectators) on loopback playing random legal moves.
 
-    python bench/server.py --rooms 200 --rate 1000 --duration 20
+    python bench/server.py                          # Giantslayer, 1,000 moves/s, then the knee
+    python bench/server.py --game causeway/quick    # another game / rule set
+    python bench/server.py --patches                # every game and rule set: patch sizes only
 
 The server runs as a `giants serve` subprocess (embedded Redis in a temp dir unless
---redis-url), the bots in this process: each seat that receives a non-empty `legal`
+--redis-url), the clients in this process: each seat that holds a non-empty legal
 list answers with a random legal action at its room's paced time (rate / rooms moves
-per second per room). Reported:
+per second per room); spectators only read. A bare websockets echo server runs as a
+second subprocess on the SAME event loop kind as the server (uvloop or asyncio) and is
+measured in the same run at the same rate over the same number of connections.
 
-- moves/s actually achieved;
-- round trip p50/p99/max: `act` sent -> the actor's own patch received;
-- bytes per patch vs the full view (the msgpack size of the view in a snapshot);
-- server memory per idle connection and per room (RSS deltas of the server process);
-- the same round trip against a bare websockets echo server (subprocess), at the same
-  rate over the same number of connections, as the reference.
+Reported, in one run:
+
+- server CPU per move (the `giants serve` process: Redis client work included), the
+  embedded redis-server's CPU per move apart, and the echo server's CPU per round trip;
+- round trip p50/p99 (`act` sent -> the actor's own patch received) at --rate, and the
+  same for the echo;
+- the knee: the highest of the --knee rates whose p99 stays under 10 ms while the
+  achieved rate is within 5% of the target (echo measured at that rate too);
+- server memory per idle connection (hello done) and per room (2 seats joined);
+- median frame bytes: every patch frame, those without / with a legal list, the
+  spectators' frames, the full view.
 
 Client-side time (this process's event loop) is inside every round trip, for the
-server and the echo reference alike.
+server and the echo alike. The machine is shared: compare ratios from one run, repeat.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import re
@@ -40,6 +50,9 @@ import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from protocol import PROTOCOL_VERSION  # noqa: E402
 
 ECHO_SERVER = """
 import asyncio, sys
@@ -51,14 +64,32 @@ async def main():
     async with serve(echo, "127.0.0.1", 0, compression=None) as s:
         print("listening on ws://127.0.0.1:%d" % s.sockets[0].getsockname()[1], flush=True)
         await asyncio.Future()
-asyncio.run(main())
+if sys.argv[1] == "uvloop":
+    import uvloop
+    uvloop.run(main())
+else:
+    asyncio.run(main())
 """
+
+KNEE_P99_MS = 10.0
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    """User + system CPU time of a process so far (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    """Child processes of every thread of `pid` (the embedded redis-server)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            found += [int(p) for p in (task / "children").read_text().split()]
+    return found
 
 
 def rss_kib(pid: int) -> int:
@@ -83,29 +114,14 @@ def start(cmd: list[str]) -> tuple[subprocess.Popen[str], str]:
     raise RuntimeError("server did not start")
 
 
-def scrape(url: str) -> str:
-    import urllib.request
-
-    with urllib.request.urlopen(url, timeout=10) as resp:
-        return str(resp.read().decode())
-
-
-def histogram_quantiles(text: str, name: str, qs: tuple[float, ...]) -> tuple[float, list[float]]:
-    """Mean and bucket upper bounds for quantiles of a Prometheus histogram."""
-    buckets = []
-    total = count = 0.0
-    for line in text.splitlines():
-        if line.startswith(name + "_bucket"):
-            bound = line.split('le="')[1].split('"')[0]
-            buckets.append((float("inf") if bound == "+Inf" else float(bound), float(line.split()[-1])))
-        elif line.startswith(name + "_sum"):
-            total = float(line.split()[-1])
-        elif line.startswith(name + "_count"):
-            count = float(line.split()[-1])
-    out = []
-    for q in qs:
-        out.append(next((b for b, c in buckets if c >= q * count), float("inf")))
-    return (total / count if count else float("nan")), out
+def resolve_loop(name: str) -> str:
+    if name != "auto":
+        return name
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return "asyncio"
+    return "uvloop"
 
 
 def pct(values: list[float], p: float) -> float:
@@ -115,28 +131,35 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
 
 
+def median(values: list[int]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
 @dataclass
 class Stats:
     rtts: list[float] = field(default_factory=list)
-    patch_bytes: list[int] = field(default_factory=list)  # whole frames without a legal list
-    ops_bytes: list[int] = field(default_factory=list)  # the ops alone
-    legal_patch_bytes: list[int] = field(default_factory=list)  # frames carrying a legal list
+    seat_frames: list[int] = field(default_factory=list)  # seats' patches without a legal list
+    legal_frames: list[int] = field(default_factory=list)  # seats' patches carrying a legal list
+    spectator_frames: list[int] = field(default_factory=list)
     view_bytes: list[int] = field(default_factory=list)
     moves: int = 0
     errors: dict[str, int] = field(default_factory=dict)
     measuring: bool = False
 
+    @property
+    def all_frames(self) -> list[int]:
+        return self.seat_frames + self.legal_frames + self.spectator_frames
 
-class Bot:
-    """One seated player: answers its legal list at the room's pace."""
 
-    def __init__(self, ws: ClientConnection, stats: Stats, rng: random.Random) -> None:
+class Member:
+    """One connection in a room: a seat that answers its legal list, or a spectator."""
+
+    def __init__(self, ws: ClientConnection, load: Load, spectator: bool) -> None:
         self.ws = ws
-        self.stats = stats
-        self.rng = rng
+        self.load = load
+        self.spectator = spectator
         self.ids = 0
         self.replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self.room: str | None = None
         self.version = -1
         self.legal: list[str] = []
         self.sent_at: float | None = None
@@ -153,74 +176,99 @@ class Bot:
     async def reader(self) -> None:
         async for frame in self.ws:
             now = time.perf_counter()
-            msg = msgpack.unpackb(frame, raw=False)
+            stats = self.load.stats  # replaced at each measured phase
+            msg = msgpack.unpackb(frame, raw=False, strict_map_key=False)
             kind = msg["type"]
             if kind in ("ok", "error"):
                 if kind == "error":
-                    self.stats.errors[msg["code"]] = self.stats.errors.get(msg["code"], 0) + 1
+                    stats.errors[msg["code"]] = stats.errors.get(msg["code"], 0) + 1
                 fut = self.replies.pop(msg["id"], None)
-                if fut is not None:
+                if fut is not None and not fut.done():
                     fut.set_result(msg)
                 continue
             if kind == "snapshot":
-                self.version, self.legal = msg["version"], msg["legal"]
-                self.stats.view_bytes.append(len(msgpack.packb(msg["view"])))
+                self.version, self.legal = msg["version"], msg.get("legal") or []
+                stats.view_bytes.append(len(msgpack.packb(msg["view"])))
             elif kind == "patch":
                 if self.sent_at is not None and msg["from"] == self.version:
-                    if self.stats.measuring:
-                        self.stats.rtts.append(now - self.sent_at)
-                        self.stats.moves += 1
+                    if stats.measuring:
+                        stats.rtts.append(now - self.sent_at)
+                        stats.moves += 1
                     self.sent_at = None
-                if self.stats.measuring:
-                    (self.stats.legal_patch_bytes if msg["legal"] else self.stats.patch_bytes).append(len(frame))
-                    self.stats.ops_bytes.append(len(msgpack.packb(msg["ops"])))
-                self.version, self.legal = msg["to"], msg["legal"]
-                if any(e["type"] == "finished" for e in msg["events"]):
+                if "legal" in msg:  # absent: unchanged
+                    self.legal = msg["legal"]
+                if stats.measuring:
+                    if self.spectator:
+                        stats.spectator_frames.append(len(frame))
+                    else:
+                        (stats.legal_frames if msg.get("legal") else stats.seat_frames).append(len(frame))
+                self.version = msg["to"]
+                if any(e.get("type") == "finished" for e in msg.get("events", ())):
                     self.finished = True
             self.wake.set()
 
 
-async def room_loop(url: str, stats: Stats, interval: float, stop: asyncio.Event, rng: random.Random,
-                    ready: asyncio.Queue[tuple[Bot, Bot]]) -> None:
-    """Two bots in one room; a new room when a game ends."""
-    bots = []
-    for name in ("a", "b"):
-        ws = await connect(url, compression=None, max_size=2**22)
-        bot = Bot(ws, stats, rng)
-        asyncio.get_running_loop().create_task(bot.reader())
-        await bot.request("hello", protocol=1, name=name)
-        bots.append(bot)
-    await ready.put((bots[0], bots[1]))
-    next_move = time.perf_counter() + rng.random() * interval
-    while not stop.is_set():
-        created = await bots[0].request("create_room", game="giantslayer")
-        if created["type"] != "ok":
-            raise RuntimeError(f"create_room failed: {created}")
-        room = created["data"]["room"]
-        for bot in bots:
-            bot.finished = False
-            bot.room = room
-            await bot.request("join", room=room)
-        while not stop.is_set() and not bots[0].finished:
-            actor = next((b for b in bots if b.legal and b.sent_at is None), None)
-            if actor is None:
-                for b in bots:
-                    b.wake.clear()
-                await asyncio.wait([asyncio.ensure_future(b.wake.wait()) for b in bots], timeout=1,
-                                   return_when=asyncio.FIRST_COMPLETED)
-                continue
-            delay = next_move - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            next_move = max(next_move + interval, time.perf_counter() - interval)
-            action = rng.choice(actor.legal)
-            actor.legal = []
-            actor.sent_at = time.perf_counter()
-            await actor.ws.send(msgpack.packb({"type": "act", "id": 0, "room": room, "action": action}))
-        for bot in bots:
-            await bot.request("leave", room=room)
-    for bot in bots:
-        await bot.ws.close()
+@dataclass
+class Load:
+    """The clients of one run: rooms of 2 seats + spectators, paced by `interval`."""
+
+    url: str
+    game: str
+    rules: str | None
+    spectators: int
+    interval: float
+    stats: Stats = field(default_factory=Stats)
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    rng: random.Random = field(default_factory=lambda: random.Random(1))
+
+    async def member(self, name: str, spectator: bool) -> Member:
+        ws = await connect(self.url, compression=None, max_size=2**22)
+        m = Member(ws, self, spectator)
+        asyncio.get_running_loop().create_task(m.reader())
+        await m.request("hello", protocol=PROTOCOL_VERSION, name=name)
+        return m
+
+    async def room_loop(self, ready: asyncio.Queue[None]) -> None:
+        """Two seats in one room; a new room when a game ends."""
+        seats = [await self.member(n, False) for n in ("a", "b")]
+        watchers = [await self.member("w", True) for _ in range(self.spectators)]
+        await ready.put(None)
+        next_move = time.perf_counter() + self.rng.random() * self.interval
+        create: dict[str, Any] = {"game": self.game, "players": 2}
+        if self.rules:
+            create["rules"] = self.rules
+        while not self.stop.is_set():
+            created = await seats[0].request("create_room", **create)
+            if created["type"] != "ok":
+                raise RuntimeError(f"create_room failed: {created}")
+            room = created["data"]["room"]
+            for w in watchers:
+                await w.request("watch", room=room)
+            for s in seats:
+                s.finished = False
+                await s.request("join", room=room)
+            while not self.stop.is_set() and not seats[0].finished:
+                actor = next((s for s in seats if s.legal and s.sent_at is None), None)
+                if actor is None:
+                    for s in seats:
+                        s.wake.clear()
+                    await asyncio.wait([asyncio.ensure_future(s.wake.wait()) for s in seats], timeout=1,
+                                       return_when=asyncio.FIRST_COMPLETED)
+                    continue
+                delay = next_move - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                next_move = max(next_move + self.interval, time.perf_counter() - self.interval)
+                if not actor.legal:  # another seat's move changed it meanwhile
+                    continue
+                action = self.rng.choice(actor.legal)
+                actor.legal = []
+                actor.sent_at = time.perf_counter()
+                await actor.ws.send(msgpack.packb({"type": "act", "id": 0, "room": room, "action": action}))
+            for m in (*seats, *watchers):
+                await m.request("leave", room=room)
+        for m in (*seats, *watchers):
+            await m.ws.close()
 
 
 async def echo_run(url: str, conns: int, rate: float, duration: float) -> list[float]:
@@ -229,25 +277,27 @@ async def echo_run(url: str, conns: int, rate: float, duration: float) -> list[f
     interval = conns / rate
     payload = msgpack.packb({"type": "act", "id": 0, "room": "abcdefgh", "action": "a5-b5"})
     end = time.perf_counter() + duration
+    sockets = [await connect(url, compression=None) for _ in range(conns)]
 
-    async def one() -> None:
-        async with connect(url, compression=None) as ws:
-            next_at = time.perf_counter() + random.random() * interval
-            while time.perf_counter() < end:
-                delay = next_at - time.perf_counter()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                next_at += interval
-                t0 = time.perf_counter()
-                await ws.send(payload)
-                await ws.recv()
-                rtts.append(time.perf_counter() - t0)
+    async def one(ws: ClientConnection) -> None:
+        next_at = time.perf_counter() + random.random() * interval
+        while time.perf_counter() < end:
+            delay = next_at - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            next_at = max(next_at + interval, time.perf_counter() - interval)
+            t0 = time.perf_counter()
+            await ws.send(payload)
+            await ws.recv()
+            rtts.append(time.perf_counter() - t0)
 
-    await asyncio.gather(*(one() for _ in range(conns)))
+    await asyncio.gather(*(one(ws) for ws in sockets))
+    for ws in sockets:
+        await ws.close()
     return rtts
 
 
-async def measure_memory(url: str, pid: int, conns: int) -> tuple[float, float]:
+async def measure_memory(url: str, pid: int, conns: int, game: str, rules: str | None) -> tuple[float, float]:
     """KiB of server RSS per idle connection (hello done) and per room (2 seats joined)."""
     base = rss_kib(pid)
     sockets = [await connect(url, compression=None, max_size=2**22) for _ in range(conns)]
@@ -255,21 +305,24 @@ async def measure_memory(url: str, pid: int, conns: int) -> tuple[float, float]:
 
     async def drain(ws: ClientConnection, queue: asyncio.Queue[dict[str, Any]]) -> None:
         async for frame in ws:
-            msg = msgpack.unpackb(frame, raw=False)
+            msg = msgpack.unpackb(frame, raw=False, strict_map_key=False)
             if msg["type"] in ("ok", "error"):
                 queue.put_nowait(msg)
 
     readers = [asyncio.ensure_future(drain(ws, q)) for ws, q in zip(sockets, replies, strict=True)]
     for ws, queue in zip(sockets, replies, strict=True):
-        await ws.send(msgpack.packb({"type": "hello", "id": 1, "protocol": 1}))
+        await ws.send(msgpack.packb({"type": "hello", "id": 1, "protocol": PROTOCOL_VERSION}))
         await queue.get()
     await asyncio.sleep(0.5)
     per_conn = (rss_kib(pid) - base) / conns
     with_conns = rss_kib(pid)
     rooms = conns // 2
+    create: dict[str, Any] = {"type": "create_room", "id": 2, "game": game, "players": 2}
+    if rules:
+        create["rules"] = rules
     for i in range(rooms):
         a, b = 2 * i, 2 * i + 1
-        await sockets[a].send(msgpack.packb({"type": "create_room", "id": 2, "game": "giantslayer"}))
+        await sockets[a].send(msgpack.packb(create))
         room = (await replies[a].get())["data"]["room"]
         for j in (a, b):
             await sockets[j].send(msgpack.packb({"type": "join", "id": 3, "room": room}))
@@ -282,54 +335,146 @@ async def measure_memory(url: str, pid: int, conns: int) -> tuple[float, float]:
     return per_conn, per_room
 
 
+@dataclass
+class Phase:
+    target: float
+    moves_per_s: float
+    p50: float
+    p99: float
+    server_us: float  # server process CPU per move
+    redis_us: float  # embedded redis-server CPU per move
+    server_core: float  # share of one core
+    client_core: float  # this process (the load generator), share of one core
+    stats: Stats
+
+
+async def measure(load: Load, server_pid: int, rate: float, rooms: int, duration: float, settle: float) -> Phase:
+    """Pace the running rooms at `rate` and measure for `duration` seconds."""
+    load.interval = rooms / rate
+    await asyncio.sleep(settle)
+    load.stats = stats = Stats(view_bytes=load.stats.view_bytes)
+    stats.measuring = True
+    pids = [server_pid, *children(server_pid)]
+    cpu0 = [cpu_seconds(p) for p in pids]
+    own0 = time.process_time()
+    t0 = time.perf_counter()
+    await asyncio.sleep(duration)
+    stats.measuring = False
+    elapsed = time.perf_counter() - t0
+    cpu = [cpu_seconds(p) - c for p, c in zip(pids, cpu0, strict=True)]
+    own = time.process_time() - own0
+    moves = max(1, stats.moves)
+    return Phase(rate, stats.moves / elapsed, pct(stats.rtts, 50) * 1e3, pct(stats.rtts, 99) * 1e3,
+                 1e6 * cpu[0] / moves, 1e6 * sum(cpu[1:]) / moves, cpu[0] / elapsed, own / elapsed, stats)
+
+
+async def echo_phase(echo_url: str, echo_pid: int, conns: int, rate: float, duration: float) -> tuple[float, float, float]:
+    """Echo p50 ms, p99 ms and server CPU µs per round trip."""
+    cpu0 = cpu_seconds(echo_pid)
+    rtts = await echo_run(echo_url, conns, rate, duration)
+    cpu = cpu_seconds(echo_pid) - cpu0
+    return pct(rtts, 50) * 1e3, pct(rtts, 99) * 1e3, 1e6 * cpu / max(1, len(rtts))
+
+
+def parse_game(text: str) -> tuple[str, str | None]:
+    game, _, rules = text.partition("/")
+    return game, rules or None
+
+
+async def run_patches(url: str, args: argparse.Namespace) -> None:
+    """Every game and rule set at a light load: median frame sizes."""
+    from engines import registry
+
+    print(f"{'game/rules':24} {'patch':>6} {'no legal':>9} {'w/ legal':>9} {'spect.':>7} {'view':>6}  (median bytes)")
+    for engine in registry.all_engines():
+        name = f"{engine.info.name}/{engine.info.rules}"
+        load = Load(url, engine.info.name, engine.info.rules, args.spectators, args.rooms / args.rate)
+        ready: asyncio.Queue[None] = asyncio.Queue()
+        tasks = [asyncio.ensure_future(load.room_loop(ready)) for _ in range(args.rooms)]
+        for _ in range(args.rooms):
+            await ready.get()
+        await asyncio.sleep(1.0)
+        load.stats = stats = Stats(view_bytes=load.stats.view_bytes)
+        stats.measuring = True
+        await asyncio.sleep(args.duration)
+        stats.measuring = False
+        load.stop.set()
+        await asyncio.wait(tasks, timeout=10)
+        print(f"{name:24} {median(stats.all_frames):6.0f} {median(stats.seat_frames):9.0f} "
+              f"{median(stats.legal_frames):9.0f} {median(stats.spectator_frames):7.0f} "
+              f"{median(load.stats.view_bytes):6.0f}  ({stats.moves} moves; errors {stats.errors or 'none'})",
+              flush=True)
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", default="giantslayer", help="GAME or GAME/RULES (default giantslayer)")
     parser.add_argument("--rooms", type=int, default=200)
+    parser.add_argument("--spectators", type=int, default=1, help="spectators per room")
     parser.add_argument("--rate", type=float, default=1000.0, help="target moves per second in total")
-    parser.add_argument("--duration", type=float, default=20.0, help="measured seconds")
+    parser.add_argument("--duration", type=float, default=15.0, help="measured seconds at --rate")
+    parser.add_argument("--knee", default="1500,2000,2500,3000",
+                        help="rates tried after --rate, in order, until one fails (empty: skip)")
+    parser.add_argument("--knee-duration", type=float, default=8.0)
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--redis-url", default=None, help="external Redis (default: embedded in a temp dir)")
-    parser.add_argument("--memory-conns", type=int, default=1000)
-    parser.add_argument("--loop", default="auto", help="server event loop: auto, uvloop or asyncio")
+    parser.add_argument("--memory-conns", type=int, default=1000, help="0 skips the memory figures")
+    parser.add_argument("--loop", default="auto", help="server (and echo) event loop: auto, uvloop or asyncio")
+    parser.add_argument("--patches", action="store_true",
+                        help="only frame sizes, every game and rule set (defaults: 20 rooms, 200 moves/s, 5 s)")
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile, stats to FILE")
     args = parser.parse_args()
+    if args.patches:
+        argv = sys.argv[1:]
+        if "--rooms" not in argv:
+            args.rooms = 20
+        if "--rate" not in argv:
+            args.rate = 200.0
+        if "--duration" not in argv:
+            args.duration = 5.0
 
+    loop = resolve_loop(args.loop)
     tmp = tempfile.mkdtemp(prefix="giants-bench-")
     redis_args = ["--redis-url", args.redis_url] if args.redis_url else ["--data-dir", tmp]
     prefix = f"giants-bench:{os.getpid()}:"
     runner = ["-m", "cProfile", "-o", args.profile, "-m", "client_cli.cli"] if args.profile else ["-m", "client_cli.cli"]
     server, url = start([sys.executable, *runner, "serve", "--port", "0", "--log-level", "warning",
-                         "--key-prefix", prefix, "--loop", args.loop, "--rate", "1000", "--burst", "1000", *redis_args])
-    echo, echo_url = start([sys.executable, "-c", ECHO_SERVER])
+                         "--key-prefix", prefix, "--loop", loop, "--rate", "1000", "--burst", "1000", *redis_args])
+    echo, echo_url = start([sys.executable, "-c", ECHO_SERVER, loop])
+    game, rules = parse_game(args.game)
     try:
-        print(f"server {url} (pid {server.pid}); echo {echo_url}; {args.rooms} rooms x 2 bots; "
-              f"target {args.rate:g} moves/s for {args.duration:g}s", flush=True)
-        per_conn, per_room = await measure_memory(url, server.pid, args.memory_conns)
+        if args.patches:
+            print(f"server {url}; {args.rooms} rooms x (2 seats + {args.spectators} spectators); "
+                  f"{args.rate:g} moves/s; {args.duration:g} s per game; loop {loop}", flush=True)
+            await run_patches(url, args)
+            return 0
+        print(f"server {url} (pid {server.pid}); echo {echo_url}; loop {loop} for both; {args.game}; "
+              f"{args.rooms} rooms x (2 seats + {args.spectators} spectators)", flush=True)
+        per_conn = per_room = float("nan")
+        if args.memory_conns:
+            per_conn, per_room = await measure_memory(url, server.pid, args.memory_conns, game, rules)
 
-        stats = Stats()
-        stop = asyncio.Event()
-        rng = random.Random(1)
-        ready: asyncio.Queue[tuple[Bot, Bot]] = asyncio.Queue()
-        interval = args.rooms / args.rate
-        tasks = [asyncio.ensure_future(room_loop(url, stats, interval, stop, rng, ready)) for _ in range(args.rooms)]
+        load = Load(url, game, rules, args.spectators, args.rooms / args.rate)
+        ready: asyncio.Queue[None] = asyncio.Queue()
+        tasks = [asyncio.ensure_future(load.room_loop(ready)) for _ in range(args.rooms)]
         for _ in range(args.rooms):
             await ready.get()
-        await asyncio.sleep(args.warmup)
-        stats.measuring = True
-        cpu0, own0 = cpu_seconds(server.pid), time.process_time()
-        t0 = time.perf_counter()
-        await asyncio.sleep(args.duration)
-        stats.measuring = False
-        elapsed = time.perf_counter() - t0
-        server_cpu, own_cpu = cpu_seconds(server.pid) - cpu0, time.process_time() - own0
+        main_phase = await measure(load, server.pid, args.rate, args.rooms, args.duration, args.warmup)
         rss_loaded = rss_kib(server.pid)
-        metrics = await asyncio.to_thread(scrape, url.replace("ws://", "http://") + "/metrics")
-        stop.set()
+        knee_phases: list[Phase] = []
+        for rate in [float(r) for r in args.knee.split(",") if r.strip()]:
+            phase = await measure(load, server.pid, rate, args.rooms, args.knee_duration, 1.0)
+            knee_phases.append(phase)
+            if not passes(phase):
+                break
+        load.stop.set()
         await asyncio.wait(tasks, timeout=10)
-
-        echo_cpu0 = cpu_seconds(echo.pid)
-        echo_rtts = await echo_run(echo_url, args.rooms * 2, args.rate, min(args.duration, 10.0))
-        echo_cpu = cpu_seconds(echo.pid) - echo_cpu0
+        conns = args.rooms * 2
+        e50, e99, ecpu = await echo_phase(echo_url, echo.pid, conns, args.rate, min(args.duration, 10.0))
+        knee = max((p for p in [main_phase, *knee_phases] if passes(p)), key=lambda p: p.target, default=None)
+        knee_echo = None
+        if knee is not None and knee is not main_phase:
+            knee_echo = await echo_phase(echo_url, echo.pid, conns, knee.target, 5.0)
     finally:
         for proc in (server, echo):
             proc.terminate()
@@ -344,41 +489,46 @@ async def main() -> int:
                 client.delete(*keys)
             client.close()
 
-    ms = 1000.0
-    p50, p99 = pct(stats.rtts, 50) * ms, pct(stats.rtts, 99) * ms
-    e50, e99 = pct(echo_rtts, 50) * ms, pct(echo_rtts, 99) * ms
-    patch = statistics.median(stats.patch_bytes) if stats.patch_bytes else float("nan")
-    view = statistics.median(stats.view_bytes) if stats.view_bytes else float("nan")
-    print(f"moves/s            {stats.moves / elapsed:8.1f}  (target {args.rate:g}; {stats.moves} moves in {elapsed:.1f}s)")
-    print(f"round trip ms      p50 {p50:6.3f}  p99 {p99:6.3f}  max {max(stats.rtts, default=0) * ms:6.2f}")
-    mean, (s50, s99) = histogram_quantiles(metrics, "giants_action_seconds", (0.5, 0.99))
-    print(f"server-side ms     mean {mean * ms:6.3f}  p50 <= {s50 * ms:g}  p99 <= {s99 * ms:g}  "
-          "(receive act -> patches written, from /metrics; since start)")
-    cmean, (c50, c99) = histogram_quantiles(metrics, "giants_redis_commit_seconds", (0.5, 0.99))
-    commits = float(next((ln.split()[-1] for ln in metrics.splitlines() if ln.startswith("giants_redis_commits_total")), "nan"))
-    batches = float(next((ln.split()[-1] for ln in metrics.splitlines() if ln.startswith("giants_redis_commit_seconds_count")), "nan"))
-    print(f"Redis pipeline ms  mean {cmean * ms:6.3f}  p50 <= {c50 * ms:g}  p99 <= {c99 * ms:g}  "
-          f"({commits / batches:.2f} commits per round trip)")
-    print(f"CPU                server {100 * server_cpu / elapsed:.0f}% of a core "
-          f"({1e6 * server_cpu / max(1, stats.moves):.0f} us per move, Redis not included), "
-          f"bots {100 * own_cpu / elapsed:.0f}%; load average {os.getloadavg()[0]:.2f}")
-    print(f"bare echo ms       p50 {e50:6.3f}  p99 {e99:6.3f}  ({len(echo_rtts)} round trips; "
-          f"echo server {1e6 * echo_cpu / max(1, len(echo_rtts)):.0f} us CPU per round trip)")
-    print(f"ratio to echo      p50 {p50 / e50:5.2f}x  p99 {p99 / e99:5.2f}x")
-    ops = statistics.median(stats.ops_bytes) if stats.ops_bytes else float("nan")
-    legal = statistics.median(stats.legal_patch_bytes) if stats.legal_patch_bytes else float("nan")
-    print(f"full view bytes    median {view:.0f}")
-    print(f"patch ops bytes    median {ops:.0f}  ({100 * ops / view:.1f}% of the view)")
-    print(f"patch frame bytes  median {patch:.0f} without legal list ({100 * patch / view:.1f}% of the view), "
-          f"{legal:.0f} with the actor's legal list")
+    m = main_phase
+    s = m.stats
+    print(f"at {args.rate:g}/s      {m.moves_per_s:8.1f} moves/s achieved ({s.moves} moves)")
+    print(f"round trip ms      p50 {m.p50:6.3f}  p99 {m.p99:6.3f}  max {max(s.rtts, default=0) * 1e3:6.2f}")
+    print(f"bare echo ms       p50 {e50:6.3f}  p99 {e99:6.3f}  (same rate, {conns} connections)")
+    print(f"ratio to echo      p50 {m.p50 / e50:5.2f}x  p99 {m.p99 / e99:5.2f}x")
+    print(f"CPU per move       server {m.server_us:.0f} us ({100 * m.server_core:.0f}% of a core), "
+          f"redis-server {m.redis_us:.0f} us; echo {ecpu:.0f} us per round trip -> "
+          f"{m.server_us / ecpu:.2f}x echo")
+    print(f"load               clients {100 * m.client_core:.0f}% of a core; load average {os.getloadavg()[0]:.2f}")
+    for p in knee_phases:
+        print(f"at {p.target:g}/s      {p.moves_per_s:8.1f} moves/s  p50 {p.p50:6.3f}  p99 {p.p99:6.3f} ms  "
+              f"server {p.server_us:.0f} us/move ({100 * p.server_core:.0f}%, clients {100 * p.client_core:.0f}%)  "
+              f"{'ok' if passes(p) else 'FAILS'}")
+    if knee is None:
+        print(f"knee               below {args.rate:g} moves/s (p99 < {KNEE_P99_MS:g} ms not met)")
+    else:
+        echo_note = f"; echo p50 {knee_echo[0]:.3f} p99 {knee_echo[1]:.3f} ms" if knee_echo else ""
+        print(f"knee               >= {knee.target:g} moves/s (p50 {knee.p50:.3f}, p99 {knee.p99:.3f} ms{echo_note})")
+    print(f"frame bytes        median patch {median(s.all_frames):.0f} (seats without legal "
+          f"{median(s.seat_frames):.0f}, with legal {median(s.legal_frames):.0f}, spectators "
+          f"{median(s.spectator_frames):.0f}); full view {median(s.view_bytes):.0f}")
     print(f"server memory      {per_conn:.1f} KiB per idle connection, {per_room:.1f} KiB per room "
           f"(RSS {rss_loaded / 1024:.0f} MiB under load)")
-    if stats.errors:
-        print(f"errors             {stats.errors}")
+    if s.errors:
+        print(f"errors             {s.errors}")
     if SERVER_LOG:
         print("server log (last lines):\n" + "".join(SERVER_LOG[-20:]))
     return 0
 
 
+def passes(p: Phase) -> bool:
+    return p.p99 < KNEE_P99_MS and p.moves_per_s >= 0.95 * p.target
+
+
 if __name__ == "__main__":
-    raise SystemExit(asyncio.run(main()))
+    # The load generator runs on uvloop when it is installed (whatever --loop says for
+    # the servers): it handles three connections per room and must not be the bottleneck.
+    try:
+        import uvloop
+    except ImportError:
+        raise SystemExit(asyncio.run(main())) from None
+    raise SystemExit(uvloop.run(main()))
