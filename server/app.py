@@ -23,6 +23,7 @@ from server.http import make_process_request
 from server.lobby import Lobby
 from server.metrics import Live, Metrics
 from server.router import Router
+from server.seat_bots import BotLimits, SeatBots
 from server.store import Store
 from server.wire import encode
 
@@ -121,7 +122,16 @@ class GiantsServer:
         if not await self.store.ping():
             raise ConnectionError(f"Redis at {url} does not answer")
         await self.store.migrate_layout()
-        self.lobby = Lobby(self.store, self.metrics, self.config.snapshot_every, self.config.max_rooms)
+        limits = BotLimits(
+            move_seconds=self.config.bot_move_seconds,
+            max_iterations=self.config.bot_max_iterations,
+            max_rollout=self.config.bot_max_rollout,
+            threads=self.config.bot_threads,
+        )
+        self.lobby = Lobby(
+            self.store, self.metrics, self.config.snapshot_every, self.config.max_rooms,
+            bots=SeatBots(limits, self.metrics),
+        )
         self.router = Router(self.lobby)
         await self.lobby.restore_all()
         # Views, frames and states are acyclic and freed by reference counting; the

@@ -34,6 +34,11 @@ class Config:
     max_write_buffer: int = 1024 * 1024  # a client slower than this is disconnected
     shutdown_timeout: float = 10.0
     loop: str = "auto"  # auto = uvloop when installed (the `speed` extra), else asyncio
+    # Server-run bots (server/seat_bots.py): what a room creator's bot spec is clamped to.
+    bot_move_seconds: float = 2.0
+    bot_max_iterations: int = 2_000
+    bot_max_rollout: int = 400
+    bot_threads: int = 2
 
     @property
     def data_path(self) -> Path:
@@ -60,6 +65,10 @@ class Config:
             "max_write_buffer": "bytes queued to a slow client before it is dropped (GIANTS_MAX_WRITE_BUFFER)",
             "shutdown_timeout": "seconds to finish in-flight work on shutdown (GIANTS_SHUTDOWN_TIMEOUT)",
             "loop": "event loop: auto (uvloop if installed), uvloop or asyncio (GIANTS_LOOP)",
+            "bot_move_seconds": "time budget of one server-run bot move (GIANTS_BOT_MOVE_SECONDS, default 2)",
+            "bot_max_iterations": "most mcts iterations a server-run bot may search (GIANTS_BOT_MAX_ITERATIONS, default 2000)",
+            "bot_max_rollout": "longest mcts playout of a server-run bot (GIANTS_BOT_MAX_ROLLOUT, default 400)",
+            "bot_threads": "server-run bots thinking at once (GIANTS_BOT_THREADS, default 2)",
         }
         for f in fields(Config):
             flag = "--" + f.name.replace("_", "-")

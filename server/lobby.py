@@ -15,7 +15,7 @@ from typing import Any
 from engines import registry
 from engines.base import Engine, GameError
 from protocol.messages import CreateRoom
-from server import bots as seat_bots
+from server import seat_bots
 from server.errors import RequestError
 from server.metrics import Metrics
 from server.room import Room
@@ -34,8 +34,16 @@ def new_room_id() -> str:
 class Lobby:
     """Every live room of this node, by id."""
 
-    def __init__(self, store: Store, metrics: Metrics, snapshot_every: int = 50, max_rooms: int = 10_000) -> None:
+    def __init__(
+        self,
+        store: Store,
+        metrics: Metrics,
+        snapshot_every: int = 50,
+        max_rooms: int = 10_000,
+        bots: seat_bots.SeatBots | None = None,
+    ) -> None:
         self.store = store
+        self.bots = bots or seat_bots.default_service()
         self.metrics = metrics
         self.snapshot_every = snapshot_every
         self.max_rooms = max_rooms
@@ -44,6 +52,7 @@ class Lobby:
 
     def _adopt(self, room: Room) -> Room:
         room.on_idle = self._evict
+        room.bot_service = self.bots
         self.rooms[room.id] = room
         return room
 
@@ -117,7 +126,9 @@ class Lobby:
                 raise RequestError("bad_options", f"bots: seat {key!r} is not a number") from None
             if not 0 <= seat < players:
                 raise RequestError("bad_options", f"bots: seat {seat} is not in 0..{players - 1}")
-            seat_bots.check_spec(bot, engine.info.name, engine.info.rules, seat, players, options)
+            if not isinstance(bot, str):
+                raise RequestError("bad_options", f"bots: seat {seat} needs a bot name")
+            bot = seat_bots.check_spec(bot, engine.info.name, engine.info.rules, seat, players, options, self.bots.limits)
             seats[seat] = SeatState(f"bot:{bot.split(',')[0]}", None, bot)
         deadline = msg.deadline
         if deadline is not None and not 0 < deadline <= 86_400:

@@ -20,7 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from engines.base import Engine, GameError, Seat
-from server import bots
+from engines.bots.base import Bot
+from server import seat_bots
 from server.errors import RequestError
 from server.metrics import Metrics
 from server.seats import Candidate, Member, Peer, SeatState, hash_secret, replay_data
@@ -69,8 +70,9 @@ class Room(RoomViews):
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self.rng = random.Random()
-        self.bot_players: dict[Seat, Any] = {}  # seat -> bot object, built on first use
+        self.bot_players: dict[Seat, Bot] = {}  # seat -> bot object, built on first use
         self.bot_running = False
+        self.bot_service = seat_bots.default_service()  # the lobby hands each room the server's
 
     # -- construction ---------------------------------------------------------------
 
@@ -260,9 +262,17 @@ class Room(RoomViews):
             and any(self.seats[s].bot for s in self.pending())
         ):
             self.bot_running = True
-            self._spawn(bots.play_bot_seats(self))
+            self._spawn(self._play_bots())
         if self.status == "finished" and not self.members and self.on_idle is not None:
             self.on_idle(self)
+
+    async def _play_bots(self) -> None:
+        try:
+            await seat_bots.play_bot_seats(self, self.bot_service)
+        finally:
+            self.bot_running = False
+            if self.status == "finished" and not self.members and self.on_idle is not None:
+                self.on_idle(self)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
