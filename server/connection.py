@@ -9,6 +9,7 @@ size cap (websockets closes with 1009).
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 import time
@@ -20,6 +21,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from engines import registry
+from engines.bots import registry as bot_registry
 from protocol import messages as msgs
 from server import replays
 from server.config import Config
@@ -31,6 +33,16 @@ from server.wire import PROTOCOL_VERSION, ProtocolError, decode_client, encode
 log = logging.getLogger("giants.connection")
 
 SERVER_NAME = "giants-table/0.1"
+
+
+@functools.cache
+def bundled_bots() -> list[dict[str, Any]]:
+    """The bot names `create_room` accepts, with the games each plays (None = all)."""
+    out: list[dict[str, Any]] = []
+    for name in bot_registry.bundled_names():
+        games = bot_registry.bundled_class(name).games
+        out.append({"name": name, "games": sorted(games) if games is not None else None})
+    return out
 
 
 class TokenBucket:
@@ -213,6 +225,7 @@ class Connection:
                 "protocol": PROTOCOL_VERSION,
                 "server": SERVER_NAME,
                 "games": games,
+                "bots": bundled_bots(),
                 # The server's clock (unix seconds) so clients can show deadlines,
                 # which are server unix times, without trusting their own clock.
                 "time": time.time(),

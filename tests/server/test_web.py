@@ -102,3 +102,9 @@ async def test_hello_reports_the_server_clock(giants_server, client_factory) -> 
     before = time.time()
     data = await client.ok("hello", protocol=1)
     assert before - 1 <= data["time"] <= time.time() + 1
+    bots = {b["name"]: b["games"] for b in data["bots"]}
+    assert bots["random"] is None and "giants" not in bots["mcts"]
+    # The bots listed are the ones create_room accepts.
+    for name in bots:
+        game = "giants" if bots[name] is None or "giants" in bots[name] else bots[name][0]
+        await client.ok("create_room", game=game, bots={"1": name})

@@ -1,0 +1,87 @@
+// The patch format of docs/protocol.md §6, applied exactly as protocol/patch.py does:
+// ops in order, copy-on-write (the old view is never modified, so a replay viewer can
+// keep every position it built), and a PatchError for any op that does not fit; the
+// caller then asks for a resync. Keep this module small and alone: a change of the
+// patch encoding touches only this file.
+
+export class PatchError extends Error {}
+
+const isMap = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof Uint8Array);
+const isList = Array.isArray;
+const isIndex = (k) => Number.isInteger(k);
+
+function copy(node, fresh) {
+  if (fresh.has(node)) return node;
+  const c = isList(node) ? node.slice() : Object.assign({}, node);
+  fresh.add(c);
+  return c;
+}
+
+function child(parent, key, path) {
+  if (isMap(parent) && typeof key === "string" && Object.prototype.hasOwnProperty.call(parent, key)) {
+    return parent[key];
+  }
+  if (isList(parent) && isIndex(key) && key >= 0 && key < parent.length) return parent[key];
+  throw new PatchError(`path ${JSON.stringify(path)} does not exist in the view`);
+}
+
+function applyOne(root, op, fresh) {
+  if (!isList(op) || op.length < 2 || !isList(op[1])) throw new PatchError(`malformed op ${JSON.stringify(op)}`);
+  const kind = op[0];
+  const path = op[1];
+  if (kind === "set" && path.length === 0) {
+    if (op.length !== 3) throw new PatchError("malformed op");
+    return op[2];
+  }
+  if (!["set", "del", "trunc", "push"].includes(kind)) throw new PatchError(`unknown op ${JSON.stringify(kind)}`);
+  const onList = kind === "trunc" || kind === "push";
+  const walk = onList ? path : path.slice(0, -1);
+  const container = (v) => isMap(v) || isList(v);
+  if (!container(root)) throw new PatchError(`path ${JSON.stringify(path)} does not exist in the view`);
+  root = copy(root, fresh);
+  let node = root;
+  walk.forEach((key, i) => {
+    let next = child(node, key, path.slice(0, i + 1));
+    if (container(next)) {
+      next = copy(next, fresh);
+      node[key] = next;
+    } else if (i < walk.length - 1 || onList) {
+      throw new PatchError(`path ${JSON.stringify(path)} does not exist in the view`);
+    }
+    node = next;
+  });
+  if (onList) {
+    if (!isList(node)) throw new PatchError(`${kind} at ${JSON.stringify(path)}: not a list`);
+    if (op.length !== 3) throw new PatchError("malformed op");
+    if (kind === "push") {
+      node.push(op[2]);
+    } else {
+      const n = op[2];
+      if (!isIndex(n) || n < 0 || n > node.length) throw new PatchError(`trunc: bad length ${n}`);
+      node.length = n;
+    }
+    return root;
+  }
+  const key = path[path.length - 1];
+  if (kind === "set") {
+    if (op.length !== 3) throw new PatchError("malformed op");
+    if (isMap(node) && typeof key === "string") node[key] = op[2];
+    else if (isList(node) && isIndex(key) && key >= 0 && key < node.length) node[key] = op[2];
+    else throw new PatchError(`set at ${JSON.stringify(path)}: no such slot`);
+    return root;
+  }
+  if (!isMap(node) || typeof key !== "string" || !Object.prototype.hasOwnProperty.call(node, key)) {
+    throw new PatchError(`del at ${JSON.stringify(path)}: no such key`);
+  }
+  delete node[key];
+  return root;
+}
+
+/** Apply `ops` in order to `view` and return the new view; `view` is left untouched. */
+export function applyPatch(view, ops) {
+  if (!isList(ops)) throw new PatchError("ops is not a list");
+  const fresh = new Set();
+  let root = view;
+  for (const op of ops) root = applyOne(root, op, fresh);
+  return root;
+}
