@@ -7,6 +7,8 @@ import asyncio
 import signal
 import subprocess
 import urllib.request
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 
@@ -88,6 +90,21 @@ async def test_bot_randomness_is_secret_and_not_the_room_seed(server_factory, cl
     assert len(set(seeds.values())) == len(seeds)
 
 
+async def until_the_bot_thinks(client: Any, room: str, thinking: Callable[[], Awaitable[bool]]) -> None:
+    """Play the human's first move if Tara's lots (TA-10) gave it the start, then wait
+    until the bot is searching."""
+    acted = False
+    for _ in range(400):
+        if await thinking():
+            return
+        copy = client.rooms.get(room)
+        if not acted and copy is not None and copy.legal:
+            await client.ok("act", room=room, action=copy.legal[0])
+            acted = True
+        await asyncio.sleep(0.05)
+    pytest.fail("the bot never started thinking")
+
+
 def _metric(url: str, name: str) -> float:
     http = url.replace("ws://", "http://") + "/metrics"
     with urllib.request.urlopen(http, timeout=10) as reply:
@@ -104,15 +121,12 @@ async def test_sigterm_stops_the_server_while_a_bot_thinks(serve_process, client
     client = await client_factory(sp.url, "alice")
     room = (await client.ok("create_room", game="tara", bots={"1": HUGE}))["room"]
     await client.ok("join", room=room)
-    await client.wait_for(lambda: bool(client.rooms[room].legal))
-    await client.ok("act", room=room, action=client.rooms[room].legal[0])
     loop = asyncio.get_running_loop()
-    for _ in range(200):  # the bot has started thinking
-        if await loop.run_in_executor(None, _metric, sp.url, "giants_bots_thinking") >= 1:
-            break
-        await asyncio.sleep(0.05)
-    else:
-        pytest.fail("the bot never started thinking")
+
+    async def thinking() -> bool:
+        return await loop.run_in_executor(None, _metric, sp.url, "giants_bots_thinking") >= 1
+
+    await until_the_bot_thinks(client, room, thinking)
     sp.proc.send_signal(signal.SIGTERM)
     try:
         code = await loop.run_in_executor(None, sp.proc.wait, 60)
@@ -126,14 +140,12 @@ async def test_stop_never_waits_for_a_thinking_bot(server_factory, client_factor
     alice = await client_factory(server.url, "alice")
     room = (await alice.ok("create_room", game="tara", bots={"1": HUGE}))["room"]
     await alice.ok("join", room=room)
-    await alice.wait_for(lambda: bool(alice.rooms[room].legal))
-    await alice.ok("act", room=room, action=alice.rooms[room].legal[0])
     pool = server.lobby.bots.pool
-    for _ in range(200):
-        if pool.busy:
-            break
-        await asyncio.sleep(0.05)
-    assert pool.busy == 1
+
+    async def thinking() -> bool:
+        return pool.busy == 1
+
+    await until_the_bot_thinks(alice, room, thinking)
     await asyncio.wait_for(server.stop(), 60)
     for _ in range(200):  # the cancelled search notices and ends
         if not pool.busy:
