@@ -86,8 +86,12 @@ export function showReplay(app, client, roomId) {
 
     board = boardFor(data.game);
 
+    // A read-only handle for debugging and the browser tests: the positions built.
+    window.giantsReplay = { views, get index() { return index; } };
+
     function go(i) {
       index = Math.max(0, Math.min(last, i));
+      page.dataset.position = String(index);
       slider.value = String(index);
       where.textContent = `move ${index} of ${last}`;
       for (const [n, li] of [...moveList.children].entries()) {

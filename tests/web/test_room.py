@@ -1,0 +1,172 @@
+"""The room page: seats that survive reloads, spectators, password links, the replay
+viewer, errors from the server, keyboard and phone width."""
+
+from __future__ import annotations
+
+import json
+
+from web_helpers import room_id_of, screenshot
+
+from engines import registry
+
+
+async def legal_moves(page) -> list[str]:
+    return await page.eval_on_selector_all("#legal-list [data-legal]", "els => els.map(e => e.dataset.legal)")
+
+
+async def play_by_notation(page, action: str) -> None:
+    """Type a move into the notation box and press Enter (keyboard only)."""
+    await page.fill("#move-input", action)
+    await page.press("#move-input", "Enter")
+
+
+async def wait_my_turn(page) -> None:
+    await page.wait_for_selector('#turn[data-mine="true"]', timeout=20_000)
+
+
+async def test_reload_mid_game_resumes_the_seat(web_server, open_page, server_client) -> None:
+    py = await server_client(web_server, "bob")
+    room = (await py.create_room("giantslayer", options={"rounds": 1}, deadline=600.0))["room"]
+    page = await open_page(web_server, path=f"#/room/{room}", name="ann")
+    await page.click('[data-join="0"]')  # the visitor takes seat 1 of 2
+    await page.wait_for_selector('#seat-list [data-seat="0"].me')
+    bob = await py.join(room)
+    await wait_my_turn(page)
+    # The countdown follows the server's deadline (600 s per move).
+    await page.wait_for_selector("#deadline:not([hidden])")
+    assert "Time left for this move: 9:" in await page.inner_text("#deadline") or "10:00" in await page.inner_text("#deadline")
+    first = (await legal_moves(page))[0]
+    await play_by_notation(page, first)
+    await bob.wait_for(lambda r: r.game and r.game.get("last_move") == first, timeout=10)
+    token = await page.evaluate(
+        "() => Object.entries(localStorage).filter(([k]) => k.includes('|seat|')).map(([k, v]) => [k, JSON.parse(v)])"
+    )
+    assert len(token) == 1 and token[0][0].endswith(f"|{room}") and token[0][1]["seat"] == 0
+    # Bob answers; then the page is reloaded (and later reopened from its link).
+    await py.act(room, (await bob.wait_turn(timeout=10))[0])
+    await page.reload()
+    await page.wait_for_selector('#seat-list [data-seat="0"].me')
+    await wait_my_turn(page)
+    assert await page.locator("#move-form").is_visible()
+    await play_by_notation(page, (await legal_moves(page))[0])
+    await bob.wait_turn(timeout=10)
+    # Reopening the link in another tab of the same browser resumes the same seat.
+    again = await open_page(web_server, path=f"#/room/{room}", context=page.context)
+    await again.wait_for_selector('#seat-list [data-seat="0"].me')
+    assert await again.locator("#join-box button").count() == 0
+
+
+async def test_illegal_and_stale_moves_show_the_server_message(web_server, open_page, server_client) -> None:
+    py = await server_client(web_server, "bob")
+    room = (await py.create_room("giantslayer", options={"rounds": 1}))["room"]
+    await py.join(room, seat=1)
+    page = await open_page(web_server, path=f"#/room/{room}?join", name="ann")
+    await page.click('[data-join="0"]')
+    await wait_my_turn(page)
+    await play_by_notation(page, "a1-a1")
+    error = page.locator("#move-error")
+    await page.wait_for_function("document.querySelector('#move-error').textContent.length > 0")
+    assert "illegal_action" in await error.inner_text() or "bad_notation" in await error.inner_text()
+    await play_by_notation(page, "hello world")
+    await page.wait_for_function("document.querySelector('#move-error').textContent.includes('bad_notation')")
+
+
+async def test_a_spectator_sees_moves_but_cannot_play(web_server, open_page, server_client) -> None:
+    py = await server_client(web_server, "bob")
+    room = (await py.create_room("tara", bots={"1": "random"}))["room"]
+    bob = await py.join(room, seat=0)
+    page = await open_page(web_server, path=f"#/room/{room}", name="eve")
+    await page.wait_for_selector("#watching")
+    assert not await page.locator("#move-form").is_visible()
+    assert await page.locator("#join-box button").count() == 0  # the game has started
+    assert "bob" in await page.inner_text("#seat-list")
+    for _ in range(2):
+        legal = await bob.wait_turn(timeout=20)
+        await py.act(room, legal[0])
+    # The spectator's page received the patches: bob's moves are in its event log.
+    await page.wait_for_selector('#event-log li[data-type="action"]')
+    log = await page.inner_text("#event-log")
+    assert "bob:" in log
+    # Its view is the spectator view, the same one another spectator builds (compared
+    # while the room waits for bob, so nothing moves meanwhile).
+    await bob.wait_turn(timeout=20)
+    version = bob.version
+    other = await (await server_client(web_server, "sam")).watch(room)
+    await other.wait_version(version, timeout=10)
+    key = json.dumps(room)
+    await page.wait_for_function(f"() => window.giantsClient.rooms.get({key}).version === {version}")
+    view = await page.evaluate(f"() => window.giantsClient.rooms.get({key}).view")
+    assert view == json.loads(json.dumps(other.view))
+    assert await page.evaluate(f"() => window.giantsClient.rooms.get({json.dumps(room)}).seat") is None
+    await screenshot(page, "spectator")
+
+
+async def test_a_strangers_link_to_a_password_room_asks_for_the_password(web_server, open_page, server_client) -> None:
+    py = await server_client(web_server, "bob")
+    room = (await py.create_room("giantslayer", password="s3cret", private=True))["room"]
+    await py.join(room, password="s3cret")
+    page = await open_page(web_server, path=f"#/room/{room}", name="eve")
+    await page.wait_for_selector("#password-form")
+    assert await page.locator("#board").count() == 0  # nothing of the room before the password
+    await page.fill("#room-password", "guess")
+    await page.press("#room-password", "Enter")
+    await page.wait_for_selector("#password-form >> text=Wrong password.")
+    await page.fill("#room-password", "s3cret")
+    await page.press("#room-password", "Enter")
+    await page.click('[data-join="1"]')
+    await page.wait_for_selector('#seat-list [data-seat="1"].me')
+    assert room_id_of(page) == room
+
+
+async def test_replay_viewer_steps_through_a_finished_game(web_server, open_page, server_client) -> None:
+    py = await server_client(web_server, "bob")
+    room = (await py.create_room("giantslayer", options={"rounds": 1}, bots={"0": "random", "1": "random"}))["room"]
+    watched = await py.watch(room)
+    await watched.wait_finished(timeout=120)
+    data = await py.replay(room)
+    n = len(data["actions"])
+    page = await open_page(web_server, path=f"#/replay/{room}")
+    await page.wait_for_selector("#replay-where")
+    assert await page.inner_text("#replay-where") == f"move {n} of {n}"
+    assert await page.inner_text("#replay-result")  # the outcome at the last position
+    await page.keyboard.press("Home")
+    assert await page.inner_text("#replay-where") == f"move 0 of {n}"
+    await page.keyboard.press("ArrowRight")
+    await page.click("#replay-next")
+    assert await page.get_attribute(".replay-page", "data-position") == "2"
+    await page.click("#replay-prev")
+    await page.locator("#replay-slider").fill(str(n // 2))
+    assert await page.get_attribute(".replay-page", "data-position") == str(n // 2)
+    await page.click(f'[data-step="{n - 1}"]')
+    # Every position the viewer built is the table's view the engine gives at that move.
+    engine = registry.get_engine(data["game"], data["rules"])
+    state = engine.new_game(data["players"], data["options"], data["seed"])
+    views = await page.evaluate("() => window.giantsReplay.views")
+    assert len(views) == n + 1
+    assert views[0] == engine.view(state, None)
+    for i, entry in enumerate(data["actions"], start=1):
+        state = engine.apply_text(state, entry["seat"], entry["action"]).state
+        if i in (1, n // 2, n):
+            assert views[i] == json.loads(json.dumps(engine.view(state, None))), i
+    await screenshot(page, "replay")
+
+
+async def test_phone_width_and_keyboard_only(web_server, open_page) -> None:
+    page = await open_page(web_server, name="kim", viewport={"width": 360, "height": 740})
+    await page.wait_for_selector("#create-form")
+    overflow = await page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the lobby is {overflow}px wider than a phone"
+    # Tab through the lobby to the create button and press Enter: a room opens.
+    await page.select_option("#create-game", "tara")
+    for _ in range(60):
+        await page.keyboard.press("Tab")
+        if await page.evaluate("() => document.activeElement && document.activeElement.id") == "create-submit":
+            break
+    else:
+        raise AssertionError("the create button is not reachable with Tab")
+    await page.keyboard.press("Enter")
+    await page.wait_for_url("**/#/room/*")
+    await page.wait_for_selector("#seat-list")
+    overflow = await page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the room page is {overflow}px wider than a phone"
+    await screenshot(page, "room-phone")
