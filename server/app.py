@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import itertools
 import logging
 from typing import Any
 
@@ -22,9 +23,11 @@ from server.embedded_redis import EmbeddedRedis
 from server.http import make_process_request
 from server.lobby import Lobby
 from server.metrics import Live, Metrics
+from server.node import Node, NodeCollector, new_node_id
+from server.relay import Relay
 from server.router import Router
 from server.seat_bots import BotLimits, SeatBots
-from server.store import Store
+from server.store import Store, is_cluster
 from server.wire import encode
 
 log = logging.getLogger("giants.server")
@@ -50,6 +53,8 @@ class GiantsServer:
         self.store: Store = None  # type: ignore[assignment]  # set in start()
         self.lobby: Lobby = None  # type: ignore[assignment]
         self.router: Router = None  # type: ignore[assignment]
+        self.node: Node | None = None
+        self.relay: Relay | None = None
         self.ws_server: Server | None = None
         self.connections: set[Connection] = set()
         self.shutting_down = False
@@ -70,6 +75,8 @@ class GiantsServer:
             "rooms": len(self.lobby.rooms) if self.lobby is not None else 0,
             "connections": len(self.connections),
             "shutting_down": self.shutting_down,
+            "node": self.node.id if self.node is not None else None,
+            "leases": len(self.node.rooms) if self.node is not None else 0,
         }
 
     def render_metrics(self, accept: str) -> tuple[bytes, str]:
@@ -117,7 +124,11 @@ class GiantsServer:
         if not url:
             self.embedded = EmbeddedRedis(self.config.data_path)
             url = await asyncio.to_thread(self.embedded.start)
-        self.store = Store(url, self.config.key_prefix)
+        try:
+            cluster = await is_cluster(url)
+        except Exception as exc:
+            raise ConnectionError(f"Redis at {url} does not answer ({exc})") from None
+        self.store = Store(url, self.config.key_prefix, cluster=cluster)
         self.store.on_batch = self.metrics.observe_batch
         if not await self.store.ping():
             raise ConnectionError(f"Redis at {url} does not answer")
@@ -128,12 +139,22 @@ class GiantsServer:
             max_rollout=self.config.bot_max_rollout,
             threads=self.config.bot_threads,
         )
-        self.lobby = Lobby(
+        node_id = self.config.node_id or new_node_id()
+        self.node = node = Node(self.store, node_id, self.config.lease_ttl)
+        self.lobby = lobby = Lobby(
             self.store, self.metrics, self.config.snapshot_every, self.config.max_rooms,
-            bots=SeatBots(limits, self.metrics),
+            bots=SeatBots(limits, self.metrics), node=node,
         )
-        self.router = Router(self.lobby)
-        await self.lobby.restore_all()
+        self.relay = relay = Relay(url, self.config.key_prefix, node_id, lobby, self.config.relay_timeout)
+        lobby.on_adopted = relay.announce
+        lobby.on_moved = relay.room_lost
+        node.on_lost = lobby.lost
+        node.on_orphans = lobby.take_over_many
+        self.router = Router(lobby, relay)
+        self.metrics.registry.register(NodeCollector(node, relay))
+        await relay.start()
+        await node.start()
+        await lobby.restore_all()
         # Views, frames and states are acyclic and freed by reference counting; the
         # cyclic collector's full passes over a large heap of them only add latency
         # spikes. Move what exists now out of its reach and run it less often.
@@ -154,16 +175,21 @@ class GiantsServer:
         sockets = list(self.ws_server.sockets)
         if sockets:
             self.port = sockets[0].getsockname()[1]
+        node.address = self.url
         log.info("listening on %s:%s (redis %s, prefix %r)", self.config.host, self.port, url, self.config.key_prefix)
 
     async def _handler(self, ws: ServerConnection) -> None:
         conn = Connection(ws, self)
         self.connections.add(conn)
         self.metrics.connections_total += 1
+        if self.relay is not None:
+            self.relay.register(conn)
         try:
             await conn.run()
         finally:
             self.connections.discard(conn)
+            if self.relay is not None:
+                self.relay.unregister(conn)
 
     async def stop(self) -> None:
         """Graceful shutdown: refuse new requests, let in-flight changes finish, tell
@@ -172,9 +198,10 @@ class GiantsServer:
             return
         self.shutting_down = True
         if self.lobby is not None:
-            # Taking each room's lock waits for its in-flight change to be persisted and sent.
+            # Taking each room's lock waits for its in-flight change to be persisted and
+            # sent; then its lease is released and another live node takes it over now.
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self.lobby.close(), self.config.shutdown_timeout)
+                await asyncio.wait_for(self._hand_over(), self.config.shutdown_timeout)
         frame = encode({"type": "closing", "reason": "server shutting down"})
         for conn in list(self.connections):
             conn.push(frame)
@@ -184,11 +211,36 @@ class GiantsServer:
                 await asyncio.wait_for(self.ws_server.wait_closed(), self.config.shutdown_timeout)
         for task in list(self._tasks):
             task.cancel()
+        if self.relay is not None:
+            await self.relay.stop()
+        if self.node is not None:
+            await self.node.stop()
         if self.store is not None:
             await self.store.close()
         if self.embedded is not None:
             await asyncio.to_thread(self.embedded.stop)
         log.info("server stopped")
+
+    async def _hand_over(self) -> None:
+        """Give every room to the other live nodes, round robin (none: just release)."""
+        if self.node is not None:
+            await self.node.stop_renewing()
+        peers: list[str] = []
+        if self.node is not None:
+            with contextlib.suppress(Exception):
+                peers = await self.node.peers()
+        relay = self.relay
+        if not peers or relay is None:
+            await self.lobby.hand_over_all(None)
+            return
+        turn = itertools.cycle(peers)
+
+        async def to(room_id: str) -> None:
+            assert relay is not None
+            await relay.hand_over(room_id, next(turn))
+
+        moved = await self.lobby.hand_over_all(to)
+        log.info("handed %d room(s) over to %d node(s)", moved, len(peers))
 
     async def serve_until(self, stop: asyncio.Event) -> None:
         await self.start()

@@ -39,6 +39,10 @@ class Config:
     bot_max_iterations: int = 2_000
     bot_max_rollout: int = 400
     bot_threads: int = 2
+    workers: str = "1"  # node processes on this port (SO_REUSEPORT); "auto" = one per core
+    node_id: str = ""  # "" = a fresh id per process (host-pid-random)
+    lease_ttl: float = 2.0  # seconds a room's lease lives without renewal (failover time)
+    relay_timeout: float = 5.0  # seconds a relayed request waits for the owner's answer
 
     @property
     def data_path(self) -> Path:
@@ -69,6 +73,10 @@ class Config:
             "bot_max_iterations": "most mcts iterations a server-run bot may search (GIANTS_BOT_MAX_ITERATIONS, default 2000)",
             "bot_max_rollout": "longest mcts playout of a server-run bot (GIANTS_BOT_MAX_ROLLOUT, default 400)",
             "bot_threads": "server-run bots thinking at once (GIANTS_BOT_THREADS, default 2)",
+            "workers": "node processes sharing this port, or 'auto' for one per core (GIANTS_WORKERS, default 1)",
+            "node_id": "this node's id in Redis (GIANTS_NODE_ID, default: host-pid-random)",
+            "lease_ttl": "seconds a room's lease lasts without renewal: the failover time (GIANTS_LEASE_TTL, default 2)",
+            "relay_timeout": "seconds a request relayed to another node waits for it (GIANTS_RELAY_TIMEOUT, default 5)",
         }
         for f in fields(Config):
             flag = "--" + f.name.replace("_", "-")

@@ -88,6 +88,7 @@ class Connection:
         self.config = server.config
         self.metrics = server.metrics
         self.router = server.router
+        self.id = secrets.token_hex(8)  # names this connection to the relay (other nodes)
         self.session: str | None = None
         self.name = "anonymous"
         self.rooms: dict[str, RoomHandle] = {}

@@ -67,6 +67,7 @@ class Room(RoomViews):
         self.lock = asyncio.Lock()
         self.closing = False
         self.on_idle: Callable[[Room], None] | None = None  # lobby evicts finished rooms
+        self.on_lost: Callable[[Room], None] | None = None  # another node owns it now
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self.rng = random.Random()
@@ -153,6 +154,8 @@ class Room(RoomViews):
                 ) from exc
             log.error("%s; this node no longer owns the room", exc)
             self.closing = True
+            if self.on_lost is not None:
+                self.on_lost(self)  # the lobby drops it; the relay moves its members
             raise RequestError("internal_error", "this room moved to another server; reconnect") from exc
         except Exception as exc:
             log.exception("persisting room %s failed", self.id)
@@ -289,6 +292,11 @@ class Room(RoomViews):
 
     def has_member(self, peer: Peer) -> bool:
         return self.member_of(peer) is not None
+
+    def member_seat(self, peer: Peer) -> tuple[bool, Seat | None]:
+        """(is a member, its seat): what the relay tells a member's node after a request."""
+        member = self.member_of(peer)
+        return (member is not None, member.seat if member is not None else None)
 
     def check_password(self, password: str | None) -> None:
         stored = self.meta["password"]
@@ -435,6 +443,33 @@ class Room(RoomViews):
             self.send_snapshot(member)
             if not was_connected:
                 self.publish([{"type": "joined", "seat": seat, "name": self.seats[seat].name}], skip=member)
+
+    async def reattach(self, entries: list[tuple[Peer, Seat | None]]) -> None:
+        """Members moved here from this room's previous owner (failover, hand-over).
+
+        Nodes vouch for them (they were members there), so no token is asked. Each new
+        member gets a snapshot; seats that come back connected are one versioned change.
+        """
+        async with self.lock:
+            fresh = [
+                Member(peer, seat)
+                for peer, seat in entries
+                if self.member_of(peer) is None and (seat is None or 0 <= seat < len(self.seats))
+            ]
+            if not fresh or self.closing:
+                return
+            before = {m.seat for m in self.members if m.seat is not None}
+            back = sorted({m.seat for m in fresh if m.seat is not None} - before)
+            self.members.extend(fresh)
+            for member in fresh:
+                self.send_snapshot(member)
+            if back:
+                try:
+                    await self._commit(self._candidate())
+                except RequestError:
+                    log.warning("room %s: could not record reattached seats", self.id)
+                    return
+                self.publish([{"type": "joined", "seat": s, "name": self.seats[s].name} for s in back])
 
     async def resync(self, peer: Peer, req_id: Any) -> None:
         async with self.lock:

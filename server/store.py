@@ -43,6 +43,7 @@ from typing import Any
 
 import msgpack
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError, ResponseError
 
 log = logging.getLogger("giants.store")
@@ -64,7 +65,36 @@ _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'meta', ARGV[1], 'version', '0', 'fence', '1', 'status', 'waiting',
            'seats', ARGV[2], 'deadline', '', 'outcome', '', 'actions', '0')
+if ARGV[3] ~= '' then redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4]) end
 return 1
+"""
+
+# Leases (server.node). KEYS[1] = lease, KEYS[2] = room hash; ARGV[1] = node id,
+# ARGV[2] = TTL in ms. Take the room if nobody else holds a live lease: bump the fence
+# (new incarnation, even for the same node id after a restart) and return it; 0 if
+# another node holds it, -1 if the room does not exist.
+_ACQUIRE = """
+local cur = redis.call('GET', KEYS[1])
+if cur and cur ~= ARGV[1] then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return redis.call('HINCRBY', KEYS[2], 'fence', 1)
+"""
+
+# Renew one lease; ARGV[3] = the fence the owner holds. 1 if still ours (an expired
+# lease nobody took is taken back), 0 if another node holds it or the fence moved on.
+_RENEW = """
+local cur = redis.call('GET', KEYS[1])
+if cur and cur ~= ARGV[1] then return 0 end
+if redis.call('HGET', KEYS[2], 'fence') ~= ARGV[3] then return 0 end
+if cur then redis.call('PEXPIRE', KEYS[1], ARGV[2])
+else redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
+return 1
+"""
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 """
 
 
@@ -78,6 +108,19 @@ def unpack(blob: Any) -> Any:
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+async def is_cluster(url: str) -> bool:
+    """True if the Redis at `url` runs in cluster mode (then use Store(cluster=True)).
+
+    Raises ConnectionError if it does not answer.
+    """
+    client = aioredis.Redis.from_url(url, socket_connect_timeout=5)
+    try:
+        info = await client.info("cluster")
+        return bool(info.get("cluster_enabled"))
+    finally:
+        await client.aclose()
 
 
 class StoreError(Exception):
@@ -110,18 +153,30 @@ class RoomRecord:
 class Store:
     """The one place that talks to Redis; embedded and external Redis use the same code."""
 
-    def __init__(self, url: str, prefix: str = "giants:", max_connections: int = 1000) -> None:
+    def __init__(
+        self, url: str, prefix: str = "giants:", max_connections: int = 1000, cluster: bool = False
+    ) -> None:
         if "{" in prefix or "}" in prefix:
             # A brace in the prefix would become the hash tag of every key.
             raise ValueError(f"key prefix {prefix!r} must not contain braces")
         self.url = url
         self.prefix = prefix
-        # A blocking pool: under a burst of commits from many rooms a request waits for
-        # a free connection instead of failing (the default pool raises when exhausted).
-        pool = aioredis.ConnectionPool.from_url(url, max_connections=max_connections)
-        self.redis: aioredis.Redis = aioredis.Redis(connection_pool=pool, decode_responses=False)
+        self.cluster = cluster
+        self.redis: aioredis.Redis
+        if cluster:
+            # A Redis Cluster: commands and pipelines are routed by key slot; every key a
+            # script touches shares the room's hash tag, so each call goes to one node.
+            self.redis = RedisCluster.from_url(url, max_connections=max_connections)  # type: ignore[assignment]
+        else:
+            # A blocking pool: under a burst of commits from many rooms a request waits for
+            # a free connection instead of failing (the default pool raises when exhausted).
+            pool = aioredis.ConnectionPool.from_url(url, max_connections=max_connections)
+            self.redis = aioredis.Redis(connection_pool=pool, decode_responses=False)
         self._commit = self.redis.register_script(_COMMIT)
         self._create = self.redis.register_script(_CREATE)
+        self._acquire = self.redis.register_script(_ACQUIRE)
+        self._renew = self.redis.register_script(_RENEW)
+        self._release = self.redis.register_script(_RELEASE)
         self._pending: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
         self._flushing = False
         self._flush_task: asyncio.Task[None] | None = None
@@ -170,14 +225,24 @@ class Store:
     # -- writes ---------------------------------------------------------------------
 
     async def create_room(
-        self, room_id: str, meta: dict[str, Any], seats: list[dict[str, Any]]
+        self,
+        room_id: str,
+        meta: dict[str, Any],
+        seats: list[dict[str, Any]],
+        owner: str = "",
+        lease_ms: int = 0,
     ) -> bool:
         """Store a new room at version 0 with fence 1; False if the id is already taken.
 
-        The id joins `rooms:live` after the hash exists (another slot on a cluster); a
-        crash in between leaves an unlisted waiting room nobody was told about.
+        With `owner`, the room's lease is taken in the same script (no other node can
+        grab the room before it is listed). The id joins `rooms:live` after the hash
+        exists (another slot on a cluster); a crash in between leaves an unlisted
+        waiting room nobody was told about.
         """
-        created = await self._create(keys=[self.k_room(room_id)], args=[pack(meta), pack(seats)])
+        created = await self._create(
+            keys=[self.k_room(room_id), self.k_lease(room_id)],
+            args=[pack(meta), pack(seats), owner, str(lease_ms)],
+        )
         if created:
             await self.redis.sadd(self.k_live, room_id)
         return bool(created)
@@ -249,6 +314,79 @@ class Store:
                 fut.set_exception(result)
             else:
                 fut.set_result(result)
+
+    # -- nodes and leases -----------------------------------------------------------
+
+    def k_node(self, node_id: str) -> str:
+        return f"{self.prefix}node:{node_id}"
+
+    @property
+    def k_nodes(self) -> str:
+        return f"{self.prefix}nodes"
+
+    async def acquire_lease(self, room_id: str, node_id: str, lease_ms: int) -> int | None:
+        """Take the room's lease and bump its fence; the new fence, or None if another
+        node holds a live lease or the room does not exist."""
+        fence = int(
+            await self._acquire(keys=[self.k_lease(room_id), self.k_room(room_id)], args=[node_id, str(lease_ms)])
+        )
+        return fence if fence > 0 else None
+
+    async def renew_leases(self, node_id: str, rooms: Sequence[tuple[str, int]], lease_ms: int) -> list[bool]:
+        """Renew every (room, fence) lease in one pipeline; False where the room is lost."""
+        if not rooms:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for room_id, fence in rooms:
+            pipe.evalsha(self._renew.sha, 2, self.k_lease(room_id), self.k_room(room_id), node_id, str(lease_ms), str(fence))
+        results = await pipe.execute(raise_on_error=False)
+        if any(isinstance(r, NoScriptError) for r in results):
+            await self._renew(keys=[self.k_lease(rooms[0][0]), self.k_room(rooms[0][0])], args=[node_id, "1", "-1"])
+            return await self.renew_leases(node_id, rooms, lease_ms)
+        for result in results:
+            if isinstance(result, Exception):
+                raise result
+        return [int(r) == 1 for r in results]
+
+    async def release_lease(self, room_id: str, node_id: str) -> bool:
+        """Give the lease up if this node holds it (graceful hand-over)."""
+        return bool(await self._release(keys=[self.k_lease(room_id)], args=[node_id]))
+
+    async def lease_holder(self, room_id: str) -> str | None:
+        holder = await self.redis.get(self.k_lease(room_id))
+        return None if holder is None else _text(holder)
+
+    async def lease_holders(self, room_ids: Sequence[str]) -> list[str | None]:
+        if not room_ids:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for room_id in room_ids:
+            pipe.get(self.k_lease(room_id))
+        return [None if h is None else _text(h) for h in await pipe.execute()]
+
+    async def heartbeat(self, node_id: str, info: dict[str, Any], ttl_ms: int) -> None:
+        """Say this node is alive (key with a TTL) and list it in `P nodes`."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.set(self.k_node(node_id), pack(info), px=ttl_ms)
+        pipe.hset(self.k_nodes, node_id, pack(info))
+        await pipe.execute()
+
+    async def nodes(self) -> dict[str, dict[str, Any] | None]:
+        """Every node ever listed: its last info if its heartbeat is alive, else None."""
+        listed = [_text(n) for n in await self.redis.hkeys(self.k_nodes)]
+        if not listed:
+            return {}
+        pipe = self.redis.pipeline(transaction=False)
+        for node_id in listed:
+            pipe.get(self.k_node(node_id))
+        beats = await pipe.execute()
+        return {n: (unpack(b) if b is not None else None) for n, b in zip(listed, beats, strict=True)}
+
+    async def forget_node(self, node_id: str) -> None:
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hdel(self.k_nodes, node_id)
+        pipe.delete(self.k_node(node_id))
+        await pipe.execute()
 
     async def acquire(self, room_id: str) -> int:
         """Take the room over: bump and return its fence; earlier holders can no longer write."""

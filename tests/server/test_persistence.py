@@ -145,12 +145,25 @@ async def test_node_that_lost_the_room_cannot_write(server_factory, client_facto
     await bob.ok("join", room=room)
     await bob.wait_for(lambda: bob.rooms[room].view["room"]["status"] == "playing")  # autostart
     live = a.lobby.rooms[room]
-    await server_factory()  # B restores every live room and takes them over
+    b = await server_factory()  # B leaves A's rooms alone while A holds their leases...
+    assert room not in b.lobby.rooms
+    await a.store.redis.delete(a.store.k_lease(room))  # ...until A's lease is gone (A paused)
+    assert await b.lobby.take_over(room) is not None  # B takes it over: fence bump
     actor = alice if live.to_act == [0] else bob
     await actor.wait_version(room, live.version)
     refused = await actor.error("act", room=room, action=actor.rooms[room].legal[0])
     assert refused["code"] == "internal_error"
     assert await a.store.read_log(room) == []
+    assert room not in a.lobby.rooms  # A dropped the room...
+    # ...and its members were moved: B sends them a fresh snapshot, and they play on
+    # through A, which relays their requests to B.
+    await actor.wait_for(lambda: actor.rooms[room].version > live.version)
+    moved = actor.rooms[room]
+    assert moved.legal and moved.view["room"]["status"] == "playing"
+    version = (await actor.ok("act", room=room, action=moved.legal[0]))["version"]
+    other = bob if actor is alice else alice
+    await other.wait_version(room, version)
+    assert len(await b.store.read_log(room)) == 1
 
 
 async def test_graceful_shutdown_sends_closing_and_1001(server_factory, client_factory) -> None:
@@ -219,8 +232,11 @@ async def test_restore_from_snapshot_plus_log_tail(server_factory, client_factor
     record = await a.store.load_room(room)
     assert record is not None
     assert (record.snapshot_n, len(record.log_tail), record.actions) == (6, 2, 8)
-    b = await server_factory(snapshot_every=3)  # restores (and takes over) every live room
-    original, restored = a.lobby.rooms[room], b.lobby.rooms[room]
+    b = await server_factory(snapshot_every=3)
+    original = a.lobby.rooms[room]
+    await a.store.redis.delete(a.store.k_lease(room))  # as if A's lease expired
+    restored = await b.lobby.take_over(room)  # restores it from Redis (fence bump)
+    assert restored is not None
     assert restored.actions == 8 and restored.version == original.version
     for seat in (0, 1, None):
         assert restored.engine.view(restored.state, seat) == original.engine.view(original.state, seat)

@@ -1,0 +1,184 @@
+"""This process as a node: its id, its heartbeat, and the leases of the rooms it owns.
+
+A room is owned by exactly one node: the one whose id is in the room's lease key
+(`P room:{<id>}:lease`, with a TTL). The owner renews all its leases in one pipeline
+every `lease_ttl / 3`; each renewal also checks the room's fence, so a node that was
+paused past its TTL and lost a room learns it at its next renewal (or at its next write,
+which the commit script refuses) and calls `on_lost`. Every period the node also looks
+for orphans — live rooms whose lease expired because their owner died — and hands them
+to `on_orphans`, which takes them over (fence bump) and restores them.
+
+    node = Node(store, node_id, lease_ttl=2.0)
+    node.on_lost, node.on_orphans = lobby.lost, lobby.take_over_many
+    await node.start()
+    fence = await node.acquire(room_id)   # None: another node owns it
+    node.own(room_id, fence)              # renewed from now on
+    ...
+    await node.stop()                     # stops renewing (leases then expire or are released)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Protocol
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from server.store import Store
+
+log = logging.getLogger("giants.node")
+
+
+def new_node_id() -> str:
+    """A fresh id: host name, process id and randomness (ids are never reused by accident)."""
+    return f"{socket.gethostname()[:24]}-{os.getpid()}-{os.urandom(3).hex()}"
+
+
+class Node:
+    """See the module docstring."""
+
+    def __init__(self, store: Store, node_id: str, lease_ttl: float = 2.0, address: str = "") -> None:
+        self.store = store
+        self.id = node_id
+        self.lease_ttl = lease_ttl
+        self.lease_ms = max(100, int(lease_ttl * 1000))
+        self.address = address
+        self.started = time.time()
+        self.rooms: dict[str, int] = {}  # owned room id -> the fence this node holds
+        self.on_lost: Callable[[str], Awaitable[None]] | None = None
+        self.on_orphans: Callable[[list[str]], Awaitable[None]] | None = None
+        self.last_beat = 0.0
+        self.renewals = 0
+        self.lost = 0
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def period(self) -> float:
+        return self.lease_ttl / 3
+
+    def info(self) -> dict[str, Any]:
+        return {"id": self.id, "address": self.address, "rooms": len(self.rooms), "started": self.started}
+
+    # -- leases -----------------------------------------------------------------------
+
+    async def acquire(self, room_id: str) -> int | None:
+        """Take the room's lease and bump its fence; None if another node holds it."""
+        return await self.store.acquire_lease(room_id, self.id, self.lease_ms)
+
+    def own(self, room_id: str, fence: int) -> None:
+        """Renew this room's lease from now on."""
+        self.rooms[room_id] = fence
+
+    def disown(self, room_id: str) -> None:
+        self.rooms.pop(room_id, None)
+
+    async def release(self, room_id: str) -> None:
+        """Stop owning the room and delete its lease so another node can take it now."""
+        self.rooms.pop(room_id, None)
+        try:
+            await self.store.release_lease(room_id, self.id)
+        except Exception:  # it then expires on its own
+            log.warning("room %s: could not release its lease", room_id)
+
+    async def owner(self, room_id: str) -> str | None:
+        return await self.store.lease_holder(room_id)
+
+    async def peers(self) -> list[str]:
+        """Ids of the other nodes whose heartbeat is alive."""
+        nodes = await self.store.nodes()
+        return [n for n, info in nodes.items() if info is not None and n != self.id]
+
+    # -- the loop ---------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Send the first heartbeat and start renewing (Redis must answer)."""
+        await self.store.heartbeat(self.id, self.info(), self.lease_ms)
+        self.last_beat = time.time()
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop_renewing(self) -> None:
+        """Stop the loop (shutdown: the rooms are being handed over)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def stop(self) -> None:
+        await self.stop_renewing()
+        with contextlib.suppress(Exception):
+            await self.store.forget_node(self.id)
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.period)
+            try:
+                await self.tick()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis away: the fence still protects every room
+                log.warning("node %s: lease renewal failed: %s", self.id, exc)
+
+    async def tick(self) -> None:
+        """One period: heartbeat, renew every owned lease, take over orphans."""
+        await self.store.heartbeat(self.id, self.info(), self.lease_ms)
+        self.last_beat = time.time()
+        owned = list(self.rooms.items())
+        renewed = await self.store.renew_leases(self.id, owned, self.lease_ms)
+        self.renewals += len(owned)
+        for (room_id, fence), ok in zip(owned, renewed, strict=True):
+            if not ok and self.rooms.get(room_id) == fence:
+                log.warning("node %s lost room %s (lease or fence moved on)", self.id, room_id)
+                self.lost += 1
+                self.rooms.pop(room_id, None)
+                if self.on_lost is not None:
+                    await self.on_lost(room_id)
+        orphans = await self.orphans()
+        if orphans and self.on_orphans is not None:
+            await self.on_orphans(orphans)
+
+    async def orphans(self) -> list[str]:
+        """Live rooms nobody holds a lease on (their owner died or handed them over)."""
+        ids = [i for i in await self.store.live_room_ids() if i not in self.rooms]
+        holders = await self.store.lease_holders(ids)
+        return [i for i, holder in zip(ids, holders, strict=True) if holder is None]
+
+
+class RelayStats(Protocol):
+    frames_relayed: int
+    requests_relayed: int
+
+
+class NodeCollector(Collector):
+    """/metrics series of the node and its relay (registered on the server's registry)."""
+
+    def __init__(self, node: Node, relay: RelayStats) -> None:
+        self.node = node
+        self.relay = relay
+
+    def describe(self) -> Iterable[Metric]:
+        return []
+
+    def collect(self) -> Iterable[Metric]:
+        node = self.node
+        yield InfoMetricFamily("giants_node", "This node's id in Redis.", value={"id": node.id})
+        yield GaugeMetricFamily("giants_leases_owned", "Rooms whose lease this node holds.", value=len(node.rooms))
+        yield GaugeMetricFamily(
+            "giants_node_heartbeat_age_seconds", "Seconds since this node's last heartbeat reached Redis.",
+            value=max(0.0, time.time() - node.last_beat) if node.last_beat else 0.0,
+        )
+        yield CounterMetricFamily("giants_lease_renewals", "Lease renewals sent.", value=node.renewals)
+        yield CounterMetricFamily("giants_rooms_lost", "Rooms this node found owned by another node.", value=node.lost)
+        yield CounterMetricFamily(
+            "giants_relay_frames", "Frames sent to members connected to other nodes.", value=self.relay.frames_relayed
+        )
+        yield CounterMetricFamily(
+            "giants_relay_requests", "Requests relayed to rooms owned by other nodes.", value=self.relay.requests_relayed
+        )

@@ -1,0 +1,516 @@
+"""Requests to, and member frames from, rooms owned by other nodes — over Redis pub/sub.
+
+Every node subscribes to its inbox channel `P relay:<node id>` and to `P relay:all`.
+A client connected to node B asks for room X owned by node A:
+
+    B: router.room(X) -> RemoteRoom(X, owner=A)          (relay.locate reads X's lease)
+    B: RemoteRoom.act(conn, ...) -> PUBLISH P relay:A {t: req, rid, op: act, conn, ...}
+    A: the live Room handles it with a RelayPeer(B, conn) as the member's Peer
+    A: RelayPeer.push(frame) -> PUBLISH P relay:B {t: out, items: [[f, conn, frame], ..., [d, rid, ...]]}
+    B: each frame goes to conn.push() untouched; `d` (done) ends the request
+
+Views stay filtered at the owner: a RelayPeer carries the finished frame bytes built
+for that one member, and B never decodes them. Frames to one node leave in one PUBLISH
+per event-loop pass, in order, from one sender task. When the owner is the local node
+none of this runs: the router hands the connection the local Room itself.
+
+Ownership changes are announced on `P relay:all` ({t: own, room, node}); every node
+with members in that room re-attaches them at the new owner ({t: att}), which sends
+each a snapshot (Room.reattach). A request the old owner can no longer serve is
+answered `moved` and re-sent to the new owner, so a hand-over costs clients nothing. A
+request whose owner stops answering (killed) cannot be known to have been applied: it
+gets `internal_error` once, and the member is re-attached when the room is taken over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import Coroutine
+from typing import Any, Protocol
+
+import msgpack
+import redis.asyncio as aioredis
+
+from engines.base import Seat
+from server.errors import RequestError
+from server.router import RoomHandle
+from server.seats import Peer
+from server.wire import encode
+
+log = logging.getLogger("giants.relay")
+
+# Room calls a relayed request may make, with their argument counts after (peer, req_id).
+OPS = {"join": 2, "watch": 1, "resume": 1, "start": 0, "act": 2, "resync": 0, "leave": 1}
+RETRY_SAFE = {"join", "watch", "resume", "resync", "leave"}  # refused or idempotent if repeated
+
+
+def _pack(data: Any) -> bytes:
+    return msgpack.packb(data, use_bin_type=True)
+
+
+class OwnerGone(Exception):
+    """The owner did not take or did not answer a relayed request."""
+
+    def __init__(self, delivered: bool) -> None:
+        super().__init__("the room's owner did not answer")
+        self.delivered = delivered
+
+
+class LocalConnection(Peer, Protocol):
+    """A client connection of this node (server.connection.Connection)."""
+
+    id: str
+    rooms: dict[str, RoomHandle]
+
+
+class LiveRoom(RoomHandle, Protocol):
+    """A room this node owns (server.room.Room), as the relay drives it."""
+
+    closing: bool
+
+    def member_seat(self, peer: Peer) -> tuple[bool, Seat | None]: ...
+
+    async def reattach(self, entries: list[tuple[Peer, Seat | None]]) -> None: ...
+
+
+class Rooms(Protocol):
+    """The lobby as the relay sees it."""
+
+    def find(self, room_id: str) -> LiveRoom | None: ...
+
+    async def take_over(self, room_id: str) -> LiveRoom | None: ...
+
+
+class Relay:
+    """One node's end of the relay; see the module docstring."""
+
+    def __init__(self, url: str, prefix: str, node_id: str, rooms: Rooms, timeout: float = 5.0) -> None:
+        # One plain connection to one Redis server even on a cluster: classic pub/sub is
+        # broadcast cluster-wide anyway, and with every node on the same server PUBLISH's
+        # receiver count tells at once whether the owner is still subscribed.
+        self.redis = aioredis.Redis.from_url(url)
+        self.prefix = prefix
+        self.node_id = node_id
+        self.rooms = rooms
+        self.timeout = timeout
+        self.connections: dict[str, LocalConnection] = {}
+        self.remotes: dict[str, RemoteRoom] = {}  # rooms owned elsewhere that local connections are in
+        self.peers: dict[tuple[str, str], RelayPeer] = {}  # at the owner: (node, conn) -> peer
+        self._pending: dict[int, asyncio.Future[list[Any]]] = {}
+        self._rids = itertools.count(1)
+        self._out: dict[str, list[list[Any]]] = {}
+        self._out_scheduled = False
+        self._send_queue: asyncio.Queue[list[tuple[str, bytes]]] = asyncio.Queue()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._pubsub: Any = None
+        self.frames_relayed = 0
+        self.requests_relayed = 0
+
+    def channel(self, node_id: str) -> str:
+        return f"{self.prefix}relay:{node_id}"
+
+    @property
+    def broadcast(self) -> str:
+        return f"{self.prefix}relay:all"
+
+    # -- life cycle -------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+        await self._pubsub.subscribe(self.channel(self.node_id), self.broadcast)
+        self._spawn(self._read())
+        self._spawn(self._send())
+
+    async def stop(self) -> None:
+        await self._drain()
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(BaseException):
+                await task
+        if self._pubsub is not None:
+            with contextlib.suppress(Exception):
+                await self._pubsub.aclose()
+        await self.redis.aclose()
+
+    async def _drain(self, timeout: float = 2.0) -> None:
+        """Wait until queued frames left (shutdown: members elsewhere get their last frames)."""
+        end = time.monotonic() + timeout
+        while (self._out or not self._send_queue.empty()) and time.monotonic() < end:
+            await asyncio.sleep(0.01)
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def register(self, conn: LocalConnection) -> None:
+        self.connections[conn.id] = conn
+
+    def unregister(self, conn: LocalConnection) -> None:
+        self.connections.pop(conn.id, None)
+
+    # -- sending ----------------------------------------------------------------------
+
+    def queue(self, node_id: str, item: list[Any]) -> None:
+        """Queue one item for a node; everything queued in this pass leaves in one PUBLISH."""
+        self._out.setdefault(node_id, []).append(item)
+        if not self._out_scheduled:
+            self._out_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush_out)
+
+    def _flush_out(self) -> None:
+        self._out_scheduled = False
+        out, self._out = self._out, {}
+        self._send_queue.put_nowait([(self.channel(n), _pack({"t": "out", "i": items})) for n, items in out.items()])
+
+    async def _send(self) -> None:
+        """The one sender: batches leave in order, each batch in one pipeline."""
+        while True:
+            batch = await self._send_queue.get()
+            while not self._send_queue.empty():
+                batch.extend(self._send_queue.get_nowait())
+            pipe = self.redis.pipeline(transaction=False)
+            for channel, payload in batch:
+                pipe.publish(channel, payload)
+            try:
+                await pipe.execute()
+            except Exception as exc:
+                log.warning("relay: publishing %d message(s) failed: %s", len(batch), exc)
+
+    async def _publish(self, channel: str, data: dict[str, Any]) -> int:
+        return int(await self.redis.publish(channel, _pack(data)))
+
+    # -- receiving --------------------------------------------------------------------
+
+    async def _read(self) -> None:
+        while True:
+            try:
+                async for message in self._pubsub.listen():
+                    if message.get("type") != "message":
+                        continue
+                    try:
+                        self._dispatch(msgpack.unpackb(message["data"], raw=False))
+                    except Exception:
+                        log.exception("relay: bad message")
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("relay: subscription lost (%s); resubscribing", exc)
+                await asyncio.sleep(0.2)
+                with contextlib.suppress(Exception):
+                    await self._pubsub.subscribe(self.channel(self.node_id), self.broadcast)
+
+    def _dispatch(self, msg: dict[str, Any]) -> None:
+        kind = msg["t"]
+        if kind == "out":
+            for item in msg["i"]:
+                if item[0] == "f":
+                    conn = self.connections.get(item[1])
+                    if conn is not None:
+                        conn.push(item[2])
+                else:
+                    fut = self._pending.pop(item[1], None)
+                    if fut is not None and not fut.done():
+                        fut.set_result(item)
+        elif kind == "req":
+            self._spawn(self._serve(msg))
+        elif kind == "own":
+            if msg["node"] != self.node_id and msg["room"] in self.remotes:
+                self._spawn(self.reattach_at(msg["room"], msg["node"]))
+        elif kind == "att":
+            self._spawn(self._attach(msg))
+        elif kind == "adopt":
+            self._spawn(self._adopt(msg["room"]))
+
+    # -- the owner's side -------------------------------------------------------------
+
+    def peer(self, node_id: str, conn_id: str, name: str) -> RelayPeer:
+        key = (node_id, conn_id)
+        peer = self.peers.get(key)
+        if peer is None:
+            peer = self.peers[key] = RelayPeer(self, node_id, conn_id, name)
+        return peer
+
+    async def _serve(self, msg: dict[str, Any]) -> None:
+        """Run one relayed request on the local room; answer frames, then `done` or `moved`."""
+        node_id, rid, op = msg["from"], msg["rid"], msg["op"]
+        room = self.rooms.find(msg["room"])
+        if room is None or room.closing or op not in OPS:
+            self.queue(node_id, ["m", rid])
+            return
+        peer = self.peer(node_id, msg["conn"], msg.get("name", "anonymous"))
+        args = msg["a"]
+        try:
+            if op == "leave":
+                await room.leave(peer, *args)
+            else:
+                await getattr(room, op)(peer, *args)
+        except RequestError as exc:
+            if exc.code == "shutting_down" and room.closing:
+                # The room is being handed over and never ran the request: send it on.
+                self.queue(node_id, ["m", rid])
+                return
+            error: dict[str, Any] = {"type": "error", "id": args[0] if args else None, "code": exc.code, "message": exc.message}
+            if exc.detail:
+                error["detail"] = exc.detail
+            peer.push(encode(error))
+        except Exception:
+            log.exception("relayed %s on room %s failed", op, msg["room"])
+            peer.push(encode({"type": "error", "id": args[0] if args else None, "code": "internal_error",
+                              "message": "the server failed on this request; it was logged"}))
+        member, seat = room.member_seat(peer)
+        if member:
+            peer.rooms.add(room.id)
+        else:
+            peer.rooms.discard(room.id)
+            if not peer.rooms:
+                self.peers.pop((node_id, peer.conn_id), None)
+        self.queue(node_id, ["d", rid, member, seat])
+
+    async def _attach(self, msg: dict[str, Any]) -> None:
+        room = self.rooms.find(msg["room"])
+        if room is None:
+            return
+        entries: list[tuple[Peer, Seat | None]] = []
+        for conn_id, name, seat in msg["m"]:
+            peer = self.peer(msg["from"], conn_id, name)
+            peer.rooms.add(room.id)
+            entries.append((peer, seat))
+        await room.reattach(entries)
+
+    async def _adopt(self, room_id: str) -> None:
+        """Another node hands this room over (graceful shutdown): take it now."""
+        await self.rooms.take_over(room_id)
+
+    async def announce(self, room_id: str) -> None:
+        """This node now owns the room: members elsewhere re-attach here."""
+        await self._publish(self.broadcast, {"t": "own", "room": room_id, "node": self.node_id})
+        remote = self.remotes.pop(room_id, None)
+        room = self.rooms.find(room_id)
+        if remote is not None and room is not None:
+            # Local connections were members through the relay: they now use the room itself.
+            entries: list[tuple[Peer, Seat | None]] = []
+            for conn_id, seat in remote.members.items():
+                conn = self.connections.get(conn_id)
+                if conn is not None:
+                    conn.rooms[room_id] = room
+                    entries.append((conn, seat))
+            await room.reattach(entries)
+
+    async def hand_over(self, room_id: str, to: str) -> None:
+        await self._publish(self.channel(to), {"t": "adopt", "room": room_id})
+
+    def room_lost(self, room_id: str, members: list[tuple[Peer, Seat | None]]) -> None:
+        """A room this node owned moved elsewhere: its local members follow it."""
+        remote = self.remotes.get(room_id) or RemoteRoom(self, room_id, None)
+        self.remotes[room_id] = remote
+        for peer, seat in members:
+            conn = self.connections.get(getattr(peer, "id", ""))
+            if conn is not None and conn is peer:
+                remote.members[conn.id] = seat
+                conn.rooms[room_id] = remote
+        for key in [k for k, p in self.peers.items() if room_id in p.rooms]:
+            self.peers[key].rooms.discard(room_id)
+        self._spawn(self.reattach_at(room_id, None))
+
+    # -- the member's side ------------------------------------------------------------
+
+    async def locate(self, room_id: str) -> RoomHandle | None:
+        """A handle on a live room owned elsewhere (or taken over here); None if none."""
+        remote = self.remotes.get(room_id)
+        if remote is not None and remote.owner is not None:
+            return remote
+        handle = await self.owner_of(room_id)
+        if isinstance(handle, str):
+            remote = self.remotes.get(room_id) or RemoteRoom(self, room_id, handle)
+            remote.owner = handle
+            self.remotes[room_id] = remote
+            return remote
+        return handle
+
+    async def owner_of(self, room_id: str, avoid: str | None = None) -> RoomHandle | str | None:
+        """The owner's node id, or the local room (taken over if its lease is free).
+
+        Waits (up to the relay timeout) while the only lease is `avoid`'s: a node that
+        stopped answering, whose lease is about to expire. None: no such live room.
+        """
+        end = time.monotonic() + self.timeout
+        while True:
+            room = self.rooms.find(room_id)
+            if room is not None:
+                return room
+            holder = await self.rooms_store_holder(room_id)
+            if holder is None:
+                taken = await self.rooms.take_over(room_id)
+                if taken is not None:
+                    return taken
+                if await self.rooms_store_holder(room_id) is None:
+                    return None  # no lease and nothing to take: not a live room
+            elif holder != avoid and holder != self.node_id:
+                return holder
+            if time.monotonic() > end:
+                raise RequestError("internal_error", "the room's server is not answering; try again shortly")
+            await asyncio.sleep(0.05)
+
+    async def rooms_store_holder(self, room_id: str) -> str | None:
+        holder = await self.redis.get(f"{self.prefix}room:{{{room_id}}}:lease")
+        if holder is None:
+            return None
+        return holder.decode() if isinstance(holder, bytes) else str(holder)
+
+    async def reattach_at(self, room_id: str, owner: str | None) -> None:
+        """Re-attach this node's members of `room_id` at its (new) owner."""
+        remote = self.remotes.get(room_id)
+        if remote is None or not remote.members:
+            return
+        try:
+            target = owner or await self.owner_of(room_id, avoid=remote.owner)
+        except RequestError:
+            return
+        if target is None:
+            return
+        if not isinstance(target, str):
+            await self.announce(room_id)  # taken over here: attach the local connections
+            return
+        remote.owner = target
+        members = []
+        for conn_id, seat in remote.members.items():
+            conn = self.connections.get(conn_id)
+            if conn is not None:
+                members.append([conn_id, conn.name, seat])
+        if members:
+            await self._publish(self.channel(target), {"t": "att", "room": room_id, "from": self.node_id, "m": members})
+
+    async def request(self, remote: RemoteRoom, conn: Peer, op: str, args: list[Any]) -> None:
+        """Run `op` on the remote room for `conn`; retried at the new owner if the room moved."""
+        for _ in range(5):
+            owner = remote.owner
+            if owner is None:
+                target = await self.owner_of(remote.id)
+                if target is None:
+                    raise RequestError("no_such_room", f"there is no live room {remote.id!r}")
+                if not isinstance(target, str):
+                    await self.announce(remote.id)
+                    await self._call_local(target, conn, op, args)
+                    return
+                remote.owner = owner = target
+            try:
+                result = await self._call(remote, owner, conn, op, args)
+            except OwnerGone as exc:
+                if exc.delivered and op not in RETRY_SAFE:
+                    self._spawn(self.reattach_at(remote.id, None))
+                    raise RequestError(
+                        "internal_error",
+                        "the room's server stopped answering; it moves to another server and you get a fresh snapshot",
+                    ) from None
+                remote.owner = None
+                target = await self.owner_of(remote.id, avoid=owner)
+                if target is None:
+                    raise RequestError("no_such_room", f"there is no live room {remote.id!r}") from None
+                if not isinstance(target, str):
+                    await self.announce(remote.id)
+                    await self._call_local(target, conn, op, args)
+                    return
+                remote.owner = target
+                continue
+            if result[0] == "m":  # moved: not run there; find the new owner and re-send
+                remote.owner = None
+                await asyncio.sleep(0.02)
+                continue
+            _, _, member, seat = result
+            conn_id = getattr(conn, "id", "")
+            if member:
+                remote.members[conn_id] = seat
+            else:
+                remote.members.pop(conn_id, None)
+                if not remote.members and self.remotes.get(remote.id) is remote:
+                    del self.remotes[remote.id]
+            return
+        raise RequestError("internal_error", "the room kept moving; try again")
+
+    async def _call_local(self, room: RoomHandle, conn: Peer, op: str, args: list[Any]) -> None:
+        conns = getattr(conn, "rooms", None)
+        if isinstance(conns, dict):
+            conns[room.id] = room
+        if op == "leave":
+            await room.leave(conn, *args)
+        else:
+            await getattr(room, op)(conn, *args)
+
+    async def _call(self, remote: RemoteRoom, owner: str, conn: Peer, op: str, args: list[Any]) -> list[Any]:
+        rid = next(self._rids)
+        fut: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        self._pending[rid] = fut
+        msg = {"t": "req", "rid": rid, "from": self.node_id, "conn": getattr(conn, "id", ""),
+               "name": conn.name, "room": remote.id, "op": op, "a": args}
+        self.requests_relayed += 1
+        try:
+            receivers = await self._publish(self.channel(owner), msg)
+            if receivers == 0:
+                raise OwnerGone(delivered=False)
+            return await asyncio.wait_for(fut, self.timeout)
+        except TimeoutError:
+            raise OwnerGone(delivered=True) from None
+        finally:
+            self._pending.pop(rid, None)
+
+
+class RelayPeer:
+    """At the owner: a member connected to another node. Forwards finished frames only."""
+
+    def __init__(self, relay: Relay, node_id: str, conn_id: str, name: str) -> None:
+        self.relay = relay
+        self.node_id = node_id
+        self.conn_id = conn_id
+        self.name = name
+        self.rooms: set[str] = set()
+
+    def push(self, frame: bytes) -> None:
+        self.relay.frames_relayed += 1
+        self.relay.queue(self.node_id, ["f", self.conn_id, frame])
+
+    def send_ok(self, req_id: Any, data: dict[str, Any]) -> None:
+        self.push(encode({"type": "ok", "id": req_id, "data": data}))
+
+
+class RemoteRoom:
+    """At a member's node: a room owned elsewhere, with the same calls as a local Room."""
+
+    def __init__(self, relay: Relay, room_id: str, owner: str | None) -> None:
+        self.relay = relay
+        self.id = room_id
+        self.owner = owner
+        self.members: dict[str, Seat | None] = {}  # local connection id -> seat
+
+    async def join(self, peer: Peer, req_id: Any, seat: Seat | None, password: str | None) -> None:
+        await self.relay.request(self, peer, "join", [req_id, seat, password])
+
+    async def watch(self, peer: Peer, req_id: Any, password: str | None) -> None:
+        await self.relay.request(self, peer, "watch", [req_id, password])
+
+    async def resume(self, peer: Peer, req_id: Any, token: str) -> None:
+        await self.relay.request(self, peer, "resume", [req_id, token])
+
+    async def start(self, peer: Peer, req_id: Any) -> None:
+        await self.relay.request(self, peer, "start", [req_id])
+
+    async def act(self, peer: Peer, req_id: Any, text: str, version: int | None) -> None:
+        await self.relay.request(self, peer, "act", [req_id, text, version])
+
+    async def resync(self, peer: Peer, req_id: Any) -> None:
+        await self.relay.request(self, peer, "resync", [req_id])
+
+    async def leave(self, peer: Peer, explicit: bool = True) -> bool:
+        was = self.has_member(peer)
+        with contextlib.suppress(RequestError):  # owner gone: its successor never attached it
+            await self.relay.request(self, peer, "leave", [explicit])
+        self.members.pop(getattr(peer, "id", ""), None)
+        return was
+
+    def has_member(self, peer: Peer) -> bool:
+        return getattr(peer, "id", None) in self.members
