@@ -36,6 +36,9 @@ class ErrorCode(StrEnum):
     NOT_FINISHED = "not_finished"
     INTERNAL_ERROR = "internal_error"
     SHUTTING_DOWN = "shutting_down"
+    ABORT_TOO_LATE = "abort_too_late"  # the game is past its first moves: resign instead
+    DRAW_NOT_ALLOWED = "draw_not_allowed"  # not a two-player game, or you already offered
+    NO_DRAW_OFFER = "no_draw_offer"  # decline_draw with no offer standing
     # engine codes (engines.base.GameError.code)
     UNKNOWN_GAME = "unknown_game"
     UNKNOWN_RULES = "unknown_rules"

@@ -88,7 +88,7 @@ class CreateRoom(_Request):
     private: bool = False
     password: Password | None = None
     bots: Bots | None = None
-    deadline: Annotated[float, Field(gt=0, le=MAX_DEADLINE)] | None = None
+    deadline: Annotated[float, Field(ge=0, le=MAX_DEADLINE)] | None = None  # 0 = none
     autostart: bool = True
 
 
@@ -151,6 +151,34 @@ class Replay(_Request):
     positions: bool = False  # also the spectator view at every move (replay viewers)
 
 
+class Resign(_Request):
+    """Give up a game in progress: every other seat shares the win."""
+
+    type: Literal["resign"] = "resign"
+    room: RoomId
+
+
+class Abort(_Request):
+    """End a game without a result, while fewer actions than seats have been played."""
+
+    type: Literal["abort"] = "abort"
+    room: RoomId
+
+
+class OfferDraw(_Request):
+    """Offer a draw, or accept the opponent's standing offer (two-player games)."""
+
+    type: Literal["offer_draw"] = "offer_draw"
+    room: RoomId
+
+
+class DeclineDraw(_Request):
+    """Decline the opponent's draw offer, or withdraw your own."""
+
+    type: Literal["decline_draw"] = "decline_draw"
+    room: RoomId
+
+
 class Ping(_Request):
     type: Literal["ping"] = "ping"
 
@@ -167,6 +195,10 @@ ClientMessage: TypeAlias = Annotated[
     | Act
     | Resync
     | Replay
+    | Resign
+    | Abort
+    | OfferDraw
+    | DeclineDraw
     | Ping,
     Field(discriminator="type"),
 ]
@@ -185,6 +217,10 @@ CLIENT_MESSAGE_TYPES: dict[str, type[_Request]] = {
         Act,
         Resync,
         Replay,
+        Resign,
+        Abort,
+        OfferDraw,
+        DeclineDraw,
         Ping,
     )
 }

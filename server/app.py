@@ -151,6 +151,7 @@ class GiantsServer:
         node.on_lost = lobby.lost
         node.on_orphans = lobby.take_over_many
         self.router = Router(lobby, relay)
+        lobby.default_deadline = self.config.default_deadline or None
         self.metrics.registry.register(NodeCollector(node, relay))
         await relay.start()
         await node.start()

@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import logging
 import signal
+import socket
 import sys
 
 
@@ -46,11 +47,33 @@ async def _main(config: object) -> int:
     return 0
 
 
+def port_taken(host: str, port: int) -> str | None:
+    """Why `host:port` cannot be listened on (e.g. "address already in use"), or None.
+
+    Checked before the embedded Redis starts, so a taken port fails fast and cleanly.
+    """
+    if port == 0:
+        return None
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        return str(exc)
+    for family, kind, proto, _name, address in infos:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                return exc.strerror or str(exc)
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from server.config import Config
 
     try:
         config = Config.from_args(args)
+        config.validate()
     except ValueError as exc:
         print(f"giants serve: {exc}", file=sys.stderr)
         return 2
@@ -61,6 +84,10 @@ def run(args: argparse.Namespace) -> int:
     if config.loop not in ("auto", "uvloop", "asyncio"):
         print(f"giants serve: --loop must be auto, uvloop or asyncio, not {config.loop!r}", file=sys.stderr)
         return 2
+    taken = port_taken(config.host, config.port)
+    if taken:
+        print(f"giants serve: cannot listen on {config.host}:{config.port}: {taken}", file=sys.stderr)
+        return 1
     if config.loop != "asyncio":
         try:
             import uvloop

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_DATA_DIR = "~/.local/share/giants-table"
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 
 @dataclass
@@ -43,6 +44,22 @@ class Config:
     node_id: str = ""  # "" = a fresh id per process (host-pid-random)
     lease_ttl: float = 2.0  # seconds a room's lease lives without renewal (failover time)
     relay_timeout: float = 5.0  # seconds a relayed request waits for the owner's answer
+    default_deadline: float = 0.0  # seconds per move for rooms created without one; 0 = none
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first setting out of range (checked before
+        anything starts, so `giants serve` exits 2 without touching Redis)."""
+        if self.log_level.lower() not in LOG_LEVELS:
+            raise ValueError(f"--log-level must be one of {', '.join(LOG_LEVELS)}, not {self.log_level!r}")
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"--port must be 0..65535, not {self.port}")
+        if not 0 <= self.default_deadline <= 86_400:
+            raise ValueError(f"--default-deadline must be 0..86400 seconds, not {self.default_deadline}")
+        for name in ("max_frame", "hard_max_frame", "burst", "snapshot_every", "max_rooms", "max_write_buffer"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(self, name)}")
+        if self.rate <= 0:
+            raise ValueError(f"--rate must be positive, not {self.rate}")
 
     @property
     def data_path(self) -> Path:
@@ -68,6 +85,7 @@ class Config:
             "max_rooms": "most live rooms (GIANTS_MAX_ROOMS, default 10000)",
             "max_write_buffer": "bytes queued to a slow client before it is dropped (GIANTS_MAX_WRITE_BUFFER)",
             "shutdown_timeout": "seconds to finish in-flight work on shutdown (GIANTS_SHUTDOWN_TIMEOUT)",
+            "default_deadline": "seconds per move in rooms created without a deadline; 0 = no deadline (GIANTS_DEFAULT_DEADLINE, default 0)",
             "loop": "event loop: auto (uvloop if installed), uvloop or asyncio (GIANTS_LOOP)",
             "bot_move_seconds": "time budget of one server-run bot move (GIANTS_BOT_MOVE_SECONDS, default 2)",
             "bot_max_iterations": "most mcts iterations a server-run bot may search (GIANTS_BOT_MAX_ITERATIONS, default 2000)",

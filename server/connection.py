@@ -106,6 +106,10 @@ class Connection:
             "act": self.on_act,
             "resync": self.on_resync,
             "replay": self.on_replay,
+            "resign": self.on_ending,
+            "abort": self.on_ending,
+            "offer_draw": self.on_ending,
+            "decline_draw": self.on_ending,
             "ping": self.on_ping,
         }
 
@@ -282,6 +286,10 @@ class Connection:
 
     async def on_act(self, req_id: Any, m: msgs.Act) -> None:
         await (await self._my_room(m.room)).act(self, req_id, m.action, m.version)
+
+    async def on_ending(self, req_id: Any, m: msgs.Resign | msgs.Abort | msgs.OfferDraw | msgs.DeclineDraw) -> None:
+        # resign, abort, offer_draw, decline_draw: Room methods of the same names (server.endings)
+        await getattr(self._my_room(m.room), m.type)(self, req_id)
 
     async def on_resync(self, req_id: Any, m: msgs.Resync) -> None:
         await (await self._my_room(m.room)).resync(self, req_id)

@@ -64,6 +64,7 @@ class Lobby:
         self.on_moved: Callable[[str, list[tuple[Peer, int | None]]], None] | None = None
         self._taking: dict[str, asyncio.Future[Room | None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.default_deadline: float | None = None  # for rooms created without a deadline
 
     def _adopt(self, room: Room) -> Room:
         room.on_idle = self._evict
@@ -243,9 +244,11 @@ class Lobby:
                 raise RequestError("bad_options", f"bots: seat {seat} needs a bot name")
             bot = seat_bots.check_spec(bot, engine.info.name, engine.info.rules, seat, players, options, self.bots.limits)
             seats[seat] = SeatState(f"bot:{bot.split(',')[0]}", None, bot)
-        deadline = msg.deadline
-        if deadline is not None and not 0 < deadline <= 86_400:
+        # No deadline given: the server's default (--default-deadline); 0 asks for none.
+        deadline = msg.deadline if msg.deadline is not None else self.default_deadline
+        if deadline is not None and not 0 <= deadline <= 86_400:
             raise RequestError("bad_options", "deadline must be between 0 and 86400 seconds")
+        deadline = deadline or None
         password = msg.password
         salt = secrets.token_hex(8)
         seed = secrets.randbits(62)

@@ -22,6 +22,7 @@ from typing import Any
 from engines.base import Engine, GameError, Seat
 from engines.bots.base import Bot
 from server import seat_bots
+from server.endings import RoomEndings
 from server.errors import RequestError
 from server.metrics import Metrics
 from server.seats import Candidate, Member, Peer, SeatState, hash_secret, replay_data
@@ -32,7 +33,7 @@ log = logging.getLogger("giants.room")
 
 
 
-class Room(RoomViews):
+class Room(RoomViews, RoomEndings):
     """A live room. Create with `Room.create` or `Room.restore`; never share across nodes."""
 
     def __init__(
@@ -63,6 +64,7 @@ class Room(RoomViews):
         # to_act (a GIANTS bid may be replaced until the last one is in), so bots and
         # deadlines consult this to know who still has to answer.
         self.answered: frozenset[Seat] = frozenset()
+        self.draw_offer: Seat | None = None  # a seat's standing draw offer (server.endings)
         self.members: list[Member] = []
         self.lock = asyncio.Lock()
         self.closing = False
@@ -97,6 +99,8 @@ class Room(RoomViews):
         else:
             state = engine.new_game(meta["players"], meta["options"], meta["seed"])
         for entry in record.log_tail:
+            if "action" not in entry:
+                continue  # an ending (resign, abort, ...): no engine action (server.endings)
             action = engine.parse_action(state, entry["seat"], entry["action"])
             state = engine.apply(state, entry["seat"], action).state
         room = cls(record.room_id, engine, meta, state, store, metrics, snapshot_every)
@@ -252,6 +256,7 @@ class Room(RoomViews):
             snapshot=self.engine.snapshot(new_state) if actions % self.snapshot_every == 0 else None,
         )
         await self._commit(cand)
+        self.draw_offer = None  # any move answers a draw offer
         self.metrics.actions_applied[self.meta["game"]] += 1
         if result is not None:
             self.metrics.rooms_finished[self.meta["game"], "rules"] += 1

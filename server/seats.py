@@ -84,6 +84,7 @@ async def replay_data(
         "players": meta["players"],
         "options": meta["options"],
         "seed": meta["seed"],
-        "actions": [{"seat": e["seat"], "action": e["action"], "ts": e["ts"]} for e in entries],
+        # An ending's log entry (server.endings) has no action; the outcome says how it ended.
+        "actions": [{"seat": e["seat"], "action": e["action"], "ts": e["ts"]} for e in entries if "action" in e],
         "outcome": outcome,
     }

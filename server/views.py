@@ -30,6 +30,8 @@ class RoomViews:
     version: int
     deadline: float | None
     outcome: dict[str, Any] | None
+    answered: frozenset[Seat]
+    draw_offer: Seat | None
 
     @property
     def to_act(self) -> list[Seat]:
@@ -59,6 +61,8 @@ class RoomViews:
             "seats": self.seats_data(),
             "to_act": self.to_act,
             "deadline": self.deadline,
+            "answered": sorted(self.answered) if self.status == "playing" else [],
+            "draw_offer": self.draw_offer,
         }
 
     def summary(self) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from protocol.messages import (
 CONTRACT_CLIENT_TYPES = {
     "hello", "list_rooms", "create_room", "join", "watch", "resume",
     "leave", "start", "act", "resync", "replay", "ping",
+    "resign", "abort", "offer_draw", "decline_draw",
 }  # fmt: skip
 CONTRACT_SERVER_TYPES = {"ok", "error", "snapshot", "patch", "closing"}
 
@@ -70,7 +71,7 @@ def test_client_models_never_coerce_or_accept_unknown_fields(data: dict[str, Any
         {"type": "join", "id": 1, "room": "r", "seat": -1},
         {"type": "hello", "id": 1, "protocol": 1, "name": "n" * 65},
         {"type": "create_room", "id": 1, "game": "g", "players": 0},
-        {"type": "create_room", "id": 1, "game": "g", "deadline": 0.0},
+        {"type": "create_room", "id": 1, "game": "g", "deadline": -1.0},
         {"type": "create_room", "id": 1, "game": "g", "options": {f"o{i}": i for i in range(33)}},
         {"type": "create_room", "id": 1, "game": "g", "options": {"s": "x" * 257}},
         {"type": "resume", "id": 1, "room": "r", "token": "t" * 129},
