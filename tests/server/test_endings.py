@@ -167,3 +167,9 @@ async def test_default_deadline_applies_unless_the_room_sets_one(server_factory,
     copy = await alice.wait_for(lambda: alice.rooms[plain_room].view["room"]["status"] == "playing")
     del copy
     assert alice.rooms[plain_room].view["room"]["deadline"] is not None
+
+
+async def test_endings_are_counted_in_metrics_by_reason(giants_server, client_factory) -> None:
+    room, alice, _bob, _ = await two_seats(giants_server.url, client_factory, game="tara")
+    await alice.ok("abort", room=room)
+    assert giants_server.metrics.rooms_finished["tara", "aborted"] == 1
