@@ -289,7 +289,7 @@ class Connection:
 
     async def on_ending(self, req_id: Any, m: msgs.Resign | msgs.Abort | msgs.OfferDraw | msgs.DeclineDraw) -> None:
         # resign, abort, offer_draw, decline_draw: Room methods of the same names (server.endings)
-        await getattr(self._my_room(m.room), m.type)(self, req_id)
+        await getattr(await self._my_room(m.room), m.type)(self, req_id)
 
     async def on_resync(self, req_id: Any, m: msgs.Resync) -> None:
         await (await self._my_room(m.room)).resync(self, req_id)
