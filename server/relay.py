@@ -44,7 +44,8 @@ from server.wire import encode
 log = logging.getLogger("giants.relay")
 
 # Room calls a relayed request may make, with their argument counts after (peer, req_id).
-OPS = {"join": 2, "watch": 1, "resume": 1, "start": 0, "act": 2, "resync": 0, "leave": 1}
+OPS = {"join": 2, "watch": 1, "resume": 1, "start": 0, "act": 2, "resync": 0, "leave": 1,
+       "resign": 0, "abort": 0, "offer_draw": 0, "decline_draw": 0}
 RETRY_SAFE = {"join", "watch", "resume", "resync", "leave"}  # refused or idempotent if repeated
 
 
@@ -504,6 +505,18 @@ class RemoteRoom:
 
     async def resync(self, peer: Peer, req_id: Any) -> None:
         await self.relay.request(self, peer, "resync", [req_id])
+
+    async def resign(self, peer: Peer, req_id: Any) -> None:
+        await self.relay.request(self, peer, "resign", [req_id])
+
+    async def abort(self, peer: Peer, req_id: Any) -> None:
+        await self.relay.request(self, peer, "abort", [req_id])
+
+    async def offer_draw(self, peer: Peer, req_id: Any) -> None:
+        await self.relay.request(self, peer, "offer_draw", [req_id])
+
+    async def decline_draw(self, peer: Peer, req_id: Any) -> None:
+        await self.relay.request(self, peer, "decline_draw", [req_id])
 
     async def leave(self, peer: Peer, explicit: bool = True) -> bool:
         was = self.has_member(peer)

@@ -173,3 +173,23 @@ async def test_endings_are_counted_in_metrics_by_reason(giants_server, client_fa
     room, alice, _bob, _ = await two_seats(giants_server.url, client_factory, game="tara")
     await alice.ok("abort", room=room)
     assert giants_server.metrics.rooms_finished["tara", "aborted"] == 1
+
+
+async def test_resign_and_draws_reach_a_room_owned_by_another_node(server_factory, client_factory) -> None:
+    """Requests on a node that does not own the room go through the relay."""
+    owner = await server_factory()
+    other = await server_factory()
+    alice = await client_factory(owner.url, "alice")
+    bob = await client_factory(other.url, "bob")
+    room = (await alice.ok("create_room", game="tara"))["room"]
+    await alice.ok("join", room=room, seat=0)
+    await bob.ok("join", room=room, seat=1)
+    await bob.wait_for(lambda: bob.rooms[room].view["room"]["status"] == "playing")
+    assert room not in other.lobby.rooms
+    data = await bob.ok("offer_draw", room=room)
+    await alice.wait_version(room, data["version"])
+    assert alice.rooms[room].view["room"]["draw_offer"] == 1
+    await bob.ok("decline_draw", room=room)
+    data = await bob.ok("resign", room=room)
+    copy = await alice.wait_version(room, data["version"])
+    assert copy.view["outcome"]["reason"] == "resigned" and copy.view["outcome"]["winners"] == [0]
