@@ -162,6 +162,7 @@ class Lobby:
             return
         del self.rooms[room.id]
         self.node.disown(room.id)
+        self.node.lost += 1
         self._spawn(room.close())
         members = [(m.peer, m.seat) for m in room.members]
         room.members = []

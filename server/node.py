@@ -136,7 +136,6 @@ class Node:
         for (room_id, fence), ok in zip(owned, renewed, strict=True):
             if not ok and self.rooms.get(room_id) == fence:
                 log.warning("node %s lost room %s (lease or fence moved on)", self.id, room_id)
-                self.lost += 1
                 self.rooms.pop(room_id, None)
                 if self.on_lost is not None:
                     await self.on_lost(room_id)

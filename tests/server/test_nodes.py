@@ -1,0 +1,198 @@
+"""Several `giants serve` processes on one Redis: relay, failover, hand-over.
+
+Real processes, real Redis, real WebSockets. Leases are short (--lease-ttl) so a dead
+owner's rooms move within about a second; nothing here asserts on timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import urllib.request
+from typing import Any
+
+import pytest
+
+from server.store import Store
+
+pytestmark = pytest.mark.redis
+
+FAST = ("--lease-ttl", "0.6", "--relay-timeout", "3")
+
+
+def metrics(url: str) -> str:
+    http = url.replace("ws://", "http://") + "/metrics"
+    with urllib.request.urlopen(http, timeout=5) as reply:
+        return str(reply.read().decode())
+
+
+def metric(text: str, name: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return 0.0
+
+
+async def acted(client: Any, room: str) -> bool:
+    """True when this client's seat is to act (it holds a legal list)."""
+    copy = client.rooms.get(room)
+    return bool(copy and copy.legal)
+
+
+async def move(players: list[Any], room: str, rng: random.Random, acked: list[tuple[int, str]]) -> int:
+    """One acknowledged random move by whoever is to act; every player sees it."""
+    for _ in range(500):
+        versions = {p.rooms[room].version for p in players if room in p.rooms}
+        actors = [p for p in players if room in p.rooms and p.rooms[room].legal]
+        if len(versions) == 1 and actors and len([p for p in players if room in p.rooms]) == len(players):
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise AssertionError("players did not settle")
+    actor = actors[0]
+    action = rng.choice(actor.rooms[room].legal)
+    reply = await actor.ok("act", room=room, action=action)
+    acked.append((actor.rooms[room].seat, action))
+    for p in players:
+        await p.wait_version(room, reply["version"])
+    return int(reply["version"])
+
+
+def no_internal_errors(*clients: Any) -> None:
+    for client in clients:
+        codes = [m.get("code") for m in client.pushes if m.get("type") == "error"]
+        assert "internal_error" not in codes, codes
+
+
+async def two_player_room(creator: Any, other: Any, **options: Any) -> tuple[str, dict[int, str]]:
+    room = (await creator.ok("create_room", game="giantslayer", **options))["room"]
+    tokens = {0: (await creator.ok("join", room=room))["token"], 1: (await other.ok("join", room=room))["token"]}
+    await other.wait_for(lambda: room in other.rooms and other.rooms[room].view["room"]["status"] == "playing")
+    return room, tokens
+
+
+async def stored_log(redis_url: str, key_prefix: str, room: str) -> list[dict[str, Any]]:
+    store = Store(redis_url, key_prefix)
+    try:
+        return await store.read_log(room)
+    finally:
+        await store.close()
+
+
+async def test_a_game_played_through_two_nodes(serve_process, client_factory) -> None:
+    """Alice is connected to the owner, Bob to another node: Bob's requests and his
+    frames go through the relay, and both see the same game move by move."""
+    one, two = serve_process(*FAST), serve_process(*FAST)
+    alice = await client_factory(one.url, "alice")
+    bob = await client_factory(two.url, "bob")
+    room, _ = await two_player_room(alice, bob)
+    listed = (await bob.ok("list_rooms"))["rooms"]  # node two lists node one's room
+    assert [r["room"] for r in listed] == [room]
+    rng, acked = random.Random(5), []
+    for _ in range(8):
+        await move([alice, bob], room, rng, acked)
+    assert alice.rooms[room].view["room"] == bob.rooms[room].view["room"]
+    assert alice.rooms[room].gaps == bob.rooms[room].gaps == 0
+    # The game's own events reached Bob through the relay, in order.
+    assert [e for e in bob.rooms[room].events if e["type"] == "action"] == [
+        e for e in alice.rooms[room].events if e["type"] == "action"
+    ]
+    assert metric(metrics(one.url), "giants_relay_frames_total") > 0  # the owner relayed Bob's frames
+    bob_moves = sum(1 for seat, _ in acked if seat == 1)
+    assert metric(metrics(two.url), "giants_relay_requests_total") >= 1 + bob_moves  # join + acts
+    no_internal_errors(alice, bob)
+
+
+async def test_owner_killed_mid_game_room_continues_elsewhere(serve_process, client_factory, redis_url, key_prefix) -> None:
+    """kill -9 the owner: its lease expires, the other node takes the room over from
+    Redis, Bob (connected there) gets a snapshot, Alice resumes there with her token,
+    and every acknowledged move is in the log exactly once."""
+    one, two = serve_process(*FAST), serve_process(*FAST)
+    alice = await client_factory(one.url, "alice")
+    bob = await client_factory(two.url, "bob")
+    room, tokens = await two_player_room(alice, bob)
+    rng, acked = random.Random(7), []
+    for _ in range(5):
+        await move([alice, bob], room, rng, acked)
+    before = bob.rooms[room].version
+    snapshots = sum(1 for m in bob.pushes if m["type"] == "snapshot")
+
+    one.proc.send_signal(signal.SIGKILL)
+    one.proc.wait(10)
+    # Bob stays connected: the new owner re-attaches him with a fresh snapshot.
+    await bob.wait_for(lambda: sum(1 for m in bob.pushes if m["type"] == "snapshot") > snapshots)
+    alice2 = await client_factory(two.url, "alice")
+    assert (await alice2.ok("resume", room=room, token=tokens[0]))["seat"] == 0
+    await alice2.wait_for(lambda: room in alice2.rooms)
+    assert bob.rooms[room].version >= before
+    for _ in range(4):
+        await move([alice2, bob], room, rng, acked)
+    log = await stored_log(redis_url, key_prefix, room)
+    assert [(e["seat"], e["action"]) for e in log] == acked  # each acknowledged move once, in order
+    versions = [e["v"] for e in log]
+    assert versions == sorted(set(versions))
+    no_internal_errors(alice2, bob)
+
+
+async def test_paused_owner_loses_the_room_and_cannot_write(serve_process, client_factory, redis_url, key_prefix) -> None:
+    """SIGSTOP the owner past its lease: the other node takes over (fence bump) and the
+    game goes on, deadlines included. SIGCONT: the old owner's next write (its overdue
+    deadline) is refused, and no client ever sees two histories."""
+    one, two = serve_process(*FAST), serve_process(*FAST)
+    creator = await client_factory(one.url, "creator")
+    room = (await creator.ok("create_room", game="giantslayer", deadline=1.0))["room"]
+    alice = await client_factory(two.url, "alice")
+    bob = await client_factory(two.url, "bob")
+    await alice.ok("join", room=room)
+    await bob.ok("join", room=room)
+    await bob.wait_for(lambda: room in bob.rooms and bob.rooms[room].view["room"]["status"] == "playing")
+    await creator.close()
+
+    one.proc.send_signal(signal.SIGSTOP)
+    try:
+        # Node two takes the room over; its deadline timer now plays the late seats.
+        await alice.wait_for(lambda: any(e["type"] == "timeout" for e in alice.rooms[room].events), timeout=20)
+        played = alice.rooms[room].version
+    finally:
+        one.proc.send_signal(signal.SIGCONT)
+    # The old owner wakes up with an overdue deadline: its write must be refused.
+    for _ in range(200):
+        if metric(metrics(one.url), "giants_rooms_lost_total") >= 1:
+            break
+        await asyncio.sleep(0.05)
+    assert metric(metrics(one.url), "giants_rooms_lost_total") >= 1
+    await alice.wait_version(room, played + 1, timeout=20)  # the game goes on at node two
+    log = await stored_log(redis_url, key_prefix, room)
+    assert [e["v"] for e in log] == sorted({e["v"] for e in log})  # one history, no fork
+    for client in (alice, bob):
+        seen = [e for e in client.rooms[room].events if e["type"] == "action"]
+        stored = [(e["seat"], e["action"]) for e in log]
+        assert [(e["seat"], e["action"]) for e in seen] == stored[: len(seen)]
+        assert client.rooms[room].gaps == 0
+
+
+async def test_graceful_shutdown_hands_rooms_over(serve_process, client_factory, redis_url, key_prefix) -> None:
+    """SIGTERM the owner while Bob keeps playing through another node: the room moves
+    at once, Bob's requests are re-sent to the new owner, Alice resumes there, and no
+    client ever gets internal_error."""
+    one, two = serve_process(*FAST), serve_process(*FAST)
+    alice = await client_factory(one.url, "alice")
+    bob = await client_factory(two.url, "bob")
+    room, tokens = await two_player_room(alice, bob)
+    rng, acked = random.Random(9), []
+    for _ in range(3):
+        await move([alice, bob], room, rng, acked)
+
+    one.proc.send_signal(signal.SIGTERM)
+    assert await asyncio.to_thread(one.proc.wait, 20) == 0
+    await asyncio.wait_for(alice.closed, 10)
+    alice2 = await client_factory(two.url, "alice")
+    assert (await alice2.ok("resume", room=room, token=tokens[0]))["seat"] == 0
+    await alice2.wait_for(lambda: room in alice2.rooms)
+    for _ in range(4):
+        await move([alice2, bob], room, rng, acked)
+    log = await stored_log(redis_url, key_prefix, room)
+    assert [(e["seat"], e["action"]) for e in log] == acked
+    no_internal_errors(alice, alice2, bob)
+    assert not any(m.get("code") == "internal_error" for m in alice.pushes)
