@@ -12,12 +12,15 @@ Fixtures shared by every test under tests/web (web-core's and web-boards'):
   fresh browser context (its own localStorage = its own person), waits until it is
   connected, and records console errors and uncaught exceptions; the test fails at
   teardown if any page logged one. `open_page(..., path="#/room/ID")` lands on a route;
-  `open_page(..., context=page.context)` opens a second tab of the same person.
+  `open_page(..., context=page.context)` opens a second tab of the same person;
+  `allow_console=("text",)` tolerates console errors containing that text (Chromium
+  itself logs each failed WebSocket connection while the server is down).
 - `server_client`: `await server_client(web_server, name)` is a `client_cli` Client on
   the same server, for setting up rooms or playing the other seat from Python.
 - `web_helpers.py` (import it as `from web_helpers import ...`): `screenshot(page,
   name)` saves `docs/web/<name>.png` (shown in docs/web.md); `wait_connected(page)`,
-  `room_id_of(page)`.
+  `room_id_of(page)`, `wait_until(page, "() => js")` (use it, not Playwright's
+  `wait_for_function`, whose eval the page's Content-Security-Policy refuses).
 
 They use the test Redis but are not marked `redis`: .ci/run's second pass against an
 external Redis re-runs the Redis-backed server tests, and repeating the browser tests
@@ -90,7 +93,7 @@ async def open_page(browser: Any) -> AsyncIterator[OpenPage]:
     problems: list[str] = []
 
     async def open_(server: GiantsServer, path: str = "", name: str | None = None, context: Any = None,
-                    viewport: dict[str, int] | None = None) -> Any:
+                    viewport: dict[str, int] | None = None, allow_console: tuple[str, ...] = ()) -> Any:
         if context is None:
             context = await browser.new_context(viewport=viewport or {"width": 1200, "height": 900})
             contexts.append(context)
@@ -105,7 +108,7 @@ async def open_page(browser: Any) -> AsyncIterator[OpenPage]:
         label = f"{name or 'page'}:{path or '/'}"
 
         def on_console(msg: Any) -> None:
-            if msg.type == "error" and not any(s in msg.text for s in IGNORED_CONSOLE):
+            if msg.type == "error" and not any(s in msg.text for s in (*IGNORED_CONSOLE, *allow_console)):
                 problems.append(f"[{label}] console error: {msg.text}")
 
         page.on("console", on_console)

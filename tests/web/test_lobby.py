@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from web_helpers import room_id_of, screenshot
+from web_helpers import room_id_of, screenshot, wait_until
 
 
 async def test_lobby_lists_rooms_with_game_seats_and_status(web_server, open_page, server_client) -> None:
@@ -59,6 +59,6 @@ async def test_create_form_rejection_shows_the_server_message(web_server, open_p
     await page.click("#create-submit")
     error = page.locator("#create-error")
     await error.wait_for()
-    await page.wait_for_function("document.querySelector('#create-error').textContent.length > 0")
+    await wait_until(page, "() => document.querySelector('#create-error').textContent.length > 0")
     assert "rounds" in await error.inner_text()
     assert "#/room/" not in page.url

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from web_helpers import room_id_of, screenshot
+from web_helpers import room_id_of, screenshot, wait_until
 
 from engines import registry
 
@@ -65,10 +65,10 @@ async def test_illegal_and_stale_moves_show_the_server_message(web_server, open_
     await wait_my_turn(page)
     await play_by_notation(page, "a1-a1")
     error = page.locator("#move-error")
-    await page.wait_for_function("document.querySelector('#move-error').textContent.length > 0")
+    await wait_until(page, "() => document.querySelector('#move-error').textContent.length > 0")
     assert "illegal_action" in await error.inner_text() or "bad_notation" in await error.inner_text()
     await play_by_notation(page, "hello world")
-    await page.wait_for_function("document.querySelector('#move-error').textContent.includes('bad_notation')")
+    await wait_until(page, "() => document.querySelector('#move-error').textContent.includes('bad_notation')")
 
 
 async def test_a_spectator_sees_moves_but_cannot_play(web_server, open_page, server_client) -> None:
@@ -94,7 +94,7 @@ async def test_a_spectator_sees_moves_but_cannot_play(web_server, open_page, ser
     other = await (await server_client(web_server, "sam")).watch(room)
     await other.wait_version(version, timeout=10)
     key = json.dumps(room)
-    await page.wait_for_function(f"() => window.giantsClient.rooms.get({key}).version === {version}")
+    await wait_until(page, f"() => window.giantsClient.rooms.get({key}).version === {version}")
     view = await page.evaluate(f"() => window.giantsClient.rooms.get({key}).view")
     assert view == json.loads(json.dumps(other.view))
     assert await page.evaluate(f"() => window.giantsClient.rooms.get({json.dumps(room)}).seat") is None
@@ -170,3 +170,25 @@ async def test_phone_width_and_keyboard_only(web_server, open_page) -> None:
     overflow = await page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"the room page is {overflow}px wider than a phone"
     await screenshot(page, "room-phone")
+
+
+async def test_server_restart_shows_reconnecting_then_resumes_the_seat(server_factory, open_page, server_client) -> None:
+    """The badge says reconnecting while the server is down; the seat comes back by token."""
+    first = await server_factory()
+    port = first.port
+    py = await server_client(first, "bob")
+    room = (await py.create_room("giantslayer", options={"rounds": 1}))["room"]
+    await py.join(room, seat=1)
+    page = await open_page(first, path=f"#/room/{room}", name="ann", allow_console=("WebSocket connection to",))
+    await page.click('[data-join="0"]')
+    await wait_my_turn(page)
+    await first.stop()
+    await page.wait_for_selector('#conn[data-state="reconnecting"]')
+    second = await server_factory(port=port)  # same Redis and prefix: the room is restored
+    await page.wait_for_selector('#conn[data-state="connected"]', timeout=20_000)
+    await page.wait_for_selector('#seat-list [data-seat="0"].me')
+    await wait_my_turn(page)
+    move = (await legal_moves(page))[0]
+    await play_by_notation(page, move)
+    watcher = await (await server_client(second, "sam")).watch(room)
+    await watcher.wait_for(lambda r: r.game.get("last_move") == move, timeout=10)

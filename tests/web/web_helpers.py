@@ -24,3 +24,22 @@ async def screenshot(page: Any, name: str, full_page: bool = True) -> Path:
     path = DOCS_WEB / f"{name}.png"
     await page.screenshot(path=str(path), full_page=full_page)
     return path
+
+
+async def wait_until(page: Any, expression: str, timeout: float = 10.0) -> Any:
+    """Poll a JS function (source text) until it returns a truthy value; return it.
+
+    Playwright's `wait_for_function` compiles its predicate with eval inside the page,
+    which the client's Content-Security-Policy forbids; `evaluate` is not affected.
+    """
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while True:
+        value = await page.evaluate(expression)
+        if value:
+            return value
+        if loop.time() > end:
+            raise AssertionError(f"still false after {timeout}s: {expression}")
+        await asyncio.sleep(0.05)
