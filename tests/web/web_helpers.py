@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +21,18 @@ def room_id_of(page: Any) -> str:
 
 
 async def screenshot(page: Any, name: str, full_page: bool = True) -> Path:
-    """Save a screenshot for docs/web.md (the test run keeps them current)."""
-    DOCS_WEB.mkdir(parents=True, exist_ok=True)
-    path = DOCS_WEB / f"{name}.png"
+    """Take a screenshot for docs/web.md.
+
+    With GIANTS_SCREENSHOTS=1 it is written to docs/web/<name>.png (that is how the
+    pictures in the docs are made: `GIANTS_SCREENSHOTS=1 pytest tests/web`); otherwise
+    it goes to a temporary directory so ordinary runs leave the work tree clean.
+    """
+    if os.environ.get("GIANTS_SCREENSHOTS") == "1":
+        folder = DOCS_WEB
+    else:
+        folder = Path(tempfile.gettempdir()) / "giants-web-screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
     await page.screenshot(path=str(path), full_page=full_page)
     return path
 
