@@ -419,6 +419,7 @@ async def main() -> int:
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--redis-url", default=None, help="external Redis (default: embedded in a temp dir)")
     parser.add_argument("--memory-conns", type=int, default=1000, help="0 skips the memory figures")
+    parser.add_argument("--memory-only", action="store_true", help="stop after the memory figures")
     parser.add_argument("--loop", default="auto", help="server (and echo) event loop: auto, uvloop or asyncio")
     parser.add_argument("--patches", action="store_true",
                         help="only frame sizes, every game and rule set (defaults: 20 rooms, 200 moves/s, 5 s)")
@@ -453,6 +454,9 @@ async def main() -> int:
         per_conn = per_room = float("nan")
         if args.memory_conns:
             per_conn, per_room = await measure_memory(url, server.pid, args.memory_conns, game, rules)
+            if args.memory_only:
+                print(f"server memory      {per_conn:.1f} KiB per idle connection, {per_room:.1f} KiB per room")
+                return 0
 
         load = Load(url, game, rules, args.spectators, args.rooms / args.rate)
         ready: asyncio.Queue[None] = asyncio.Queue()

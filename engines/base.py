@@ -298,6 +298,15 @@ class Engine(ABC, Generic[S, A]):
         The input state is left untouched.
         """
 
+    def legal_notation(self, state: S, seat: Seat) -> list[str]:
+        """`legal_actions` written in notation, in the same order: what a room sends.
+
+        Always equal to `[format_action(state, a) for a in legal_actions(state, seat)]`
+        (the conformance suite checks it). Engines with long lists override it to
+        write the strings directly, without building and formatting action objects.
+        """
+        return [self.format_action(state, a) for a in self.legal_actions(state, seat)]
+
     def waiting_for(self, state: S) -> frozenset[Seat]:
         """Seats the current step still waits for: the late ones when a deadline passes.
 

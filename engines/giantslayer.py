@@ -49,6 +49,9 @@ INDEX: dict[hexgrid.Hex, int] = {cell: i for i, cell in enumerate(CELLS)}
 CENTRE = INDEX[(0, 0)]
 NAMES: tuple[str, ...] = tuple(f"{chr(ord('a') + q + RADIUS)}{RADIUS + 1 - r}" for q, r in CELLS)
 BY_NAME: dict[str, int] = {name: i for i, name in enumerate(NAMES)}
+# The one list every view shares (never mutated): a room's diff skips it by identity,
+# so the 61 names reach a client in its snapshot only.
+CELL_NAMES: list[str] = list(NAMES)
 EDGE: frozenset[int] = frozenset(i for i, c in enumerate(CELLS) if hexgrid.length(c) == RADIUS)  # GS-3
 
 EMPTY, WHITE, BLACK = 0, 1, 2
@@ -264,6 +267,61 @@ def _trample_chains(work: bytearray, at: int, path: tuple[int, ...], out: list[M
             work[over] = WHITE
 
 
+# Notation of one step or slide, by from * 64 + to, built on first use: writing the
+# legal list (sent to the acting seat after every move) is then one lookup a move.
+_PAIRS: dict[int, str] = {}
+
+
+def _pair(i: int, j: int) -> str:
+    key = i * 64 + j
+    text = _PAIRS.get(key)
+    if text is None:
+        text = _PAIRS[key] = f"{NAMES[i]}-{NAMES[j]}"
+    return text
+
+
+def white_notation(board: bytes) -> list[str]:
+    """`white_moves` in notation, same order, without building Move objects."""
+    out = []
+    for i, piece in enumerate(board):
+        if piece != WHITE:
+            continue
+        for ray in RAYS[i]:
+            for j in ray:
+                if board[j]:
+                    break
+                out.append(_pair(i, j))
+    return out
+
+
+def black_notation(board: bytes) -> list[str]:
+    """`black_moves` in notation, same order."""
+    out: list[str] = []
+    work = bytearray(board)
+    for i, piece in enumerate(board):
+        if piece != BLACK:
+            continue
+        for j in NEIGHBOURS[i]:
+            if j != NO_CELL and not board[j]:
+                out.append(_pair(i, j))
+        work[i] = EMPTY
+        _trample_text(work, i, NAMES[i], out)
+        work[i] = BLACK
+    return out
+
+
+def _trample_text(work: bytearray, at: int, text: str, out: list[str]) -> None:
+    for d in range(6):
+        over = NEIGHBOURS[at][d]
+        land = JUMPS[at][d]
+        if land != NO_CELL and work[over] == WHITE and not work[land]:
+            work[over] = EMPTY
+            chain = f"{text}x{NAMES[land]}"
+            out.append(chain)
+            _trample_text(work, land, chain, out)
+            work[over] = WHITE
+
+
 def moves_for(board: bytes, white_to_move: bool) -> list[Move]:
     moves = white_moves(board) if white_to_move else black_moves(board)
     return moves or [PASS]  # GS-12: a side with no legal move passes
@@ -381,6 +439,12 @@ class Giantslayer(Engine[GiantslayerState, Move]):
             return []
         return moves_for(state.board, state.white_to_move)
 
+    def legal_notation(self, state: GiantslayerState, seat: Seat) -> list[str]:
+        if state.finished or seat != state.mover:
+            return []
+        texts = white_notation(state.board) if state.white_to_move else black_notation(state.board)
+        return texts or ["pass"]  # GS-12
+
     def apply(self, state: GiantslayerState, seat: Seat, action: Move) -> Transition[GiantslayerState]:
         if state.finished:
             raise GameOverError("the match is over")
@@ -489,7 +553,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
     def view(self, state: GiantslayerState, seat: Seat | None) -> View:
         # Perfect information: every seat and spectator sees the same document.
         return {
-            "cells": list(NAMES),
+            "cells": CELL_NAMES,
             "board": [SYMBOLS[p] for p in state.board],
             "round": state.round_index + 1,
             "rounds": state.rounds,

@@ -80,31 +80,45 @@ class RoomViews:
             "created": self.meta["created"],
         }
 
+    # The legal lists of the current state, per seat: computed once per state (a join or
+    # a connection change does not recompute them) and shared by every frame sent.
+    _legal_state: Any = None
+    _legal_lists: dict[Seat, list[str]] | None = None
+
     def legal_for(self, seat: Seat | None) -> list[str]:
-        if seat is None or self.status != "playing" or seat not in self.engine.to_act(self.state):
+        """The seat's legal actions in notation now ([] for spectators and idle seats)."""
+        if seat is None or self.status != "playing":
             return NO_LEGAL
         state = self.state
-        fmt = self.engine.format_action
-        return [fmt(state, a) for a in self.engine.legal_actions(state, seat)]
+        lists = self._legal_lists
+        if self._legal_state is not state or lists is None:
+            # Holding the state keeps its id from being reused while the cache is alive.
+            self._legal_state, self._legal_lists = state, (lists := {})
+        legal = lists.get(seat)
+        if legal is None:
+            engine = self.engine
+            legal = lists[seat] = engine.legal_notation(state, seat) if seat in engine.to_act(state) else NO_LEGAL
+        return legal
 
     def _views(self) -> Callable[[Seat | None], dict[str, Any]]:
-        """A per-change cache: each seat's RoomView is computed once.
+        """A per-change cache: each distinct RoomView is built once.
 
-        Seats whose views are equal (every seat of a perfect-information game, and the
-        spectators) share one view object, so the diff against it is computed once too.
+        Without hidden information every seat sees what a spectator sees (the
+        conformance suite checks it), so one view object serves every member and the
+        diff against it is computed once per distinct previous view. With hidden
+        information each seat gets its own view and all spectators share one.
         """
         info = self.room_info()
+        engine, state, outcome = self.engine, self.state, self.outcome
+        if not engine.info.hidden_information:
+            shared = {"room": info, "game": engine.view(state, None), "outcome": outcome}
+            return lambda seat: shared
         cache: dict[Seat | None, dict[str, Any]] = {}
-        distinct: list[dict[str, Any]] = []
 
         def get(seat: Seat | None) -> dict[str, Any]:
             view = cache.get(seat)
             if view is None:
-                view = {"room": info, "game": self.engine.view(self.state, seat), "outcome": self.outcome}
-                view = next((v for v in distinct if v == view), view)
-                if not any(v is view for v in distinct):
-                    distinct.append(view)
-                cache[seat] = view
+                view = cache[seat] = {"room": info, "game": engine.view(state, seat), "outcome": outcome}
             return view
 
         return get

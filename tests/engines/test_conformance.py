@@ -1,11 +1,13 @@
 """Generic conformance suite: runs on every registered game, rule set and player count.
 
 Random playouts from many seeds check the engine contract of `engines.base`:
-- every listed legal action applies, formats and parses back to itself;
+- every listed legal action applies, formats and parses back to itself, and
+  `legal_notation` is the listed actions formatted, in order;
 - actions not listed are rejected with IllegalActionError (for engines whose lists
   are complete), and seats not to act get NotYourTurnError;
 - unreadable text raises NotationError;
 - apply never mutates its input state;
+- without hidden information every seat's view equals the spectator's;
 - views (every seat + spectator), events and snapshots are msgpack-able with string
   keys, snapshots round-trip through msgpack to an equal state with equal views;
 - with hidden chance, the seed appears in no view or event before the end;
@@ -91,6 +93,10 @@ class Checker:
             roundtrip(view)
             if self.hidden_seed and engine.outcome(state) is None:
                 assert not contains_value(view, self.seed), f"seed visible to seat {seat}"
+        if not engine.info.hidden_information:
+            # a room builds one view per change for everyone in these games
+            shown = pack(engine.view(state, None))
+            assert all(pack(engine.view(state, seat)) == shown for seat in range(self.players))
         if not engine.info.hidden_information and engine.outcome(state) is None:
             # search bots rebuild the position from what a spectator sees
             rebuilt = engine.state_from_view(roundtrip(engine.view(state, None)))
@@ -110,6 +116,8 @@ class Checker:
         snap_before = pack(engine.snapshot(before))
         legal = engine.legal_actions(before, seat)
         assert action in legal
+        # what a room sends: the notation of every listed action, in order
+        assert engine.legal_notation(before, seat) == [engine.format_action(before, a) for a in legal]
         # notation round trip on a sample of the listed actions
         for candidate in [*self.rng.sample(legal, min(len(legal), 8)), action]:
             text = engine.format_action(before, candidate)
@@ -130,6 +138,7 @@ class Checker:
         # a seat that may not act
         idle = [s for s in range(self.players) if s not in engine.to_act(before)]
         if idle:
+            assert all(engine.legal_notation(before, s) == [] for s in idle)
             with pytest.raises(NotYourTurnError):
                 engine.apply(before, self.rng.choice(idle), action)
         # events are public plain data and never carry a hidden seed
@@ -165,6 +174,7 @@ def test_random_playout_conforms(engine: Engine, players: int, seed: int) -> Non
     assert engine.to_act(final) == frozenset()
     for seat in range(players):
         assert engine.legal_actions(final, seat) == []
+        assert engine.legal_notation(final, seat) == []
         with pytest.raises(GameOverError):
             engine.apply(final, seat, result.log[-1][1])
     roundtrip(outcome.to_data())
