@@ -108,3 +108,17 @@ async def test_hello_reports_the_server_clock(giants_server, client_factory) -> 
     for name in bots:
         game = "giants" if bots[name] is None or "giants" in bots[name] else bots[name][0]
         await client.ok("create_room", game=game, bots={"1": name})
+
+
+async def test_giants_serve_prints_the_address_to_open(serve_process) -> None:
+    """README: the first command's output names the URL to open."""
+    sp = await asyncio.to_thread(serve_process)
+    port = sp.url.rsplit(":", 1)[1]
+    expected = f"open http://127.0.0.1:{port}/ in a browser"
+    for _ in range(100):
+        if any(expected in line for line in sp.output):
+            break
+        await asyncio.sleep(0.05)
+    assert any(expected in line for line in sp.output), sp.output
+    status, headers, _ = await asyncio.to_thread(raw_get, int(port), "/")
+    assert status == 200 and headers["content-type"].startswith("text/html")

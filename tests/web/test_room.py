@@ -8,6 +8,7 @@ import json
 from web_helpers import room_id_of, screenshot, wait_until
 
 from engines import registry
+from protocol.messages import OfferDraw
 
 
 async def legal_moves(page) -> list[str]:
@@ -192,3 +193,24 @@ async def test_server_restart_shows_reconnecting_then_resumes_the_seat(server_fa
     await play_by_notation(page, move)
     watcher = await (await server_client(second, "sam")).watch(room)
     await watcher.wait_for(lambda r: r.game.get("last_move") == move, timeout=10)
+
+
+async def test_resign_and_draw_from_the_page(web_server, open_page, server_client) -> None:
+    py = await server_client(web_server, "bob")
+    room = (await py.create_room("giantslayer", options={"rounds": 1}))["room"]
+    bob = await py.join(room, seat=1)
+    page = await open_page(web_server, path=f"#/room/{room}", name="ann")
+    await page.click('[data-join="0"]')
+    await wait_my_turn(page)
+    # Bob offers a draw; the page shows it and declines with one click.
+    await py._request(OfferDraw(id=py._new_id(), room=room))  # the Python client has no helper yet
+    await page.click("#decline-draw")
+    await bob.wait_for(lambda r: r.info.get("draw_offer") is None and any(e["type"] == "draw_declined" for e in r.events), timeout=10)
+    # Resign asks once more, in place; then the result screen says who won.
+    await page.click("#resign")
+    await page.click('[data-confirm="resign"]')
+    await page.wait_for_selector("#result:not([hidden])")
+    assert "bob wins" in await page.inner_text("#result-text")
+    assert await page.locator("#replay-link").count() == 1
+    await bob.wait_finished(timeout=10)
+    assert bob.outcome["reason"] == "resigned"

@@ -217,6 +217,7 @@ export function showRoom(app, client, roomId) {
     if (me !== null && r.status === "waiting" && r.seats.every((s) => s.name)) {
       controls.push(h("button", { type: "button", onclick: () => client.request("start", { room: roomId }).catch(showError) }, "Start"));
     }
+    if (me !== null && r.status !== "finished") controls.push(...endingControls(r, me));
     if (r.status === "finished") controls.push(h("a", { class: "button", href: `#/replay/${roomId}`, id: "replay-link" }, "Replay"));
     controls.push(h("a", { class: "button", href: "#/", onclick: () => leave() }, "Lobby"));
     els.controls.replaceChildren(...controls);
@@ -264,6 +265,48 @@ export function showRoom(app, client, roomId) {
       els.result.hidden = true;
     }
     updateDeadline();
+  }
+
+  // Resign, abort, draw offers (docs/protocol.md "ending a game early"). Resign and
+  // abort ask once more in place (no modal dialog: keyboard and screen readers stay put).
+  let confirming = null;
+  function endingControls(r, me) {
+    const send = (type) => () => {
+      confirming = null;
+      client.request(type, { room: roomId }).catch(showError);
+      render({ kind: "controls" });
+    };
+    const ask = (type) => () => {
+      confirming = type;
+      render({ kind: "controls" });
+      els.controls.querySelector(`[data-confirm="${type}"]`)?.focus();
+    };
+    if (confirming) {
+      const what = confirming === "resign" ? "Resign this game?" : "Abort this game (no result)?";
+      return [h("span", { class: "confirm" }, what),
+        h("button", { type: "button", class: "primary", "data-confirm": confirming, onclick: send(confirming) }, `Yes, ${confirming}`),
+        h("button", { type: "button", onclick: () => { confirming = null; render({ kind: "controls" }); } }, "No")];
+    }
+    const out = [];
+    if (r.status === "waiting") {
+      out.push(h("button", { type: "button", id: "leave-seat", onclick: async () => {
+        await client.leave(roomId).catch(() => {});
+        forgetSeat(roomId);
+        location.hash = "#/";
+      } }, "Leave seat"));
+      out.push(h("button", { type: "button", id: "abort", onclick: ask("abort") }, "Abort"));
+      return out;
+    }
+    out.push(h("button", { type: "button", id: "resign", onclick: ask("resign") }, "Resign"));
+    if (r.players === 2) {
+      const offer = r.draw_offer ?? null;
+      if (offer === null) out.push(h("button", { type: "button", id: "offer-draw", onclick: send("offer_draw") }, "Offer a draw"));
+      else if (offer === me) out.push(h("span", { class: "muted" }, "You offered a draw."), h("button", { type: "button", id: "decline-draw", onclick: send("decline_draw") }, "Withdraw"));
+      else out.push(h("span", { id: "draw-offered" }, "Draw offered."), h("button", { type: "button", class: "primary", id: "accept-draw", onclick: send("offer_draw") }, "Accept draw"),
+        h("button", { type: "button", id: "decline-draw", onclick: send("decline_draw") }, "Decline"));
+    }
+    out.push(h("button", { type: "button", id: "abort", onclick: ask("abort") }, "Abort"));
+    return out;
   }
 
   function updateDeadline() {

@@ -19,6 +19,16 @@ export function describeEvent(event, names) {
       return "The game started";
     case "finished":
       return "The game is over";
+    case "resigned":
+      return `${who(names, event.seat)} resigned`;
+    case "aborted":
+      return `${who(names, event.seat)} aborted the game`;
+    case "draw_offered":
+      return `${who(names, event.seat)} offers a draw`;
+    case "draw_accepted":
+      return `${who(names, event.seat)} accepted the draw`;
+    case "draw_declined":
+      return `${who(names, event.seat)} declined the draw`;
     default: {
       // An engine's own event: its type and its scalar fields, readable enough.
       const parts = Object.entries(event)
@@ -34,7 +44,8 @@ export function outcomeText(outcome, names, me) {
   const winners = outcome.winners ?? [];
   const scores = (outcome.scores ?? []).map((s, i) => `${who(names, i)} ${s}`).join(", ");
   let head;
-  if (winners.length === 0 || winners.length === names.length) head = "Draw.";
+  if (outcome.reason === "aborted" || outcome.reason === "expired") head = "No result.";
+  else if (winners.length === 0 || winners.length === names.length) head = "Draw.";
   else if (me !== null && winners.includes(me)) head = "You win!";
   else head = `${winners.map((s) => who(names, s)).join(" and ")} win${winners.length === 1 ? "s" : ""}.`;
   const reason = outcome.detail || outcome.reason;
