@@ -172,6 +172,7 @@ class GiantsServer:
             ping_timeout=20,
             max_queue=64,
             logger=_ws_logger(),
+            reuse_port=self.config.reuse_port or None,
         )
         sockets = list(self.ws_server.sockets)
         if sockets:

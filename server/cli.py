@@ -84,10 +84,19 @@ def run(args: argparse.Namespace) -> int:
     if config.loop not in ("auto", "uvloop", "asyncio"):
         print(f"giants serve: --loop must be auto, uvloop or asyncio, not {config.loop!r}", file=sys.stderr)
         return 2
-    taken = port_taken(config.host, config.port)
+    from server.workers import Supervisor, worker_count
+
+    try:
+        workers = worker_count(config.workers)
+    except ValueError:
+        print(f"giants serve: --workers must be a number from 1 to 256 or 'auto', not {config.workers!r}", file=sys.stderr)
+        return 2
+    taken = None if config.reuse_port else port_taken(config.host, config.port)
     if taken:
         print(f"giants serve: cannot listen on {config.host}:{config.port}: {taken}", file=sys.stderr)
         return 1
+    if workers > 1:
+        return Supervisor(config, workers).run()
     if config.loop != "asyncio":
         try:
             import uvloop

@@ -44,6 +44,7 @@ class Config:
     node_id: str = ""  # "" = a fresh id per process (host-pid-random)
     lease_ttl: float = 2.0  # seconds a room's lease lives without renewal (failover time)
     relay_timeout: float = 5.0  # seconds a relayed request waits for the owner's answer
+    reuse_port: bool = False  # set by --workers for its children (SO_REUSEPORT)
     default_deadline: float = 0.0  # seconds per move for rooms created without one; 0 = none
 
     def validate(self) -> None:
@@ -60,6 +61,12 @@ class Config:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(self, name)}")
         if self.rate <= 0:
             raise ValueError(f"--rate must be positive, not {self.rate}")
+        if not 0.1 <= self.lease_ttl <= 600:
+            raise ValueError(f"--lease-ttl must be 0.1..600 seconds, not {self.lease_ttl}")
+        if self.relay_timeout <= 0:
+            raise ValueError(f"--relay-timeout must be positive, not {self.relay_timeout}")
+        if "{" in self.key_prefix or "}" in self.key_prefix:
+            raise ValueError(f"--key-prefix must not contain braces (they would become a hash tag), not {self.key_prefix!r}")
 
     @property
     def data_path(self) -> Path:
@@ -95,6 +102,7 @@ class Config:
             "node_id": "this node's id in Redis (GIANTS_NODE_ID, default: host-pid-random)",
             "lease_ttl": "seconds a room's lease lasts without renewal: the failover time (GIANTS_LEASE_TTL, default 2)",
             "relay_timeout": "seconds a request relayed to another node waits for it (GIANTS_RELAY_TIMEOUT, default 5)",
+            "reuse_port": "listen with SO_REUSEPORT, sharing the port with other nodes (GIANTS_REUSE_PORT; --workers sets it)",
         }
         for f in fields(Config):
             flag = "--" + f.name.replace("_", "-")
