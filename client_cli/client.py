@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from client_cli.connection import CLIENT_NAME, Connection
+from client_cli.seat_store import SeatStore
 from client_cli.tracked_room import (
     ClientClosed,
     ClientError,
@@ -34,13 +35,17 @@ from client_cli.tracked_room import (
     Update,
 )
 from protocol import (
+    Abort,
     Act,
     CreateRoom,
+    DeclineDraw,
     ErrorCode,
     Join,
     Leave,
     ListRooms,
+    OfferDraw,
     Replay,
+    Resign,
     Resume,
     Resync,
     Start,
@@ -56,8 +61,10 @@ __all__ = [
     "ConnectionLost",
     "RequestFailed",
     "RoomLost",
+    "SeatStore",
     "TrackedRoom",
     "Update",
+    "result_text",
 ]
 
 log = logging.getLogger("giants.client")
@@ -66,16 +73,75 @@ log = logging.getLogger("giants.client")
 _FATAL_ON_RESTORE = {ErrorCode.BAD_TOKEN, ErrorCode.NO_SUCH_ROOM, ErrorCode.BAD_PASSWORD}
 
 
+def result_text(outcome: dict[str, Any] | None, seat: int | None) -> str:
+    """A finished game's result for `seat` in a word or two: "won", "lost", "draw",
+    "aborted", ... with how it ended when not by the rules ("won (resigned)")."""
+    if not outcome:
+        return ""
+    reason = str(outcome.get("reason", ""))
+    if reason in ("aborted", "abandoned", "expired"):
+        return reason
+    winners = list(outcome.get("winners") or [])
+    if seat is None:
+        word = "draw" if len(winners) != 1 else f"seat {winners[0]} won"
+    elif seat in winners:
+        word = "won" if len(winners) == 1 else "draw" if len(winners) == len(outcome.get("scores") or []) else "shared win"
+    else:
+        word = "lost"
+    return f"{word} ({reason})" if reason in ("resigned", "draw_agreed") else word
+
+
 class Client(Connection):
     """A connection (see `Connection` for the settings) plus the rooms it follows.
 
     `rooms` maps a room id to its TrackedRoom for every room joined, watched or
     resumed on this client; `updates()` streams their changes.
+
+    With `seats` (a SeatStore, e.g. `SeatStore.default()`) the client keeps every seat
+    token it gets in that per-user file and takes seats back by itself: `join` of a
+    room where the file holds a seat resumes it instead (the seat you asked for, or
+    the one held when you asked for none). Without it, tokens live in memory only.
     """
+
+    def __init__(self, url: str, *, seats: SeatStore | None = None, **kwargs: Any) -> None:
+        self.seat_store = seats
+        super().__init__(url, **kwargs)
 
     def _setup(self) -> None:
         self.rooms: dict[str, TrackedRoom] = {}
         self._subscribers: list[asyncio.Queue[Update | None]] = []
+        self._stored_status: dict[str, str] = {}  # room -> status last written to the store
+
+    def _remember(self, room: TrackedRoom) -> None:
+        """Keep the seat's token, game and status in the seat store (if any).
+
+        Called after a join or resume and whenever a seated room's status changes; the
+        file is rewritten only then, never per move.
+        """
+        if self.seat_store is None or room.token is None or room.seat is None:
+            return
+        info = room.info
+        status = str(info.get("status", ""))
+        if self._stored_status.get(room.id) == status:
+            return
+        self._stored_status[room.id] = status
+        try:
+            self.seat_store.save(
+                self.url, room.id, room.seat, room.token, game=str(info.get("game", "")),
+                rules=str(info.get("rules", "")), name=self.name or "", status=status,
+                result=result_text(room.outcome, room.seat) if status == "finished" else "",
+            )  # fmt: skip
+        except OSError as exc:  # a read-only home must not stop the game
+            log.warning("could not save the seat token of room %s: %s", room.id, exc)
+
+    def _unremember(self, room_id: str) -> None:
+        if self.seat_store is None:
+            return
+        self._stored_status.pop(room_id, None)
+        try:
+            self.seat_store.forget(self.url, room_id)
+        except OSError as exc:
+            log.warning("could not update the seat store: %s", exc)
 
     # -- pushes -----------------------------------------------------------------------
 
@@ -84,6 +150,7 @@ class Client(Connection):
             room = self.rooms.get(msg.room)
             if room is not None:
                 room.apply_snapshot(msg.version, msg.seat, msg.view, msg.legal)
+                self._remember(room)
                 self._publish(Update(room, "snapshot", msg.version))
         elif isinstance(msg, msgs.Patch):
             self._on_patch(msg)
@@ -94,6 +161,7 @@ class Client(Connection):
             return
         result = room.apply_patch(msg.from_, msg.to, msg.ops, msg.events, msg.legal)
         if result == "applied":
+            self._remember(room)
             self._publish(Update(room, "patch", msg.to, tuple(msg.events)))
         elif result == "gap":
             log.info(
@@ -124,6 +192,8 @@ class Client(Connection):
                 if exc.code not in _FATAL_ON_RESTORE:
                     raise
                 log.warning("room %s cannot be taken back: %s", room.id, exc)
+                if room.token is not None:
+                    self._unremember(room.id)
                 self._forget(room, exc)
 
     def _on_give_up(self, exc: BaseException) -> None:
@@ -175,8 +245,19 @@ class Client(Connection):
     ) -> TrackedRoom:
         """Take a seat (first free one by default); return the room once its snapshot is in.
 
-        The seat's token is kept in `TrackedRoom.token` for reconnects.
+        The seat's token is kept in `TrackedRoom.token` for reconnects (and in the seat
+        store, if the client has one). When the store already holds a seat in this
+        room (that `seat`, if given), the seat is resumed instead of joined again.
         """
+        if self.seat_store is not None:
+            held = self.seat_store.find(self.url, room, seat)
+            if held is not None:
+                try:
+                    return await self.resume(room, held.token)
+                except RequestFailed as exc:
+                    if exc.code not in (ErrorCode.BAD_TOKEN, ErrorCode.NO_SUCH_ROOM):
+                        raise
+                    self._unremember(room)  # stale: the room is gone or the seat was freed
 
         def on_ok(data: dict[str, Any]) -> None:
             self.rooms[room] = TrackedRoom(
@@ -219,6 +300,8 @@ class Client(Connection):
         await self._request(Leave(id=self._new_id(), room=room))
         tracked = self.rooms.get(room)
         if tracked is not None:
+            if tracked.token is not None and tracked.info.get("status") == "waiting":
+                self._unremember(room)  # leaving before the start frees the seat
             self._forget(tracked, None)
 
     async def start(self, room: str) -> None:
@@ -249,6 +332,22 @@ class Client(Connection):
                 await self.resync(room)
                 await tracked.wait_version(new_version, timeout=self.request_timeout)
         return new_version
+
+    async def resign(self, room: str) -> int:
+        """Give up the game in `room`; return the room's new version (the outcome follows)."""
+        return int((await self._request(Resign(id=self._new_id(), room=room)))["version"])
+
+    async def abort(self, room: str) -> int:
+        """End the game in `room` without a result (only during its first moves)."""
+        return int((await self._request(Abort(id=self._new_id(), room=room)))["version"])
+
+    async def offer_draw(self, room: str) -> int:
+        """Offer a draw, or accept the opponent's standing offer (two-player games)."""
+        return int((await self._request(OfferDraw(id=self._new_id(), room=room)))["version"])
+
+    async def decline_draw(self, room: str) -> int:
+        """Decline the opponent's draw offer, or withdraw your own."""
+        return int((await self._request(DeclineDraw(id=self._new_id(), room=room)))["version"])
 
     async def resync(self, room: str) -> None:
         """Ask for a fresh snapshot of `room` (done automatically on a version gap)."""

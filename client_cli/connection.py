@@ -22,6 +22,7 @@ from typing import Any, Self
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
+from client_cli.seat_store import normalize_url
 from client_cli.tracked_room import ClientClosed, ClientError, ConnectionLost, RequestFailed
 from protocol import PROTOCOL_VERSION, ErrorCode, Hello, Ping, ProtocolError, decode_server, encode
 from protocol import messages as msgs
@@ -63,7 +64,7 @@ class Connection:
         open_timeout: float = 10.0,
         max_frame: int = 16 * 1024 * 1024,
     ) -> None:
-        self.url = url
+        self.url = normalize_url(url)  # "host:port" and http(s):// work too
         self.name = name
         self.client_name = client_name
         self.reconnect = reconnect

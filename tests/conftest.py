@@ -32,6 +32,20 @@ from server.embedded_redis import EmbeddedRedis
 LISTENING = re.compile(r"listening on ws://([^:\s]+):(\d+)")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_state_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Clients started by tests (in process or as `giants` subprocesses) keep their seat
+    tokens here, never in the user's ~/.local/state."""
+    path = tmp_path_factory.mktemp("client-state")
+    old = os.environ.get("GIANTS_STATE_DIR")
+    os.environ["GIANTS_STATE_DIR"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("GIANTS_STATE_DIR", None)
+    else:
+        os.environ["GIANTS_STATE_DIR"] = old
+
+
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     url = os.environ.get("GIANTS_TEST_REDIS_URL")

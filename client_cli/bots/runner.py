@@ -27,6 +27,7 @@ from client_cli.client import (
     ConnectionLost,
     RequestFailed,
     RoomLost,
+    SeatStore,
     TrackedRoom,
 )
 from engines.bots.base import Bot, BotContext, BotError, StepTracker
@@ -139,13 +140,18 @@ async def run_bot(
     params: Mapping[str, Any] | None = None,
     on_move: Callable[[str], None] | None = None,
     on_seated: Callable[[TrackedRoom], None] | None = None,
+    seats: SeatStore | None = None,
 ) -> dict[str, Any] | None:
     """Connect to `url`, take a seat in `room` (join `seat`, or resume with `token`) and
     play it with the bot spec `bot` until the game ends. Returns the outcome map (None
     if the room was lost). Raises BotError for an unknown bot, RequestFailed if the
     seat cannot be taken, OSError if the server cannot be reached.
+
+    With `seats` (`SeatStore.default()`, as `giants bot` does) the seat's token is kept
+    on disk and a bot restarted on the same room resumes its seat instead of joining.
     """
-    async with Client(url, name=name or f"bot {bot.split(',')[0]}", client_name="giants-bot/0.1") as client:
+    client = Client(url, name=name or f"bot {bot.split(',')[0]}", client_name="giants-bot/0.1", seats=seats)
+    async with client:
         if token is not None:
             tracked = await client.resume(room, token)
         else:

@@ -15,7 +15,8 @@ import logging
 import sys
 
 from client_cli.bots.runner import run_bot
-from client_cli.client import Client, ClientError, RequestFailed, TrackedRoom
+from client_cli.bots.sdk import load_bot_class
+from client_cli.client import Client, ClientError, RequestFailed, SeatStore, TrackedRoom
 from client_cli.commands.selfplay import parse_options
 from engines.bots.base import BotError
 from engines.bots.registry import BUNDLED, parse_spec
@@ -42,6 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fill", default=None, metavar="BOT",
                         help="with --create: the server fills the other seats with this bundled bot")
     parser.add_argument("--quiet", action="store_true", help="print only the outcome")
+    parser.add_argument("--no-store", action="store_true",
+                        help="keep the seat token in memory only (default: saved in the per-user seat file, "
+                             "so running the bot again on the room resumes its seat)")
 
 
 async def _create(args: argparse.Namespace) -> str:
@@ -63,8 +67,17 @@ async def _create(args: argparse.Namespace) -> str:
         return str(data["room"])
 
 
+def check_bot(spec: str, game: str | None) -> None:
+    """Load the bot now (BotError if it cannot be): never create a room for a bot that
+    then fails to load, or that does not play the game."""
+    name, _params = parse_spec(spec)
+    cls = load_bot_class(name)
+    if game is not None and cls.games is not None and game not in cls.games:
+        raise BotError(f"bot {name!r} does not play {game} (plays {', '.join(sorted(cls.games))})")
+
+
 async def _main(args: argparse.Namespace) -> int:
-    parse_spec(args.bot)  # fail fast on a malformed spec
+    check_bot(args.bot, args.create)
     room = args.room or await _create(args)
     if args.create and not args.quiet:
         print(f"created room {room}", flush=True)
@@ -81,6 +94,7 @@ async def _main(args: argparse.Namespace) -> int:
     outcome = await run_bot(
         args.url, room, args.bot, seat=args.seat, token=args.token, password=args.password,
         name=args.name, seed=args.seed, on_move=moved, on_seated=seated,
+        seats=None if args.no_store else SeatStore.default(),
     )
     if outcome is None:
         print("the room was lost before the game ended", file=sys.stderr)

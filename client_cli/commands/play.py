@@ -6,6 +6,7 @@ client_cli.tui.script), so the client can be scripted:
 
     giants play ws://127.0.0.1:8765                              # lobby, /help for commands
     giants play ws://127.0.0.1:8765 --create tara --bots 1=mcts  # new room, seat 0, vs mcts
+    giants play 127.0.0.1:8765 --resume abc123                   # your seat back after quitting
     echo "e6-e7" | giants play ws://127.0.0.1:8765 --room abc123 --seat 1 --script
 """
 
@@ -15,6 +16,7 @@ import argparse
 import asyncio
 import sys
 
+from client_cli.seat_store import SeatStore
 from client_cli.tui.script import run_script, stdin_lines
 
 
@@ -24,6 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--room", default=None, help="join this room at once")
     where.add_argument("--create", metavar="GAME", default=None, help="create a room of this game and join it")
+    where.add_argument("--resume", metavar="ROOM", default=None,
+                       help="take back your seat in ROOM (its token is in the per-user seat file)")
     parser.add_argument("--seat", type=int, default=None, help="seat to take (default: first free)")
     parser.add_argument("--password", default=None, help="room password")
     parser.add_argument("--rules", default=None, help="with --create: rule set")
@@ -41,6 +45,8 @@ def start_commands(args: argparse.Namespace) -> list[str]:
     """The commands that bring the client into the room the flags name."""
     password = f" password={args.password}" if args.password else ""
     seat = f" {args.seat}" if args.seat is not None else ""
+    if args.resume:
+        return [f"/resume {args.resume}"]
     if args.room:
         return [f"/join {args.room}{seat}{password}"]
     if args.create:
@@ -53,8 +59,10 @@ def start_commands(args: argparse.Namespace) -> list[str]:
             parts.append("bots=" + args.bots.replace("=", ":"))
         if args.password:
             parts.append(f"password={args.password}")
+        if args.seat is not None:
+            parts.append(f"seat={args.seat}")
         parts.extend(args.option)
-        return [" ".join(parts), f"/join @created{seat}{password}"]
+        return [" ".join(parts)]  # /create sits you down too
     return []
 
 
@@ -63,8 +71,9 @@ def run(args: argparse.Namespace) -> int:
     if args.script or not sys.stdin.isatty():
         return asyncio.run(run_script(
             args.url, stdin_lines(), sys.stdout, name=args.name, start=start, show_board=args.show_board,
+            seats=SeatStore.default(),
         ))
     from client_cli.tui.app import PlayApp
 
-    PlayApp(args.url, name=args.name, start=start).run()
+    PlayApp(args.url, name=args.name, start=start, seats=SeatStore.default()).run()
     return 0

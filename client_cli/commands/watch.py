@@ -14,6 +14,7 @@ import sys
 from typing import TextIO
 
 from client_cli.client import Client, ClientError, RequestFailed
+from client_cli.seat_store import SeatStore
 from client_cli.tui.session import PlaySession, replay_screen
 
 
@@ -62,5 +63,5 @@ def run(args: argparse.Namespace) -> int:
     from client_cli.tui.app import PlayApp
 
     password = f" password={args.password}" if args.password else ""
-    PlayApp(args.url, name=args.name, start=[f"/watch {args.room}{password}"]).run()
+    PlayApp(args.url, name=args.name, start=[f"/watch {args.room}{password}"], seats=SeatStore.default()).run()
     return 0

@@ -17,7 +17,7 @@ from textual.containers import VerticalScroll
 from textual.suggester import Suggester
 from textual.widgets import Footer, Header, Input, Static
 
-from client_cli.client import Client
+from client_cli.client import Client, SeatStore
 from client_cli.tui.session import PlaySession, Reply
 
 
@@ -53,9 +53,12 @@ class PlayApp(App[None]):
         Binding("ctrl+q", "quit", "Quit"),
     ]
 
-    def __init__(self, url: str, *, name: str | None = None, start: list[str] | None = None) -> None:
+    def __init__(
+        self, url: str, *, name: str | None = None, start: list[str] | None = None, seats: SeatStore | None = None
+    ) -> None:
         super().__init__()
         self.url = url
+        self.seats = seats  # the per-user seat file (giants play passes SeatStore.default())
         self.player_name = name
         self.start_commands = list(start or [])
         self.client: Client | None = None
@@ -86,7 +89,7 @@ class PlayApp(App[None]):
     @work(exclusive=True, group="connection")
     async def connect_and_follow(self) -> None:
         """Connect, run the start commands, then redraw on every room update."""
-        client = Client(self.url, name=self.player_name)
+        client = Client(self.url, name=self.player_name, seats=self.seats)
         try:
             await client.connect()
         except Exception as exc:  # shown to the user, who can quit

@@ -18,7 +18,7 @@ import sys
 from collections.abc import AsyncIterator, Iterable
 from typing import TextIO
 
-from client_cli.client import Client, RoomLost
+from client_cli.client import Client, RoomLost, SeatStore
 from client_cli.tui.session import PlaySession
 
 
@@ -50,11 +50,12 @@ async def run_script(
     show_board: bool = False,
     turn_timeout: float | None = 300.0,
     settle_timeout: float = 10.0,
+    seats: SeatStore | None = None,
 ) -> int:
     """Play `start` commands then `lines`; write replies and the final screen to `out`."""
     failures = 0
     try:
-        client = Client(url, name=name)
+        client = Client(url, name=name, seats=seats)
         await client.connect()
     except OSError as exc:
         print(f"error: cannot reach {url}: {exc}", file=out)

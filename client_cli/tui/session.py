@@ -22,19 +22,33 @@ HELP = """\
 Commands (the leading / is optional outside a room):
   /rooms [GAME] [all]          list rooms (all = include finished ones)
   /games                       list the games and rule sets
-  /create GAME [rules=R] [players=N] [bots=1:random,2:mcts] [private] [password=P] [NAME=VALUE ...]
-                               create a room (extra NAME=VALUE pairs are game options)
+  /create GAME [rules=R] [players=N] [seat=N] [bots=1:random,2:mcts] [private] [password=P]
+               [nojoin] [NAME=VALUE ...]
+                               create a room and sit down in it (extra NAME=VALUE
+                               pairs are game options; nojoin: only create it)
   /join ROOM [SEAT] [password=P]   take a seat (first free one by default);
-                               ROOM may be @created, the room you created last
+                               ROOM may be @created, the room you created last.
+                               A seat you already hold there is resumed instead
+  /resume ROOM                 take back your seat in ROOM (tokens are kept in
+                               ~/.local/state/giants-table/seats.json)
   /watch ROOM [password=P]     spectate a room
   /leave                       leave the current room
   /replay ROOM                 the final position and every move of a finished room
   /moves                       show all your legal moves
+  /resign                      give up the game
+  /abort                       end the game without a result (first moves only)
+  /draw                        offer a draw, or accept the one offered (two players)
+  /decline                     decline a draw offer, or withdraw yours
   /help                        this text;  /quit  leave the program
 In a room, anything else is a move in the game's notation, e.g. a5-b5 (Giantslayer),
 D4 or xD4 (Tara), 0,1>3,-2 (Giant's Causeway), bid 1 w1 c (GIANTS, a sealed bid)."""
 
-COMMANDS = ("rooms", "games", "create", "join", "watch", "leave", "moves", "replay", "help", "quit")
+COMMANDS = (
+    "rooms", "games", "create", "join", "resume", "watch", "leave", "moves", "replay", "help", "quit",
+    "resign", "abort", "draw", "decline",
+)  # fmt: skip
+# In-game commands and the Client method each calls.
+ENDINGS = {"resign": "resign", "abort": "abort", "draw": "offer_draw", "decline": "decline_draw"}
 
 
 @dataclass
@@ -54,6 +68,7 @@ class PlaySession:
     room: TrackedRoom | None = None
     rooms: list[dict[str, Any]] = field(default_factory=list)
     last_created: str | None = None  # `@created` in /join and /watch names it
+    last_password: str | None = None  # the password of the room created last
     replay_text: str | None = None  # shown instead of the lobby after /replay
     legal_limit: int = 80
     recent_count: int = 8
@@ -88,19 +103,43 @@ class PlaySession:
             moves.append(f"seat {e.get('seat')}: {action}")
         return moves[-self.recent_count:]
 
+    def my_games(self) -> list[str]:
+        """Lines of "my games": the seats this user holds on this server (seat store)."""
+        store = self.client.seat_store
+        if store is None:
+            return []
+        try:
+            entries = store.entries(self.client.url)
+        except OSError:
+            return []
+        now = time.time()
+        lines = []
+        for e in entries[:20]:
+            state = e.result or e.status or "?"
+            lines.append(
+                f"{e.room:<12} {e.game + '/' + e.rules:<22} seat {e.seat}  {state:<18} {age_text(now - e.saved)}"
+            )
+        return lines
+
     def lobby_text(self) -> str:
         lines = ["Lobby - /rooms to refresh, /create GAME, /join ROOM, /watch ROOM, /help", ""]
+        mine = self.my_games()
+        if mine:
+            lines += ["My games (/resume ROOM):", *mine, ""]
+        lines.append("Open rooms:")
         if not self.rooms:
             lines.append("(no open rooms)")
+        now = time.time()
         for summary in self.rooms:
             seats = summary.get("seats") or []
-            taken = sum(1 for s in seats if s.get("name"))
+            names = ", ".join(str(x.get("name")) if x.get("name") else "-" for x in seats)
             lock = " password" if summary.get("password") else ""
             kind = f"{summary.get('game')}/{summary.get('rules')}"
+            watchers = summary.get("spectators", 0)
             lines.append(
-                f"{summary.get('room'):<12} {kind:<22} "
-                f"{summary.get('status'):<9} seats {taken}/{summary.get('players')}"
-                f"  spectators {summary.get('spectators', 0)}{lock}"
+                f"{summary.get('room'):<12} {kind:<22} {summary.get('status'):<9} "
+                f"{age_text(now - float(summary.get('created') or now)):>4}  [{names}]"
+                f"{f'  {watchers} watching' if watchers else ''}{lock}"
             )
         return "\n".join(lines)
 
@@ -156,10 +195,26 @@ class PlaySession:
             # The previous room stays tracked (its seat is kept); the screen switches.
             if word == "join":
                 seat = next((int(a) for a in args[1:] if a.isdigit()), None)
+                if password is None and args[0] == self.last_created:
+                    password = self.last_password
+                store = self.client.seat_store
+                held = store.find(self.client.url, args[0], seat) if store is not None else None
                 self.room = await self.client.join(args[0], seat, password)
+                if held is not None and self.room.token == held.token:
+                    return Reply(f"resumed seat {self.room.seat} of room {args[0]}")
                 return Reply(f"joined room {args[0]} as seat {self.room.seat}")
             self.room = await self.client.watch(args[0], password)
             return Reply(f"watching room {args[0]}")
+        if word == "resume":
+            return await self.resume(args)
+        if word in ENDINGS:
+            if self.room is None or self.room.seat is None:
+                return Reply(f"/{word} needs a seat in a game", error=True)
+            await getattr(self.client, ENDINGS[word])(self.room.id)
+            done = {"resign": "you resigned", "abort": "game aborted",
+                    "draw": "draw offered" if self.room.info.get("draw_offer") is None else "draw agreed",
+                    "decline": "draw offer declined"}  # fmt: skip
+            return Reply(done[word])
         if word == "leave":
             if self.room is None:
                 return Reply("you are not in a room", error=True)
@@ -179,7 +234,13 @@ class PlaySession:
             return Reply(" ".join(self.room.legal))
         return Reply(f"unknown command /{word}; /help lists them", error=True)
 
-    async def create(self, args: list[str]) -> Reply:
+    async def create(self, args: list[str], join: bool = True) -> Reply:
+        """`/create GAME ...`: create a room and take a seat in it (seat=N, or the first
+        free one); `nojoin` only creates it."""
+        seat: int | None = None
+        if "nojoin" in args:
+            args = [a for a in args if a != "nojoin"]
+            join = False
         if not args:
             return Reply("usage: /create GAME [rules=R] [players=N] [bots=1:random] [NAME=VALUE ...]", error=True)
         game, rest = args[0], args[1:]
@@ -194,8 +255,13 @@ class PlaySession:
                 return Reply(f"expected NAME=VALUE, got {item!r}", error=True)
             if key == "rules":
                 fields["rules"] = value
-            elif key == "players":
-                fields["players"] = int(value)
+            elif key in ("players", "seat"):
+                if not value.isdigit():
+                    return Reply(f"{key} must be a number, not {value!r}", error=True)
+                if key == "seat":
+                    seat = int(value)
+                else:
+                    fields["players"] = int(value)
             elif key == "password":
                 fields["password"] = value
             elif key == "bots":
@@ -207,7 +273,23 @@ class PlaySession:
                     options[key] = value
         data = await self.client.create_room(game, options=options or None, **fields)
         self.last_created = str(data["room"])
-        return Reply(f"created room {data['room']}; /join {data['room']} to sit down")
+        self.last_password = fields.get("password")
+        if not join:
+            return Reply(f"created room {data['room']}")
+        # Sit down at once (the seat given as seat=N, else the first free one).
+        self.room = await self.client.join(self.last_created, seat, self.last_password)
+        return Reply(f"created room {data['room']} and joined it as seat {self.room.seat}")
+
+    async def resume(self, args: list[str]) -> Reply:
+        """Take back a seat whose token the seat store holds."""
+        store = self.client.seat_store
+        if not args:
+            return Reply("usage: /resume ROOM (your games are listed by /rooms)", error=True)
+        entry = store.find(self.client.url, args[0]) if store is not None else None
+        if entry is None:
+            return Reply(f"you hold no seat in room {args[0]} on this server; /join it", error=True)
+        self.room = await self.client.resume(args[0], entry.token)
+        return Reply(f"resumed seat {self.room.seat} of room {args[0]}")
 
     async def move(self, text: str) -> Reply:
         if self.room is None:
@@ -218,6 +300,17 @@ class PlaySession:
             return Reply("it is not your turn", error=True)
         await self.client.act(self.room.id, text)
         return Reply(f"played {text}")
+
+
+def age_text(seconds: float) -> str:
+    """A short age: "now", "5m", "3h", "2d"."""
+    if seconds < 60:
+        return "now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)}h"
+    return f"{int(seconds // 86400)}d"
 
 
 def replay_screen(replay: dict[str, Any]) -> str:

@@ -53,7 +53,7 @@ async def test_pilot_create_join_play_and_see_errors(giants_server: Any) -> None
         await until(lambda: app.session is not None, pilot)
         await paste_line(pilot, "/create tara bots=1:random games=1")
         await until(lambda: app.last_reply.text.startswith("created room"), pilot)
-        await paste_line(pilot, "/join @created 0")
+        assert app.last_reply.text.endswith("and joined it as seat 0")  # /create sits you down
         await until(lambda: app.session.room is not None and bool(app.session.room.legal), pilot)
         assert "you are seat 0" in app.board_text()
         room = app.session.room
@@ -148,12 +148,12 @@ async def test_run_script_in_process_with_commands(giants_server: Any) -> None:
     import io
 
     out = io.StringIO()
-    lines = ["/rooms", "/join @created 0", "pass", "/leave"]
+    lines = ["/rooms", "pass", "/leave"]
     code = await run_script(giants_server.url, lines, out, name="s",
                             start=["/create giantslayer bots=1:random rounds=1"])
     text = out.getvalue()
     assert "> /create giantslayer bots=1:random rounds=1\ncreated room" in text
-    assert "joined room" in text and "as seat 0" in text
+    assert "and joined it as seat 0" in text
     assert "> pass\nerror [illegal_action]: " in text  # White has moves, so no pass (GS-12)
     assert "> /leave\nleft room" in text
     assert code == 1
