@@ -5,11 +5,14 @@
 //
 //   node raw_bot.js ws://127.0.0.1:8765 --room ROOM [--seat N]
 //   node raw_bot.js ws://127.0.0.1:8765 --create giantslayer [--bots 1=random]
+//   node raw_bot.js ws://127.0.0.1:8765 --create giants --players 3 --bots 1=random,2=random
 //
 // Protocol in one breath: every frame is one msgpack map with a "type". Send "hello"
 // first; every request has an "id" and gets one "ok" or "error" back. After "join"
 // the server pushes a "snapshot" and then "patch"es; both carry "legal", the seat's
-// legal moves (empty when it need not act). Reply to a non-empty "legal" with "act".
+// legal moves (empty when it need not act). Apply each patch to the snapshot's view,
+// and reply to a non-empty "legal" with "act" unless view.room.answered holds our seat
+// (a simultaneous step we already answered).
 'use strict';
 const net = require('net');
 const crypto = require('crypto');
@@ -155,29 +158,46 @@ function connect(url, onMessage, onClose) {
   return ws;
 }
 
+// ---------------------------------------------------------------- patches (protocol section 6)
+function applyPatch(view, ops) {
+  for (const [kind, path, arg] of ops) {
+    if (kind === 'set' && path.length === 0) { view = arg; continue; }
+    let node = view;
+    const walk = kind === 'trunc' || kind === 'push' ? path : path.slice(0, -1);
+    for (const key of walk) node = node[key];
+    const last = path[path.length - 1];
+    if (kind === 'set') node[last] = arg;
+    else if (kind === 'del') delete node[last];
+    else if (kind === 'trunc') node.length = arg;
+    else if (kind === 'push') node.push(arg);
+  }
+  return view;
+}
+
 // ---------------------------------------------------------------- the bot
 function main() {
   const args = process.argv.slice(2);
   const url = args[0];
   const opt = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
-  if (!url) { console.error('usage: raw_bot.js URL (--room ROOM [--seat N] | --create GAME [--bots SEAT=NAME])'); process.exit(2); }
+  if (!url) { console.error('usage: raw_bot.js URL (--room ROOM [--seat N] | --create GAME [--players N] [--bots SEAT=NAME,...])'); process.exit(2); }
   let nextId = 1;
   const pending = new Map();  // request id -> callback(reply)
   let room = opt('--room');
-  let acting = false;         // one act in flight at a time
   let moves = 0;
+  let view = null, version = null, seat = null;  // our copy of the room: snapshot + patches
   const request = (msg, cb) => { const id = nextId++; pending.set(id, cb || (() => {})); ws.send({ ...msg, id }); };
   const fail = (what, reply) => { console.error(`${what} failed: [${reply.code}] ${reply.message}`); process.exit(1); };
 
+  // Act on a fresh view only, and once per step: in a simultaneous step (a GIANTS
+  // sealed bid) "legal" stays non-empty after we answered (an answer may be replaced
+  // until every seat is in); view.room.answered lists the seats already in.
   const maybeAct = (legal) => {
-    if (acting || !legal || legal.length === 0) return;
+    if (!legal || legal.length === 0 || view.room.answered.includes(seat)) return;
     const action = legal[Math.floor(Math.random() * legal.length)];
-    acting = true;
-    request({ type: 'act', room, action }, (reply) => {
-      acting = false;
+    request({ type: 'act', room, action, version }, (reply) => {
       if (reply.type === 'ok') moves++;
+      // Someone moved first: the patch that follows brings the new position.
       else if (reply.code !== 'not_your_turn' && reply.code !== 'stale_version') fail('act ' + action, reply);
-      else request({ type: 'resync', room });  // someone else moved first: get a fresh snapshot
     });
   };
   const finish = (outcome) => {
@@ -190,11 +210,14 @@ function main() {
       const cb = pending.get(msg.id); pending.delete(msg.id);
       if (cb) cb(msg);
     } else if (msg.type === 'snapshot') {
-      if (msg.view.room.status === 'finished') return finish(msg.view.outcome);
+      view = msg.view; version = msg.version; seat = msg.seat;
+      if (view.outcome) return finish(view.outcome);
       maybeAct(msg.legal);
     } else if (msg.type === 'patch') {
-      const done = (msg.events || []).find((e) => e.type === 'finished');
-      if (done) return request({ type: 'resync', room });  // the snapshot carries the outcome
+      if (view === null) return;  // waiting for the snapshot a resync asked for
+      if (msg.from !== version) { view = null; return request({ type: 'resync', room }); }
+      view = applyPatch(view, msg.ops); version = msg.to;
+      if (view.outcome) return finish(view.outcome);
       maybeAct(msg.legal);
     } else if (msg.type === 'closing') {
       console.error('server closing:', msg.reason);
@@ -216,7 +239,8 @@ function main() {
         for (const spec of (opt('--bots') || '').split(',').filter(Boolean)) {
           const [seat, name] = spec.split('='); bots[seat] = name;
         }
-        request({ type: 'create_room', game, bots }, (r) => {
+        const players = opt('--players');
+        request({ type: 'create_room', game, bots, ...(players ? { players: Number(players) } : {}) }, (r) => {
           if (r.type !== 'ok') return fail('create_room', r);
           room = r.data.room; console.error('created room', room); join();
         });
