@@ -145,6 +145,10 @@ class Lobby:
         log.info("node %s took room %s over (fence %d)", self.node.id, room_id, fence)
         return room
 
+    async def owner(self, room_id: str) -> str | None:
+        """The node holding the room's lease (None: nobody; it may be taken over)."""
+        return await self.node.owner(room_id)
+
     async def take_over_many(self, room_ids: list[str]) -> None:
         for room_id in room_ids:
             await self.take_over(room_id)

@@ -85,6 +85,10 @@ class Rooms(Protocol):
 
     async def take_over(self, room_id: str) -> LiveRoom | None: ...
 
+    async def owner(self, room_id: str) -> str | None:
+        """The id of the node holding the room's lease, if any."""
+        ...
+
 
 class Relay:
     """One node's end of the relay; see the module docstring."""
@@ -359,10 +363,7 @@ class Relay:
             await asyncio.sleep(0.05)
 
     async def rooms_store_holder(self, room_id: str) -> str | None:
-        holder = await self.redis.get(f"{self.prefix}room:{{{room_id}}}:lease")
-        if holder is None:
-            return None
-        return holder.decode() if isinstance(holder, bytes) else str(holder)
+        return await self.rooms.owner(room_id)
 
     async def reattach_at(self, room_id: str, owner: str | None) -> None:
         """Re-attach this node's members of `room_id` at its (new) owner."""

@@ -287,8 +287,10 @@ class Store:
     async def _send_batch(self) -> None:
         batch, self._pending = self._pending, []
         pipe = self.redis.pipeline(transaction=False)
+        # EVALSHA through execute_command: redis-py's cluster pipeline blocks the
+        # evalsha() method but routes the raw command by its first key's slot.
         for keys, args, _ in batch:
-            pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
+            pipe.execute_command("EVALSHA", self._commit.sha, len(keys), *keys, *args)
         started = time.perf_counter()
         try:
             results = await pipe.execute(raise_on_error=False)
@@ -338,7 +340,7 @@ class Store:
             return []
         pipe = self.redis.pipeline(transaction=False)
         for room_id, fence in rooms:
-            pipe.evalsha(self._renew.sha, 2, self.k_lease(room_id), self.k_room(room_id), node_id, str(lease_ms), str(fence))
+            pipe.execute_command("EVALSHA", self._renew.sha, 2, self.k_lease(room_id), self.k_room(room_id), node_id, str(lease_ms), str(fence))
         results = await pipe.execute(raise_on_error=False)
         if any(isinstance(r, NoScriptError) for r in results):
             await self._renew(keys=[self.k_lease(rooms[0][0]), self.k_room(rooms[0][0])], args=[node_id, "1", "-1"])
