@@ -39,6 +39,9 @@ class ErrorCode(StrEnum):
     ABORT_TOO_LATE = "abort_too_late"  # the game is past its first moves: resign instead
     DRAW_NOT_ALLOWED = "draw_not_allowed"  # not a two-player game, or you already offered
     NO_DRAW_OFFER = "no_draw_offer"  # decline_draw with no offer standing
+    # storage could not be reached; detail["outcome"] says whether the change is in:
+    # "not_applied" (the room is unchanged) or "unknown" (resync before deciding)
+    STORAGE_UNAVAILABLE = "storage_unavailable"
     # engine codes (engines.base.GameError.code)
     UNKNOWN_GAME = "unknown_game"
     UNKNOWN_RULES = "unknown_rules"

@@ -47,6 +47,9 @@ OptionValue = (
 Options = Annotated[dict[Str64, OptionValue], Field(max_length=MAX_OPTIONS)]
 Bots = Annotated[dict[SeatKey, Name], Field(max_length=MAX_SEATS)]
 Op: TypeAlias = list[Any]
+# A client-chosen request key (128 random bits, e.g. 22+ url-safe characters): the same
+# key on a retried create_room / join / start makes the retry safe (docs/protocol.md).
+RequestKey = Annotated[str, StringConstraints(min_length=16, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
 
 
 class _Request(BaseModel):
@@ -90,6 +93,7 @@ class CreateRoom(_Request):
     bots: Bots | None = None
     deadline: Annotated[float, Field(ge=0, le=MAX_DEADLINE)] | None = None  # 0 = none
     autostart: bool = True
+    key: RequestKey | None = None
 
 
 class Join(_Request):
@@ -99,6 +103,7 @@ class Join(_Request):
     room: RoomId
     seat: Seat | None = None
     password: Password | None = None
+    key: RequestKey | None = None
 
 
 class Watch(_Request):
@@ -125,6 +130,7 @@ class Leave(_Request):
 class Start(_Request):
     type: Literal["start"] = "start"
     room: RoomId
+    key: RequestKey | None = None
 
 
 class Act(_Request):

@@ -253,7 +253,7 @@ class Connection:
         room = await self.router.room(m.room)
         self.rooms[room.id] = room
         try:
-            await room.join(self, req_id, m.seat, m.password)
+            await room.join(self, req_id, m.seat, m.password, m.key)
         finally:
             if not room.has_member(self):
                 self.rooms.pop(room.id, None)
@@ -282,7 +282,7 @@ class Connection:
         self.send_ok(req_id, {})
 
     async def on_start(self, req_id: Any, m: msgs.Start) -> None:
-        await (await self._my_room(m.room)).start(self, req_id)
+        await (await self._my_room(m.room)).start(self, req_id, m.key)
 
     async def on_act(self, req_id: Any, m: msgs.Act) -> None:
         await (await self._my_room(m.room)).act(self, req_id, m.action, m.version)

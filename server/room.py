@@ -25,12 +25,25 @@ from server import seat_bots
 from server.endings import RoomEndings
 from server.errors import RequestError
 from server.metrics import Metrics
-from server.seats import Candidate, Member, Peer, SeatState, hash_secret, replay_data
-from server.store import RoomRecord, StaleWriteError, Store
+from server.seats import Candidate, Member, Peer, SeatState, derive_token, hash_secret, replay_data
+from server.store import (
+    OutcomeUnknown,
+    RoomRecord,
+    StaleWriteError,
+    StorageUnavailable,
+    Store,
+    backoff_delays,
+    is_transient,
+)
 from server.views import RoomViews
 
 log = logging.getLogger("giants.room")
 
+NOT_APPLIED = "storage is unreachable: the change was not applied and the room is unchanged; try again shortly"
+UNKNOWN = (
+    "storage is unreachable and did not say whether the change was applied; "
+    "resync (or resume) when it is back, then decide"
+)
 
 
 class Room(RoomViews, RoomEndings):
@@ -76,6 +89,14 @@ class Room(RoomViews, RoomEndings):
         self.bot_players: dict[Seat, Bot] = {}  # seat -> bot object, built on first use
         self.bot_running = False
         self.bot_service = seat_bots.default_service()  # the lobby hands each room the server's
+        # hash of the request key of the start (a retried start with it answers ok)
+        self.start_key = ""
+        # True after a write whose outcome stayed unknown: memory may lag Redis, so
+        # the room reloads before its next write (the recovery task does it as soon
+        # as Redis answers, then re-arms the deadline and the bots).
+        self.unsure = False
+        self._recovering = False
+        self._failures = 0  # consecutive failed writes: spaces out recovery attempts
 
     # -- construction ---------------------------------------------------------------
 
@@ -112,6 +133,7 @@ class Room(RoomViews, RoomEndings):
         room.actions = record.actions
         room.deadline = record.deadline
         room.answered = frozenset(record.answered)
+        room.start_key = record.start_key
         if record.snapshot_n + len(record.log_tail) != record.actions:
             raise GameError(f"room {record.room_id}: log has {record.snapshot_n + len(record.log_tail)} actions, hash says {record.actions}")
         return room
@@ -127,13 +149,23 @@ class Room(RoomViews, RoomEndings):
             actions=self.actions,
             deadline=self.deadline,
             answered=self.answered,
+            start_key=self.start_key,
         )
         for key, value in changes.items():
             setattr(base, key, value)
         return base
 
     async def _commit(self, cand: Candidate) -> None:
-        """Persist the candidate, then adopt it. Raises RequestError if Redis refused."""
+        """Persist the candidate, then adopt it (caller holds the lock).
+
+        Raises RequestError and leaves the room as it was when the change is not known
+        to be in Redis: `storage_unavailable` (detail.outcome "not_applied": it is not
+        and never will be; "unknown": Redis stayed away, the room reloads before its
+        next write) or `internal_error`. A lost or late reply never gets here: the
+        store settles it first (docs/architecture.md, "How a write's outcome is known").
+        """
+        if self.unsure:
+            await self._heal()
         now = time.time()
         try:
             await self.store.commit(
@@ -150,9 +182,15 @@ class Room(RoomViews, RoomEndings):
                 snapshot=cand.snapshot,
                 now=now,
                 answered=cand.answered,
+                start_key=cand.start_key,
             )
         except StaleWriteError as exc:
-            if await self._reload():
+            try:
+                reloaded = await self._reload()
+            except StorageUnavailable:
+                self._failed(unsure=True)
+                raise RequestError("storage_unavailable", NOT_APPLIED, {"outcome": "not_applied"}) from exc
+            if reloaded:
                 raise RequestError(
                     "internal_error", "the room was reloaded from storage and everyone resynced; try again"
                 ) from exc
@@ -161,37 +199,107 @@ class Room(RoomViews, RoomEndings):
             if self.on_lost is not None:
                 self.on_lost(self)  # the lobby drops it; the relay moves its members
             raise RequestError("internal_error", "this room moved to another server; reconnect") from exc
+        except StorageUnavailable as exc:
+            log.warning("room %s: %s", self.id, exc)
+            self._failed(unsure=False)
+            raise RequestError("storage_unavailable", NOT_APPLIED, {"outcome": "not_applied"}) from exc
+        except OutcomeUnknown as exc:
+            log.error("room %s: %s", self.id, exc)
+            self._failed(unsure=True)
+            raise RequestError("storage_unavailable", UNKNOWN, {"outcome": "unknown"}) from exc
         except Exception as exc:
             log.exception("persisting room %s failed", self.id)
+            self._failed(unsure=is_transient(exc))
             raise RequestError("internal_error", "the change could not be saved; try again") from exc
+        self._failures = 0
         self.version += 1
         self.state, self.status, self.seats = cand.state, cand.status, cand.seats
         self.outcome, self.actions, self.deadline = cand.outcome, cand.actions, cand.deadline
-        self.answered = cand.answered
+        self.answered, self.start_key = cand.answered, cand.start_key
         self._arm_timer()
 
-    async def _reload(self) -> bool:
-        """Re-read the room from Redis after a refused write (caller holds the lock).
+    def _failed(self, unsure: bool) -> None:
+        """A write failed: make sure the room's bots and deadline resume once Redis
+        answers again (and that it reloads first if its memory may lag Redis)."""
+        self._failures += 1
+        self.unsure = self.unsure or unsure
+        if self._recovering or self.closing:
+            return
+        self._recovering = True
+        self._spawn(self._recover())
 
-        Happens when a write succeeded but its reply was lost (the stored version is
-        ahead of ours). If we still hold the fence, adopt the stored room and send
-        every member a fresh snapshot; False if another node owns the room now.
+    async def _recover(self) -> None:
+        """Wait for Redis, reload if unsure, then re-arm the deadline and the bots."""
+        try:
+            # Later attempts wait longer: a write that keeps failing for another reason
+            # must not turn into a busy loop of retries.
+            first = min(5.0, 0.05 * 2 ** min(self._failures, 8))
+            for delay in backoff_delays(float("inf"), first=first, cap=5.0):
+                await asyncio.sleep(delay)
+                if self.closing:
+                    return
+                if not await self.store.ping():
+                    continue
+                async with self.lock:
+                    if self.closing:
+                        return
+                    try:
+                        if self.unsure:
+                            await self._heal()
+                    except RequestError:
+                        continue
+                    self._recovering = False
+                    log.info("room %s: storage answers again; deadline and bots resume", self.id)
+                    self._arm_timer()
+                    self._after_change()
+                    return
+        finally:
+            self._recovering = False
+
+    async def _heal(self) -> None:
+        """Reload an unsure room from Redis (caller holds the lock), or raise
+        storage_unavailable (not applied) if Redis is still away."""
+        try:
+            reloaded = await self._reload()
+        except StorageUnavailable as exc:
+            raise RequestError("storage_unavailable", NOT_APPLIED, {"outcome": "not_applied"}) from exc
+        if not reloaded:
+            self.closing = True
+            raise RequestError("internal_error", "this room moved to another server; reconnect")
+
+    async def _reload(self) -> bool:
+        """Re-read the room from Redis (caller holds the lock).
+
+        Happens when a write was refused (the stored version is ahead of ours) or its
+        outcome stayed unknown. If we still hold the fence, adopt the stored room, send
+        every member a fresh snapshot and restart deadline and bots; False if another
+        node owns the room now. Raises StorageUnavailable if Redis does not answer.
         """
         try:
-            record = await self.store.load_room(self.id)
-            if record is None or record.fence != self.fence:
-                return False
+            record = await self.store.retrying(lambda: self.store.load_room(self.id), "reload")
+        except StorageUnavailable:
+            raise
+        except Exception:
+            log.exception("room %s: reload failed", self.id)
+            return False
+        if record is None or record.fence != self.fence:
+            return False
+        try:
             fresh = Room.restore(record, self.engine, self.store, self.metrics, self.snapshot_every)
         except Exception:
             log.exception("room %s: reload failed", self.id)
             return False
-        log.warning("room %s: reloaded from Redis at version %s", self.id, fresh.version)
+        changed = fresh.version != self.version
+        log.warning("room %s: reloaded from Redis at version %s (was %s)", self.id, fresh.version, self.version)
         self.state, self.version, self.status, self.seats = fresh.state, fresh.version, fresh.status, fresh.seats
         self.outcome, self.actions, self.deadline = fresh.outcome, fresh.actions, fresh.deadline
-        self.answered = fresh.answered
+        self.answered, self.start_key = fresh.answered, fresh.start_key
+        self.unsure = False
         self._arm_timer()
-        for member in self.members:
-            self.send_snapshot(member)
+        if changed:
+            for member in self.members:
+                self.send_snapshot(member)
+        self._after_change()
         return True
 
     def _step_after(self, seat: Seat, before: frozenset[Seat], after: frozenset[Seat]) -> frozenset[Seat] | None:
@@ -345,10 +453,24 @@ class Room(RoomViews, RoomEndings):
             self._after_change()
         self.metrics.action_latency.observe(time.perf_counter() - started)
 
-    async def join(self, peer: Peer, req_id: Any, seat: Seat | None, password: str | None) -> None:
-        """Take a seat; reply ok {room, seat, token}, then a snapshot, then patches."""
+    async def join(
+        self, peer: Peer, req_id: Any, seat: Seat | None, password: str | None, key: str | None = None
+    ) -> None:
+        """Take a seat; reply ok {room, seat, token}, then a snapshot, then patches.
+
+        The join that takes the last seat of an autostart room also starts it, in the
+        same write. With a request `key` a retried join is answered like the first
+        one: if that one was stored, the same seat and token again (derive_token).
+        """
         async with self.lock:
             self.check_password(password)
+            token = derive_token(self.id, key) if key is not None else secrets.token_urlsafe(24)
+            digest = hash_secret(token)
+            if key is not None:
+                held = self._seat_of(digest)
+                if held is not None:
+                    await self._attach(peer, req_id, held, {"room": self.id, "seat": held, "token": token})
+                    return
             if self.status != "waiting":
                 raise RequestError("already_started", "the game has started; watch it or resume your seat")
             if seat is None:
@@ -363,9 +485,12 @@ class Room(RoomViews, RoomEndings):
             old = self.member_of(peer)
             if old is not None and old.seat is not None:
                 raise RequestError("seat_taken", f"you already hold seat {old.seat} in this room")
-            token = secrets.token_urlsafe(24)
             cand = self._candidate()
-            cand.seats[seat] = SeatState(peer.name, hash_secret(token))
+            cand.seats[seat] = SeatState(peer.name, digest)
+            starting = bool(self.meta.get("autostart", True)) and all(s.taken for s in cand.seats)
+            if starting:
+                cand.status = "playing"
+                cand.deadline = self._deadline_after(self.state, "playing", False)
             if old is not None:
                 self.members.remove(old)
             member = Member(peer, seat)
@@ -379,32 +504,48 @@ class Room(RoomViews, RoomEndings):
                 raise
             peer.send_ok(req_id, {"room": self.id, "seat": seat, "token": token})
             self.send_snapshot(member)
-            self.publish([{"type": "joined", "seat": seat, "name": peer.name}], skip=member)
-            if self.meta.get("autostart", True) and all(s.taken for s in self.seats):
-                await self._start()
+            events: list[dict[str, Any]] = [{"type": "joined", "seat": seat, "name": peer.name}]
+            if starting:
+                events.append({"type": "started"})
+            self.publish(events, skip=member)
+            self._after_change()
 
-    async def start(self, peer: Peer, req_id: Any) -> None:
+    def _seat_of(self, token_hash: str) -> Seat | None:
+        return next(
+            (i for i, s in enumerate(self.seats)
+             if s.token_hash is not None and hmac.compare_digest(s.token_hash, token_hash)),
+            None,
+        )
+
+    async def start(self, peer: Peer, req_id: Any, key: str | None = None) -> None:
+        """Start a full room; with a request `key`, a retried start that was stored
+        answers ok again instead of already_started."""
         async with self.lock:
             member = self.member_of(peer)
             if member is None:
                 raise RequestError("not_in_room", f"you are not in room {self.id}")
             if member.seat is None:
                 raise RequestError("not_seated", "only a seated player can start the game")
+            key_hash = hash_secret(key, "start:") if key is not None else ""
             if self.status != "waiting":
+                if key_hash and self.start_key and hmac.compare_digest(self.start_key, key_hash):
+                    peer.send_ok(req_id, {})
+                    return
                 raise RequestError("already_started", "the game has already started")
             if not all(s.taken for s in self.seats):
                 raise RequestError("not_started", "every seat must be filled before the start")
-            await self._start()
+            await self._start(key_hash)
             peer.send_ok(req_id, {})
 
     async def autostart_if_full(self) -> None:
-        """Start a new room whose seats are all filled already (bots only)."""
+        """Start a room whose seats are all filled already (bots only) — one created
+        before rooms like it were stored as playing from the start."""
         async with self.lock:
             if self.status == "waiting" and self.meta.get("autostart", True) and all(s.taken for s in self.seats):
                 await self._start()
 
-    async def _start(self) -> None:
-        cand = self._candidate(status="playing")
+    async def _start(self, start_key: str = "") -> None:
+        cand = self._candidate(status="playing", start_key=start_key)
         cand.deadline = self._deadline_after(self.state, "playing", False)
         await self._commit(cand)
         self.publish([{"type": "started"}])
@@ -421,33 +562,33 @@ class Room(RoomViews, RoomEndings):
             self.send_snapshot(member)
 
     async def resume(self, peer: Peer, req_id: Any, token: str) -> None:
-        """Reattach a seat by its token from any connection."""
+        """Reattach a seat by its token from any connection (a finished room too: the
+        seat gets the final snapshot with the outcome)."""
         async with self.lock:
-            digest = hash_secret(token)
-            seat = next(
-                (i for i, s in enumerate(self.seats)
-                 if s.token_hash is not None and hmac.compare_digest(s.token_hash, digest)),
-                None,
-            )
+            seat = self._seat_of(hash_secret(token))
             if seat is None:
                 raise RequestError("bad_token", "that token does not hold a seat in this room")
-            old = self.member_of(peer)
-            if old is not None:
-                self.members.remove(old)
-            was_connected = any(m.seat == seat for m in self.members)
-            member = Member(peer, seat)
-            self.members.append(member)
-            if not was_connected and not self.closing:
-                # The seat's `connected` flag flips: a versioned change, persisted first.
-                try:
-                    await self._commit(self._candidate())
-                except RequestError:
-                    self.members.remove(member)
-                    raise
-            peer.send_ok(req_id, {"room": self.id, "seat": seat})
-            self.send_snapshot(member)
-            if not was_connected:
-                self.publish([{"type": "joined", "seat": seat, "name": self.seats[seat].name}], skip=member)
+            await self._attach(peer, req_id, seat, {"room": self.id, "seat": seat})
+
+    async def _attach(self, peer: Peer, req_id: Any, seat: Seat, reply: dict[str, Any]) -> None:
+        """Make `peer` the member holding `seat` (caller holds the lock), reply, snapshot."""
+        old = self.member_of(peer)
+        if old is not None:
+            self.members.remove(old)
+        was_connected = any(m.seat == seat for m in self.members)
+        member = Member(peer, seat)
+        self.members.append(member)
+        if not was_connected and not self.closing and self.status != "finished":
+            # The seat's `connected` flag flips: a versioned change, persisted first.
+            try:
+                await self._commit(self._candidate())
+            except RequestError:
+                self.members.remove(member)
+                raise
+        peer.send_ok(req_id, reply)
+        self.send_snapshot(member)
+        if not was_connected and self.status != "finished":
+            self.publish([{"type": "joined", "seat": seat, "name": self.seats[seat].name}], skip=member)
 
     async def reattach(self, entries: list[tuple[Peer, Seat | None]]) -> None:
         """Members moved here from this room's previous owner (failover, hand-over).
@@ -558,6 +699,8 @@ class Room(RoomViews, RoomEndings):
                     action = self.engine.default_action(self.state, seat)
                     events = await self.apply_action(seat, action, [{"type": "timeout", "seat": seat}])
                 except RequestError as exc:
+                    # A failed write schedules the room's recovery, which re-arms this
+                    # timer once Redis answers (the deadline stays due until then).
                     log.error("room %s: default action for seat %s failed: %s", self.id, seat, exc.message)
                     return
                 self.publish(events)

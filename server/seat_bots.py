@@ -318,7 +318,8 @@ async def play_bot_seats(room: BotTable, service: SeatBots) -> None:
                     action = room.engine.parse_action(state, seat, choice)
                     events = await room.apply_action(seat, action, [])
                 except RequestError as exc:
-                    if exc.code == "internal_error":
+                    if exc.code in ("internal_error", "storage_unavailable"):
+                        # The room's recovery restarts its bots once Redis answers.
                         log.error("room %s: bot move not saved: %s", room.id, exc.message)
                         return
                     action = room.engine.parse_action(state, seat, room.rng.choice(legal))

@@ -6,6 +6,7 @@ a Candidate and adopted only after Redis accepted it.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -17,6 +18,14 @@ from server.store import Store
 def hash_secret(secret: str, salt: str = "") -> str:
     """sha256 hex of a token or password; only hashes are stored."""
     return hashlib.sha256((salt + secret).encode()).hexdigest()
+
+
+def derive_token(room_id: str, key: str) -> str:
+    """The seat token of a join that carried request key `key`: the same on every retry,
+    so a retried join whose first attempt was stored gets the same answer. The key is
+    as secret as the token (clients pick 128 random bits; docs/protocol.md)."""
+    digest = hashlib.sha256(f"giants-join\0{room_id}\0{key}".encode()).digest()
+    return base64.urlsafe_b64encode(digest[:24]).decode()
 
 
 class Peer(Protocol):
@@ -71,6 +80,7 @@ class Candidate:
     snapshot: Any = None
     answered: frozenset[Seat] = frozenset()
     events: list[dict[str, Any]] = field(default_factory=list)
+    start_key: str = ""  # hash of the request key of the start, kept with the room
 
 
 async def replay_data(

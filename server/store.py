@@ -12,7 +12,10 @@ hash slot and the commit script (which touches only them) runs on a cluster too:
                                     autostart, bots), version, fence, status, seats
                                     (msgpack list), deadline (unix time or ""), outcome
                                     (msgpack or ""), actions (count), answered (msgpack
-                                    list: seats done in the current simultaneous step)
+                                    list: seats done in the current simultaneous step),
+                                    wid (id of the last write), void (id of a write its
+                                    writer settled as never applied), ckey (creation
+                                    key), start_key (hash of the start's request key)
     P room:{<id>}:log         list  one msgpack entry per applied action {v, seat, action, ts}
     P room:{<id>}:snap        hash  n (actions applied when taken), state (engine snapshot)
     P room:{<id>}:lease       str   id of the node that owns the room, with a TTL (server.node)
@@ -36,35 +39,70 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import msgpack
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 log = logging.getLogger("giants.store")
+
+T = TypeVar("T")
 
 _COMMIT = """
 local h = KEYS[1]
 local cur = redis.call('HGET', h, 'version')
 if not cur then return -3 end
 if redis.call('HGET', h, 'fence') ~= ARGV[3] then return -1 end
-if cur ~= ARGV[1] then return 0 end
+if cur ~= ARGV[1] then
+  -- The same write sent again (a retried pipeline): it is already in.
+  if cur == ARGV[2] and redis.call('HGET', h, 'wid') == ARGV[12] then return 1 end
+  return 0
+end
+-- Its writer already concluded it was never applied (see _RESOLVE): keep that true.
+if redis.call('HGET', h, 'void') == ARGV[12] then return -4 end
 redis.call('HSET', h, 'version', ARGV[2], 'status', ARGV[4], 'seats', ARGV[5],
-           'deadline', ARGV[6], 'outcome', ARGV[7], 'actions', ARGV[8], 'answered', ARGV[11])
+           'deadline', ARGV[6], 'outcome', ARGV[7], 'actions', ARGV[8], 'answered', ARGV[11],
+           'wid', ARGV[12], 'start_key', ARGV[13])
 if ARGV[9] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[9]) end
 if ARGV[10] ~= '' then redis.call('HSET', KEYS[3], 'n', ARGV[8], 'state', ARGV[10]) end
 return 1
 """
 
+# Settles a write whose reply never came (Store.settle): 1 = it was applied (it is the
+# last write), 0 = it was not and now never will be (its id is voided, so a copy still
+# on its way is refused), -1 = the fence moved (another node owns the room), -2 =
+# someone else wrote meanwhile, -3 = no such room.
+_RESOLVE = """
+local h = KEYS[1]
+local cur = redis.call('HGET', h, 'version')
+if not cur then return -3 end
+if redis.call('HGET', h, 'wid') == ARGV[3] then return 1 end
+if redis.call('HGET', h, 'fence') ~= ARGV[4] then return -1 end
+if cur == ARGV[1] then
+  redis.call('HSET', h, 'void', ARGV[3])
+  return 0
+end
+return -2
+"""
+
+# Creating twice with the same creation key is the same create (a retried request).
 _CREATE = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if redis.call('HGET', KEYS[1], 'ckey') == ARGV[3] then return 2 end
+  return 0
+end
 redis.call('HSET', KEYS[1], 'meta', ARGV[1], 'version', '0', 'fence', '1', 'status', 'waiting',
-           'seats', ARGV[2], 'deadline', '', 'outcome', '', 'actions', '0')
+           'seats', ARGV[2], 'deadline', '', 'outcome', '', 'actions', '0', 'ckey', ARGV[5])
 if ARGV[3] ~= '' then redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4]) end
 return 1
 """
@@ -131,6 +169,34 @@ class StaleWriteError(StoreError):
     """The stored version or fence moved on: this writer's copy of the room is stale."""
 
 
+class StorageUnavailable(StoreError):
+    """Redis could not be reached; the write was NOT applied (its outcome was settled)."""
+
+
+class OutcomeUnknown(StoreError):
+    """Redis stayed away longer than the retry window: the write may or may not be in.
+
+    The caller must not adopt the change and must reload the room from Redis before
+    its next write (`Room` marks itself unsure and heals once Redis answers).
+    """
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for failures that say nothing about the command's outcome: the connection
+    broke, timed out, or Redis is still loading its data after a restart."""
+    return isinstance(exc, RedisConnectionError | RedisTimeoutError | OSError | asyncio.TimeoutError)
+
+
+def backoff_delays(window: float, first: float = 0.05, cap: float = 1.0) -> Iterator[float]:
+    """Exponential delays (with jitter) whose sum stays within `window` seconds."""
+    spent, delay = 0.0, first
+    while spent < window:
+        step = min(delay * (0.5 + secrets.randbelow(1000) / 1000), window - spent)
+        spent += step
+        yield step
+        delay = min(cap, delay * 2)
+
+
 @dataclass
 class RoomRecord:
     """One room as stored: what `Room.restore` rebuilds a live room from."""
@@ -148,32 +214,56 @@ class RoomRecord:
     snapshot_state: Any  # engine snapshot data, or None: start from new_game
     log_tail: list[dict[str, Any]]  # log entries after the snapshot, in order
     answered: list[int]  # seats that already acted in the current simultaneous step
+    start_key: str = ""  # hash of the request key that started the room
 
 
 class Store:
     """The one place that talks to Redis; embedded and external Redis use the same code."""
 
     def __init__(
-        self, url: str, prefix: str = "giants:", max_connections: int = 1000, cluster: bool = False
+        self,
+        url: str,
+        prefix: str = "giants:",
+        max_connections: int = 1000,
+        cluster: bool = False,
+        *,
+        timeout: float = 5.0,
+        retry_window: float = 10.0,
     ) -> None:
+        """`timeout`: seconds a command may take before its outcome is in doubt;
+        `retry_window`: how long an unsettled write keeps being settled (and other
+        idempotent calls retried) while Redis is away."""
         if "{" in prefix or "}" in prefix:
             # A brace in the prefix would become the hash tag of every key.
             raise ValueError(f"key prefix {prefix!r} must not contain braces")
         self.url = url
         self.prefix = prefix
         self.cluster = cluster
+        self.timeout = timeout
+        self.retry_window = retry_window
         self.redis: aioredis.Redis
+        # No silent retries inside redis-py: ours are explicit and only of idempotent
+        # calls (the commit script recognises its own write id, see `settle`).
         if cluster:
             # A Redis Cluster: commands and pipelines are routed by key slot; every key a
             # script touches shares the room's hash tag, so each call goes to one node.
-            self.redis = RedisCluster.from_url(url, max_connections=max_connections)  # type: ignore[assignment]
+            self.redis = RedisCluster.from_url(  # type: ignore[assignment]
+                url, max_connections=max_connections, socket_timeout=timeout, socket_connect_timeout=timeout
+            )
         else:
             # A blocking pool: under a burst of commits from many rooms a request waits for
             # a free connection instead of failing (the default pool raises when exhausted).
-            pool = aioredis.ConnectionPool.from_url(url, max_connections=max_connections)
+            pool = aioredis.ConnectionPool.from_url(
+                url,
+                max_connections=max_connections,
+                socket_timeout=timeout,
+                socket_connect_timeout=timeout,
+                retry=Retry(NoBackoff(), 0),
+            )
             self.redis = aioredis.Redis(connection_pool=pool, decode_responses=False)
         self._commit = self.redis.register_script(_COMMIT)
         self._create = self.redis.register_script(_CREATE)
+        self._resolve = self.redis.register_script(_RESOLVE)
         self._acquire = self.redis.register_script(_ACQUIRE)
         self._renew = self.redis.register_script(_RENEW)
         self._release = self.redis.register_script(_RELEASE)
@@ -231,21 +321,44 @@ class Store:
         seats: list[dict[str, Any]],
         owner: str = "",
         lease_ms: int = 0,
-    ) -> bool:
-        """Store a new room at version 0 with fence 1; False if the id is already taken.
+        ckey: str = "",
+    ) -> int:
+        """Store a new room at version 0 with fence 1.
+
+        Returns 1 if created, 2 if this id was already created with the same `ckey`
+        (a retried create: that room is the answer), 0 if the id belongs to another
+        room. A lost reply is settled by sending the same create again (idempotent
+        per `ckey`); StorageUnavailable if Redis stays away for the retry window.
 
         With `owner`, the room's lease is taken in the same script (no other node can
         grab the room before it is listed). The id joins `rooms:live` after the hash
         exists (another slot on a cluster); a crash in between leaves an unlisted
-        waiting room nobody was told about.
+        waiting room nobody was told about (a retried create with the same key lists it).
         """
-        created = await self._create(
-            keys=[self.k_room(room_id), self.k_lease(room_id)],
-            args=[pack(meta), pack(seats), owner, str(lease_ms)],
-        )
+        ckey = ckey or secrets.token_hex(16)
+        keys = [self.k_room(room_id), self.k_lease(room_id)]
+        args: list[Any] = [pack(meta), pack(seats), owner, str(lease_ms), ckey]
+        created = int(await self.retrying(lambda: self._create(keys=keys, args=args), "create"))
         if created:
-            await self.redis.sadd(self.k_live, room_id)
-        return bool(created)
+            await self.retrying(lambda: self.redis.sadd(self.k_live, room_id), "list the room")
+        return created
+
+    async def retrying(self, call: Callable[[], Awaitable[T]], what: str) -> T:
+        """Run an idempotent Redis call, retrying transient failures with backoff within
+        the retry window; raises StorageUnavailable when Redis stays away."""
+        last: BaseException | None = None
+        delays = backoff_delays(self.retry_window)
+        while True:
+            try:
+                return await call()
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                last = exc
+            delay = next(delays, None)
+            if delay is None:
+                raise StorageUnavailable(f"{what}: Redis does not answer ({last!r})") from last
+            await asyncio.sleep(delay)
 
     async def mark_finished(self, room_id: str, finished_at: float) -> None:
         """Move a finished room from the live index to the finished one (idempotent)."""
@@ -410,40 +523,70 @@ class Store:
         snapshot: Any = None,
         now: float = 0.0,
         answered: Iterable[int] = (),
+        start_key: str = "",
     ) -> None:
         """Write one room change atomically, if the stored version is still `expected`.
 
-        Raises StaleWriteError when another writer got there first (the caller reloads
-        the room and refuses the change); any Redis error propagates (nothing was
-        acknowledged, so the caller reports internal_error).
+        Returns once the change is known to be in Redis. A reply lost, or later than
+        the socket timeout, is settled before returning (`settle`): applied -> returns
+        as if the reply had come; not applied -> StorageUnavailable (the caller keeps
+        the room unchanged); unknown after the retry window -> OutcomeUnknown. Raises
+        StaleWriteError when another writer got there first (the caller reloads).
         """
-        result = await self._submit(
-            [self.k_room(room_id), self.k_log(room_id), self.k_snap(room_id)],
-            [
-                str(expected),
-                str(version),
-                str(fence),
-                status,
-                pack(seats),
-                "" if deadline is None else repr(deadline),
-                b"" if outcome is None else pack(outcome),
-                str(actions),
-                b"" if log_entry is None else pack(log_entry),
-                b"" if snapshot is None else pack(snapshot),
-                pack(sorted(answered)),
-            ],
-        )
+        wid = secrets.token_hex(8)
+        keys = [self.k_room(room_id), self.k_log(room_id), self.k_snap(room_id)]
+        args = [
+            str(expected),
+            str(version),
+            str(fence),
+            status,
+            pack(seats),
+            "" if deadline is None else repr(deadline),
+            b"" if outcome is None else pack(outcome),
+            str(actions),
+            b"" if log_entry is None else pack(log_entry),
+            b"" if snapshot is None else pack(snapshot),
+            pack(sorted(answered)),
+            wid,
+            start_key,
+        ]
+        try:
+            result = int(await self._submit(keys, args))
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            log.warning("room %s: no answer to write %s (%r); settling it", room_id, wid, exc)
+            result = await self.settle(room_id, expected=expected, fence=fence, wid=wid)
+        if result == -4:
+            raise StorageUnavailable(f"room {room_id}: the write was settled as not applied")
         if result != 1:
-            reason = {0: "version moved on", -1: "fence lost", -3: "room missing"}.get(
-                int(result), str(result)
-            )
-            raise StaleWriteError(f"room {room_id}: {reason}")
+            reason = {0: "version moved on", -1: "fence lost", -2: "version moved on", -3: "room missing"}
+            raise StaleWriteError(f"room {room_id}: {reason.get(result, str(result))}")
         if status == "finished":
             try:
                 await self.mark_finished(room_id, now or time.time())
             except Exception:
                 # The change itself is stored; the next restore finishes the move.
                 log.warning("room %s: finished, but the lobby index was not updated", room_id)
+
+    async def settle(self, room_id: str, *, expected: int, fence: int, wid: str) -> int:
+        """Find out whether write `wid` is in Redis, retrying while Redis is away.
+
+        Returns 1 (applied) or a refusal code of the commit script (-1 fence lost,
+        -2 someone else wrote, -3 room missing); raises StorageUnavailable if it was
+        not applied (and now never will be), OutcomeUnknown if Redis did not answer
+        within the retry window.
+        """
+        keys = [self.k_room(room_id)]
+        args = [str(expected), str(expected + 1), wid, str(fence)]
+        try:
+            result = int(await self.retrying(lambda: self._resolve(keys=keys, args=args), "settle"))
+        except StorageUnavailable as exc:
+            raise OutcomeUnknown(f"room {room_id}: write {wid} unsettled: {exc}") from exc
+        log.warning("room %s: write %s settled: %s", room_id, wid, {1: "applied", 0: "not applied"}.get(result, result))
+        if result == 0:
+            raise StorageUnavailable(f"room {room_id}: Redis did not take the write")
+        return result
 
     # -- reads ----------------------------------------------------------------------
 
@@ -483,6 +626,7 @@ class Store:
             snapshot_state=unpack(snap[b"state"]) if snap else None,
             log_tail=[unpack(entry) for entry in tail],
             answered=unpack(fields["answered"]) if fields.get("answered") else [],
+            start_key=_text(fields.get("start_key", b"")),
         )
 
     async def read_log(self, room_id: str) -> list[dict[str, Any]]:

@@ -217,6 +217,7 @@ CONTRACT_CODES = [
     "abort_too_late",
     "draw_not_allowed",
     "no_draw_offer",
+    "storage_unavailable",
     "unknown_game",
     "unknown_rules",
     "bad_options",
