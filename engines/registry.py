@@ -9,6 +9,7 @@ UnknownGameError / UnknownRulesError with the valid choices in the message.
 from __future__ import annotations
 
 import importlib
+import threading
 from dataclasses import dataclass
 
 from engines.base import Engine, GameInfo, UnknownGameError, UnknownRulesError
@@ -40,6 +41,7 @@ class GameEntry:
 
 _games: dict[str, GameEntry] = {}
 _loaded = False
+_load_lock = threading.RLock()  # re-entrant: an engine module may look others up on import
 
 
 def register(cls: type[Engine]) -> type[Engine]:
@@ -56,14 +58,19 @@ def _load_builtins() -> None:
     global _loaded
     if _loaded:
         return
-    _loaded = True
-    for module in BUILTIN_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            # A game still being written is simply absent; any other import error is a bug.
-            if exc.name != module:
-                raise
+    # Two threads asking first (bots think in worker threads) must not see a half-filled
+    # registry: the second waits until the first has imported every module.
+    with _load_lock:
+        if _loaded:
+            return
+        for module in BUILTIN_MODULES:
+            try:
+                importlib.import_module(module)
+            except ModuleNotFoundError as exc:
+                # A game still being written is simply absent; any other import error is a bug.
+                if exc.name != module:
+                    raise
+        _loaded = True
 
 
 def all_games() -> list[GameEntry]:

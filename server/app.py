@@ -1,7 +1,7 @@
 """Wiring: store, lobby, WebSocket server; startup restore and graceful shutdown.
 
     server = GiantsServer(config)
-    await server.start()        # Redis reachable, rooms restored, port bound
+    await server.start()        # Redis reachable, port bound, rooms restored
     ...                         # server.port is the bound port (config.port 0 = any)
     await server.stop()         # finish in-flight changes, send closing, close 1001
 """
@@ -56,6 +56,7 @@ class GiantsServer:
         self.node: Node | None = None
         self.relay: Relay | None = None
         self.ws_server: Server | None = None
+        self.restore_task: asyncio.Task[None] | None = None
         self.connections: set[Connection] = set()
         self.shutting_down = False
         self.port = config.port
@@ -73,6 +74,8 @@ class GiantsServer:
             "redis": redis_ok,
             "rooms_loaded": loaded,
             "rooms": len(self.lobby.rooms) if self.lobby is not None else 0,
+            "rooms_pending": len(self.lobby.pending) if self.lobby is not None else 0,
+            "rooms_quarantined": len(self.lobby.quarantined) if self.lobby is not None else 0,
             "connections": len(self.connections),
             "shutting_down": self.shutting_down,
             "node": self.node.id if self.node is not None else None,
@@ -115,10 +118,14 @@ class GiantsServer:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def start(self) -> None:
-        """Connect to (or start) Redis, restore rooms, then listen.
+    async def start(self, wait_restored: bool = True) -> None:
+        """Connect to (or start) Redis, listen, and restore the rooms meanwhile.
 
-        Raises if Redis is unreachable; nothing is listening in that case.
+        The live room ids are read before listening, so a request for a room not
+        restored yet waits for it; `/healthz` says unavailable until every room is
+        restored (or quarantined). With `wait_restored` (tests, tools) this returns
+        only then; `giants serve` returns as soon as it listens. Raises if Redis is
+        unreachable; nothing is listening in that case.
         """
         url = self.config.redis_url
         if not url:
@@ -128,7 +135,13 @@ class GiantsServer:
             cluster = await is_cluster(url)
         except Exception as exc:
             raise ConnectionError(f"Redis at {url} does not answer ({exc})") from None
-        self.store = Store(url, self.config.key_prefix, cluster=cluster)
+        self.store = Store(
+            url,
+            self.config.key_prefix,
+            cluster=cluster,
+            timeout=self.config.redis_timeout,
+            retry_window=self.config.redis_retry_window,
+        )
         self.store.on_batch = self.metrics.observe_batch
         if not await self.store.ping():
             raise ConnectionError(f"Redis at {url} does not answer")
@@ -155,12 +168,7 @@ class GiantsServer:
         self.metrics.registry.register(NodeCollector(node, relay))
         await relay.start()
         await node.start()
-        await lobby.restore_all()
-        # Views, frames and states are acyclic and freed by reference counting; the
-        # cyclic collector's full passes over a large heap of them only add latency
-        # spikes. Move what exists now out of its reach and run it less often.
-        gc.freeze()
-        gc.set_threshold(50_000, 20, 100)
+        await lobby.list_live()
         self.ws_server = await serve(
             self._handler,
             self.config.host,
@@ -179,6 +187,17 @@ class GiantsServer:
             self.port = sockets[0].getsockname()[1]
         node.address = self.url
         log.info("listening on %s:%s (redis %s, prefix %r)", self.config.host, self.port, url, self.config.key_prefix)
+        self.restore_task = asyncio.get_running_loop().create_task(self._restore())
+        if wait_restored:
+            await asyncio.shield(self.restore_task)
+
+    async def _restore(self) -> None:
+        await self.lobby.restore_pending()
+        # Views, frames and states are acyclic and freed by reference counting; the
+        # cyclic collector's full passes over a large heap of them only add latency
+        # spikes. Move what exists now out of its reach and run it less often.
+        gc.freeze()
+        gc.set_threshold(50_000, 20, 100)
 
     async def _handler(self, ws: ServerConnection) -> None:
         conn = Connection(ws, self)
@@ -211,6 +230,8 @@ class GiantsServer:
             self.ws_server.close(close_connections=True)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.ws_server.wait_closed(), self.config.shutdown_timeout)
+        if self.restore_task is not None:
+            self.restore_task.cancel()
         for task in list(self._tasks):
             task.cancel()
         if self.relay is not None:

@@ -31,7 +31,7 @@ async def _main(config: object) -> int:
         loop.add_signal_handler(sig, stop.set)
     server = GiantsServer(config)
     try:
-        await server.start()
+        await server.start(wait_restored=False)  # listen first; rooms restore meanwhile
     except Exception as exc:
         logging.getLogger("giants.server").error("could not start: %s", exc)
         await server.stop()

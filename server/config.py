@@ -46,6 +46,9 @@ class Config:
     relay_timeout: float = 5.0  # seconds a relayed request waits for the owner's answer
     reuse_port: bool = False  # set by --workers for its children (SO_REUSEPORT)
     default_deadline: float = 0.0  # seconds per move for rooms created without one; 0 = none
+    redis_timeout: float = 5.0  # a Redis reply later than this puts the command's outcome in doubt
+    redis_retry_window: float = 10.0  # how long a write in doubt is settled while Redis is away
+    fsync: str = "everysec"  # embedded Redis appendfsync: always or everysec
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting out of range (checked before
@@ -67,6 +70,10 @@ class Config:
             raise ValueError(f"--relay-timeout must be positive, not {self.relay_timeout}")
         if "{" in self.key_prefix or "}" in self.key_prefix:
             raise ValueError(f"--key-prefix must not contain braces (they would become a hash tag), not {self.key_prefix!r}")
+        if self.redis_timeout <= 0 or self.redis_retry_window < 0:
+            raise ValueError("--redis-timeout must be positive and --redis-retry-window not negative")
+        if self.fsync not in ("always", "everysec"):
+            raise ValueError(f"--fsync must be always or everysec, not {self.fsync!r}")
 
     @property
     def data_path(self) -> Path:
@@ -103,6 +110,9 @@ class Config:
             "lease_ttl": "seconds a room's lease lasts without renewal: the failover time (GIANTS_LEASE_TTL, default 2)",
             "relay_timeout": "seconds a request relayed to another node waits for it (GIANTS_RELAY_TIMEOUT, default 5)",
             "reuse_port": "listen with SO_REUSEPORT, sharing the port with other nodes (GIANTS_REUSE_PORT; --workers sets it)",
+            "redis_timeout": "seconds before an unanswered Redis command is settled (GIANTS_REDIS_TIMEOUT, default 5)",
+            "redis_retry_window": "seconds a write in doubt is settled while Redis is away (GIANTS_REDIS_RETRY_WINDOW, default 10)",
+            "fsync": "embedded Redis fsync policy: always or everysec (GIANTS_FSYNC, default everysec)",
         }
         for f in fields(Config):
             flag = "--" + f.name.replace("_", "-")

@@ -246,8 +246,11 @@ class Connection:
 
     async def on_create_room(self, req_id: Any, m: msgs.CreateRoom) -> None:
         room = await self.router.create(m)
+        # An all-bot room starts playing on its own, before the one reply: if the start
+        # cannot be stored the create answers the error (a retry with the same key
+        # finds the room and starts it).
+        await room.autostart_if_full()
         self.send_ok(req_id, {"room": room.id, "summary": room.summary()})
-        await room.autostart_if_full()  # an all-bot room starts playing on its own
 
     async def on_join(self, req_id: Any, m: msgs.Join) -> None:
         room = await self.router.room(m.room)

@@ -6,17 +6,29 @@ Room then handles its own requests under its own lock. Ownership goes through th
 node's leases (server.node): `take_over` acquires a room's lease (fence bump) and
 restores it from Redis; `lost` drops a room another node took; `hand_over_all` gives
 every room up on a graceful shutdown.
+
+Restore runs while the server already listens: `list_live` reads the ids first (so a
+request for a room not restored yet waits for it), `restore_pending` then takes them
+over a few at a time, retrying transient Redis failures with backoff. A room whose
+stored log cannot be replayed is quarantined: logged, counted in /metrics, left in
+Redis untouched, and answered with `storage_unavailable` (never `no_such_room`, which
+would make clients forget it). Finished rooms are loaded on demand (read-only), so a
+seat that missed the final move can resume and get the final snapshot.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import secrets
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from engines import registry
 from engines.base import Engine, GameError
@@ -27,15 +39,34 @@ from server.metrics import Metrics
 from server.node import Node
 from server.room import Room
 from server.seats import Peer, SeatState, hash_secret, replay_data
-from server.store import Store, unpack
+from server.store import StorageUnavailable, Store, backoff_delays, is_transient, unpack
 
 log = logging.getLogger("giants.lobby")
 
 ROOM_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no look-alikes: easy to read out
 
 
+ROOM_ID_LEN = 8
+EVICT_AFTER = 60.0  # seconds a finished room loaded on demand stays without members
+
+
 def new_room_id() -> str:
-    return "".join(secrets.choice(ROOM_ID_ALPHABET) for _ in range(8))
+    return "".join(secrets.choice(ROOM_ID_ALPHABET) for _ in range(ROOM_ID_LEN))
+
+
+def keyed_room_id(key: str, attempt: int) -> str:
+    """The room id a create with request key `key` tries at `attempt`: the same on a
+    retry, so a retried create finds the room its first attempt stored."""
+    digest = int.from_bytes(hashlib.sha256(f"giants-create\0{key}\0{attempt}".encode()).digest()[:8], "big")
+    chars = []
+    for _ in range(ROOM_ID_LEN):
+        digest, index = divmod(digest, len(ROOM_ID_ALPHABET))
+        chars.append(ROOM_ID_ALPHABET[index])
+    return "".join(chars)
+
+
+def plausible_room_id(room_id: str) -> bool:
+    return len(room_id) == ROOM_ID_LEN and all(c in ROOM_ID_ALPHABET for c in room_id)
 
 
 class Lobby:
@@ -57,7 +88,14 @@ class Lobby:
         self.max_rooms = max_rooms
         self.node = node or Node(store, "standalone")
         self.rooms: dict[str, Room] = {}
-        self.loaded = False
+        self.loaded = False  # every listed live room restored (or quarantined, or elsewhere)
+        self.listed = asyncio.Event()  # the live ids are known (requests may wait on them)
+        self.pending: dict[str, asyncio.Future[Room | None]] = {}  # listed, not restored yet
+        self.quarantined: dict[str, str] = {}  # room id -> why it cannot be replayed
+        self.restore_retries = 0  # transient failures retried during restore
+        self.restore_concurrency = 8
+        self._loading: dict[str, asyncio.Future[Room | None]] = {}  # finished rooms on demand
+        metrics.registry.register(_RestoreCollector(self))
         self.closing = False  # shutting down: take nothing over
         # Set by the app to the relay: a room was taken over here / moved away from here.
         self.on_adopted: Callable[[str], Awaitable[None]] | None = None
@@ -78,7 +116,8 @@ class Lobby:
         # A finished room nobody watches lives on in Redis only (replay reads it there).
         if self.rooms.get(room.id) is room and not room.members:
             del self.rooms[room.id]
-            self._spawn(self.node.release(room.id))
+            if room.id in self.node.rooms:
+                self._spawn(self.node.release(room.id))
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -117,28 +156,40 @@ class Lobby:
         return room
 
     async def _take_over(self, room_id: str) -> Room | None:
+        """Acquire, load and restore, retrying while Redis is away (acquire and load are
+        redone together: a fence bumped by an attempt whose reply was lost is read back
+        by the next one); a room that cannot be replayed is quarantined."""
         if len(self.rooms) >= self.max_rooms:
             return None
-        fence = await self.node.acquire(room_id)
-        if fence is None:
-            return None
-        try:
-            record = await self.store.load_room(room_id)
-            if record is None:
-                await self.node.release(room_id)
+        delays = backoff_delays(float("inf"), first=0.1, cap=5.0)
+        while True:
+            try:
+                fence = await self.node.acquire(room_id)
+                if fence is None:
+                    return None
+                record = await self.store.load_room(room_id)
+                if record is None:
+                    await self.node.release(room_id)
+                    return None
+                if record.status == "finished":
+                    # Finished, but its node died before moving it out of rooms:live.
+                    await self.store.mark_finished(room_id, time.time())
+                    await self.node.release(room_id)
+                    return None
+                engine = registry.get_engine(record.meta["game"], record.meta["rules"])
+                room = Room.restore(record, engine, self.store, self.metrics, self.snapshot_every)
+                break
+            except Exception as exc:
+                if is_transient(exc) and not self.closing:
+                    self.restore_retries += 1
+                    log.warning("room %s: not readable yet (%r); retrying", room_id, exc)
+                    await asyncio.sleep(next(delays))
+                    continue
+                # Keep the lease's TTL running out rather than releasing at once: other
+                # nodes would only fail on the same data in a tight loop.
+                log.error("room %s cannot be restored and is quarantined (left in Redis as it is): %r", room_id, exc)
+                self.quarantined[room_id] = f"{type(exc).__name__}: {exc}"
                 return None
-            if record.status == "finished":
-                # Finished, but its node died before moving it out of rooms:live.
-                await self.store.mark_finished(room_id, time.time())
-                await self.node.release(room_id)
-                return None
-            engine = registry.get_engine(record.meta["game"], record.meta["rules"])
-            room = Room.restore(record, engine, self.store, self.metrics, self.snapshot_every)
-        except Exception:
-            # Keep the lease's TTL running out rather than releasing at once: other
-            # nodes would only fail on the same data in a tight loop.
-            log.exception("could not restore room %s", room_id)
-            return None
         room.fence = fence
         self._adopt(room)
         room.start_timers()
@@ -204,22 +255,124 @@ class Lobby:
     async def restore_all(self) -> int:
         """Take over every unfinished room no live node holds (restore from Redis).
 
-        Rooms other nodes own stay theirs. Returns how many were restored; a room that
-        fails to load is logged and left in Redis untouched for an operator to inspect.
+        Rooms other nodes own stay theirs. Returns how many were restored (tests and
+        tools; the server calls `list_live` before listening, `restore_pending` after).
         """
+        await self.list_live()
+        return await self.restore_pending()
+
+    async def list_live(self) -> None:
+        """Read the ids of the live rooms, retrying while Redis is away; each becomes
+        a pending restore that `find` waits for."""
+        delays = backoff_delays(float("inf"), first=0.1, cap=5.0)
+        while True:
+            try:
+                ids = await self.store.live_room_ids()
+                break
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                self.restore_retries += 1
+                log.warning("restore: cannot list the live rooms yet (%r); retrying", exc)
+                await asyncio.sleep(next(delays))
+        loop = asyncio.get_running_loop()
+        for room_id in ids:
+            if room_id not in self.rooms and room_id not in self.pending:
+                self.pending[room_id] = loop.create_future()
+        self.listed.set()
+
+    async def restore_pending(self) -> int:
+        """Take the listed rooms over a few at a time; returns how many were restored.
+
+        A transient Redis failure is retried with backoff until it succeeds (the server
+        is not healthy meanwhile); a room that cannot be replayed is quarantined.
+        """
+        ids = [room_id for room_id, fut in self.pending.items() if not fut.done()]
+        gate = asyncio.Semaphore(self.restore_concurrency)
         restored = 0
-        for room_id in await self.store.live_room_ids():
-            if await self.take_over(room_id) is not None:
+
+        async def one(room_id: str) -> None:
+            nonlocal restored
+            room: Room | None = None
+            try:
+                async with gate:
+                    room = await self.take_over(room_id)
+            finally:
+                fut = self.pending.pop(room_id, None)
+                if fut is not None and not fut.done():
+                    fut.set_result(room)
+            if room is not None:
                 restored += 1
+
+        await asyncio.gather(*(one(room_id) for room_id in ids))
         self.loaded = True
-        log.info("restored %d room(s)", restored)
+        log.info("restored %d room(s), %d quarantined", restored, len(self.quarantined))
         return restored
 
     # -- requests -------------------------------------------------------------------
 
     def find(self, room_id: str) -> Room | None:
-        """This node's live room `room_id`, or None (the router then asks the relay)."""
+        """This node's live room `room_id` in memory, or None (no waiting: the relay)."""
         return self.rooms.get(room_id)
+
+    async def open(self, room_id: str) -> Room | None:
+        """This node's room `room_id`: in memory, being restored (waits for it), or
+        finished and loaded from Redis on demand; None if this node has no such room
+        (the router then asks the relay). Raises storage_unavailable when the room
+        exists but cannot be served now (quarantined, not restored yet, Redis away)."""
+        room = self.rooms.get(room_id)
+        if room is not None:
+            return room
+        wait = self.store.retry_window
+        try:
+            if not self.listed.is_set():
+                await asyncio.wait_for(self.listed.wait(), wait)
+            fut = self.pending.get(room_id) or self._taking.get(room_id) or self._loading.get(room_id)
+            if fut is None and room_id not in self.quarantined and plausible_room_id(room_id):
+                fut = self._loading[room_id] = asyncio.get_running_loop().create_future()
+                self._spawn(self._load_finished(room_id, fut))
+            if fut is not None:
+                room = await asyncio.wait_for(asyncio.shield(fut), wait)
+        except TimeoutError:
+            raise RequestError(
+                "storage_unavailable", f"room {room_id} is not restored yet (storage is slow or away); try again"
+            ) from None
+        if room is not None:
+            return room
+        if room_id in self.quarantined:
+            raise RequestError(
+                "storage_unavailable",
+                f"room {room_id} is stored but cannot be restored; the operator has been told (see the server log)",
+            )
+        return None
+
+    async def _load_finished(self, room_id: str, fut: asyncio.Future[Room | None]) -> None:
+        """Load a finished room read-only (resume and watch get its final snapshot)."""
+        room: Room | None = None
+        try:
+            record = await self.store.retrying(lambda: self.store.load_room(room_id), "load")
+            if room_id in self.rooms:
+                room = self.rooms[room_id]
+            elif record is not None and record.status == "finished":
+                engine = registry.get_engine(record.meta["game"], record.meta["rules"])
+                room = Room.restore(record, engine, self.store, self.metrics, self.snapshot_every)
+                room.on_idle = self._evict
+                self.rooms[room_id] = room
+                # Evicted again once nobody is in it (checked after a grace period, so
+                # the request that loaded it can take its seat first).
+                asyncio.get_running_loop().call_later(EVICT_AFTER, self._evict, room)
+        except StorageUnavailable as exc:
+            log.warning("loading room %s: %s", room_id, exc)
+            if not fut.done():
+                fut.set_exception(RequestError("storage_unavailable", f"room {room_id}: storage is away; try again"))
+                fut.exception()  # marked retrieved: waiters get it through their shield
+        except Exception:
+            log.exception("loading finished room %s failed", room_id)
+        finally:
+            if self._loading.get(room_id) is fut:
+                del self._loading[room_id]
+            if not fut.done():
+                fut.set_result(room)
 
     def get(self, room_id: str) -> Room:
         room = self.rooms.get(room_id)
@@ -271,10 +424,28 @@ class Lobby:
             "autostart": msg.autostart,
         }
         state = engine.new_game(players, options, seed)
-        for _ in range(5):
-            room_id = new_room_id()
-            stored = [s.to_store() for s in seats]
-            if await self.store.create_room(room_id, meta, stored, self.node.id, self.node.lease_ms):
+        # With a request key the ids tried and the creation key are the same on every
+        # retry: a create whose first attempt was stored finds that room (result 2).
+        ckey = hash_secret(msg.key, "create:") if msg.key else secrets.token_hex(16)
+        stored = [s.to_store() for s in seats]
+        for attempt in range(5):
+            room_id = keyed_room_id(msg.key, attempt) if msg.key else new_room_id()
+            try:
+                result = await self.store.create_room(
+                    room_id, meta, stored, self.node.id, self.node.lease_ms, ckey=ckey
+                )
+            except StorageUnavailable as exc:
+                raise RequestError(
+                    "storage_unavailable",
+                    "storage is unreachable; the room may or may not exist: retry with the same key",
+                    {"outcome": "unknown"},
+                ) from exc
+            if result == 2:
+                existing = await self.open(room_id)
+                if existing is None:
+                    raise RequestError("storage_unavailable", f"room {room_id} exists but cannot be loaded now; try again")
+                return existing
+            if result == 1:
                 break
         else:
             raise RequestError("internal_error", "could not allocate a room id")
@@ -341,3 +512,27 @@ def stored_summary(room_id: str, fields: dict[str, bytes]) -> dict[str, Any] | N
         "spectators": 0,
         "created": meta["created"],
     }
+
+
+class _RestoreCollector(Collector):
+    """/metrics series of the restore: pending, quarantined, retried."""
+
+    def __init__(self, lobby: Lobby) -> None:
+        self.lobby = lobby
+
+    def describe(self) -> Iterable[Metric]:
+        return []
+
+    def collect(self) -> Iterable[Metric]:
+        lobby = self.lobby
+        yield GaugeMetricFamily(
+            "giants_rooms_restore_pending", "Live rooms listed in Redis and not restored yet.", value=len(lobby.pending)
+        )
+        yield GaugeMetricFamily(
+            "giants_rooms_quarantined",
+            "Rooms whose stored log cannot be replayed: left in Redis, not served (see the log).",
+            value=len(lobby.quarantined),
+        )
+        yield CounterMetricFamily(
+            "giants_restore_retries", "Transient Redis failures retried while restoring rooms.", value=lobby.restore_retries
+        )

@@ -44,7 +44,7 @@ from server.wire import encode
 log = logging.getLogger("giants.relay")
 
 # Room calls a relayed request may make, with their argument counts after (peer, req_id).
-OPS = {"join": 2, "watch": 1, "resume": 1, "start": 0, "act": 2, "resync": 0, "leave": 1,
+OPS = {"join": 3, "watch": 1, "resume": 1, "start": 1, "act": 2, "resync": 0, "leave": 1,
        "resign": 0, "abort": 0, "offer_draw": 0, "decline_draw": 0}
 RETRY_SAFE = {"join", "watch", "resume", "resync", "leave"}  # refused or idempotent if repeated
 
@@ -489,8 +489,10 @@ class RemoteRoom:
         self.owner = owner
         self.members: dict[str, Seat | None] = {}  # local connection id -> seat
 
-    async def join(self, peer: Peer, req_id: Any, seat: Seat | None, password: str | None) -> None:
-        await self.relay.request(self, peer, "join", [req_id, seat, password])
+    async def join(
+        self, peer: Peer, req_id: Any, seat: Seat | None, password: str | None, key: str | None = None
+    ) -> None:
+        await self.relay.request(self, peer, "join", [req_id, seat, password, key])
 
     async def watch(self, peer: Peer, req_id: Any, password: str | None) -> None:
         await self.relay.request(self, peer, "watch", [req_id, password])
@@ -498,8 +500,8 @@ class RemoteRoom:
     async def resume(self, peer: Peer, req_id: Any, token: str) -> None:
         await self.relay.request(self, peer, "resume", [req_id, token])
 
-    async def start(self, peer: Peer, req_id: Any) -> None:
-        await self.relay.request(self, peer, "start", [req_id])
+    async def start(self, peer: Peer, req_id: Any, key: str | None = None) -> None:
+        await self.relay.request(self, peer, "start", [req_id, key])
 
     async def act(self, peer: Peer, req_id: Any, text: str, version: int | None) -> None:
         await self.relay.request(self, peer, "act", [req_id, text, version])

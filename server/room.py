@@ -371,7 +371,15 @@ class Room(RoomViews, RoomEndings):
         return events
 
     def _after_change(self) -> None:
-        """Let bots move and evict an idle finished room."""
+        """Let bots move, start a full autostart room whose start was not stored yet
+        (restore, recovery), and evict an idle finished room."""
+        if (
+            self.status == "waiting"
+            and not self.closing
+            and self.meta.get("autostart", True)
+            and all(s.taken for s in self.seats)
+        ):
+            self._spawn(self._autostart_quietly())
         if (
             not self.bot_running
             and self.status == "playing"
@@ -544,6 +552,12 @@ class Room(RoomViews, RoomEndings):
             if self.status == "waiting" and self.meta.get("autostart", True) and all(s.taken for s in self.seats):
                 await self._start()
 
+    async def _autostart_quietly(self) -> None:
+        try:
+            await self.autostart_if_full()
+        except RequestError as exc:  # the failed write scheduled the room's recovery
+            log.warning("room %s: start not stored: %s", self.id, exc.message)
+
     async def _start(self, start_key: str = "") -> None:
         cand = self._candidate(status="playing", start_key=start_key)
         cand.deadline = self._deadline_after(self.state, "playing", False)
@@ -653,8 +667,9 @@ class Room(RoomViews, RoomEndings):
             return True
 
     async def _connection_changed(self, event: dict[str, Any]) -> None:
-        """A seat's `connected` flag went false: a versioned change like any other."""
-        if self.closing:
+        """A seat's `connected` flag went false: a versioned change like any other
+        (not in a finished room, which is never written again)."""
+        if self.closing or self.status == "finished":
             return
         try:
             await self._commit(self._candidate())

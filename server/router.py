@@ -26,7 +26,9 @@ class RoomHandle(Protocol):
 
     id: str
 
-    async def join(self, peer: Peer, req_id: Any, seat: Seat | None, password: str | None) -> None: ...
+    async def join(
+        self, peer: Peer, req_id: Any, seat: Seat | None, password: str | None, key: str | None = None
+    ) -> None: ...
 
     async def watch(self, peer: Peer, req_id: Any, password: str | None) -> None: ...
 
@@ -34,7 +36,7 @@ class RoomHandle(Protocol):
 
     async def leave(self, peer: Peer, explicit: bool = True) -> bool: ...
 
-    async def start(self, peer: Peer, req_id: Any) -> None: ...
+    async def start(self, peer: Peer, req_id: Any, key: str | None = None) -> None: ...
 
     async def act(self, peer: Peer, req_id: Any, text: str, version: int | None) -> None: ...
 
@@ -55,7 +57,7 @@ class RoomHandle(Protocol):
 class LocalRooms(Protocol):
     """The lobby as the router sees it: this node's rooms and the room-wide requests."""
 
-    def find(self, room_id: str) -> RoomHandle | None: ...
+    async def open(self, room_id: str) -> RoomHandle | None: ...
 
     async def create(self, msg: CreateRoom) -> Any: ...
 
@@ -79,7 +81,7 @@ class Router:
 
     async def room(self, room_id: str) -> RoomHandle:
         """The room `room_id`, local or remote; RequestError(no_such_room) if none is live."""
-        room = self.lobby.find(room_id)
+        room = await self.lobby.open(room_id)
         if room is not None:
             return room
         if self.remote is not None:
