@@ -18,6 +18,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from protocol import apply_patch
+from tests.fault_proxy import FaultProxy
 
 
 @dataclass
@@ -138,3 +139,14 @@ async def client_factory() -> AsyncIterator[ClientFactory]:
     yield make
     for client in clients:
         await client.close()
+
+
+@pytest.fixture
+async def fault_proxy(redis_url: str) -> AsyncIterator[FaultProxy]:
+    """A FaultProxy in front of the test Redis; `fault_proxy.url` is what servers use.
+
+    Request it before `server_factory` so servers stop before the proxy does."""
+    proxy = FaultProxy(redis_url)
+    await proxy.start()
+    yield proxy
+    await proxy.stop()
