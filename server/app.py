@@ -156,7 +156,7 @@ class GiantsServer:
         self.node = node = Node(self.store, node_id, self.config.lease_ttl)
         self.lobby = lobby = Lobby(
             self.store, self.metrics, self.config.snapshot_every, self.config.max_rooms,
-            bots=SeatBots(limits, self.metrics), node=node,
+            bots=SeatBots(limits, self.metrics), node=node, max_replacements=self.config.max_replacements,
         )
         self.relay = relay = Relay(url, self.config.key_prefix, node_id, lobby, self.config.relay_timeout)
         lobby.on_adopted = relay.announce

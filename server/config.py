@@ -49,6 +49,8 @@ class Config:
     redis_timeout: float = 5.0  # a Redis reply later than this puts the command's outcome in doubt
     redis_retry_window: float = 10.0  # how long a write in doubt is settled while Redis is away
     fsync: str = "everysec"  # embedded Redis appendfsync: always or everysec
+    # A seat may replace its action in one simultaneous step (a GIANTS bid) this often.
+    max_replacements: int = 20
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting out of range (checked before
@@ -74,6 +76,11 @@ class Config:
             raise ValueError("--redis-timeout must be positive and --redis-retry-window not negative")
         if self.fsync not in ("always", "everysec"):
             raise ValueError(f"--fsync must be always or everysec, not {self.fsync!r}")
+        for name in ("bot_max_iterations", "bot_threads", "max_replacements"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(self, name)}")
+        if self.bot_move_seconds <= 0 or self.bot_max_rollout < 0:
+            raise ValueError("--bot-move-seconds must be positive and --bot-max-rollout at least 0")
 
     @property
     def data_path(self) -> Path:
@@ -113,6 +120,7 @@ class Config:
             "redis_timeout": "seconds before an unanswered Redis command is settled (GIANTS_REDIS_TIMEOUT, default 5)",
             "redis_retry_window": "seconds a write in doubt is settled while Redis is away (GIANTS_REDIS_RETRY_WINDOW, default 10)",
             "fsync": "embedded Redis fsync policy: always or everysec (GIANTS_FSYNC, default everysec)",
+            "max_replacements": "times a seat may replace its action in one simultaneous step (GIANTS_MAX_REPLACEMENTS, default 20)",
         }
         for f in fields(Config):
             flag = "--" + f.name.replace("_", "-")

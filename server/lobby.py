@@ -80,7 +80,9 @@ class Lobby:
         max_rooms: int = 10_000,
         bots: seat_bots.SeatBots | None = None,
         node: Node | None = None,
+        max_replacements: int = 20,
     ) -> None:
+        self.max_replacements = max_replacements
         self.store = store
         self.bots = bots or seat_bots.default_service()
         self.metrics = metrics
@@ -108,6 +110,7 @@ class Lobby:
         room.on_idle = self._evict
         room.bot_service = self.bots
         room.on_lost = self._room_lost
+        room.max_replacements = self.max_replacements
         self.rooms[room.id] = room
         self.node.own(room.id, room.fence)
         return room

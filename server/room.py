@@ -77,6 +77,12 @@ class Room(RoomViews, RoomEndings):
         # to_act (a GIANTS bid may be replaced until the last one is in), so bots and
         # deadlines consult this to know who still has to answer.
         self.answered: frozenset[Seat] = frozenset()
+        # Changes only their actor could see (GI-8: a replaced sealed bid). A new member's
+        # version starts at version - hidden, so no snapshot counts them.
+        self.hidden = 0
+        # Replacements each seat made in the current simultaneous step (bounded).
+        self.replacements: dict[Seat, int] = {}
+        self.max_replacements = 20
         self.draw_offer: Seat | None = None  # a seat's standing draw offer (server.endings)
         self.members: list[Member] = []
         self.lock = asyncio.Lock()
@@ -134,6 +140,7 @@ class Room(RoomViews, RoomEndings):
         room.deadline = record.deadline
         room.answered = frozenset(record.answered)
         room.start_key = record.start_key
+        room.hidden = record.hidden
         if record.snapshot_n + len(record.log_tail) != record.actions:
             raise GameError(f"room {record.room_id}: log has {record.snapshot_n + len(record.log_tail)} actions, hash says {record.actions}")
         return room
@@ -150,6 +157,7 @@ class Room(RoomViews, RoomEndings):
             deadline=self.deadline,
             answered=self.answered,
             start_key=self.start_key,
+            hidden=self.hidden,
         )
         for key, value in changes.items():
             setattr(base, key, value)
@@ -183,6 +191,7 @@ class Room(RoomViews, RoomEndings):
                 now=now,
                 answered=cand.answered,
                 start_key=cand.start_key,
+                hidden=cand.hidden,
             )
         except StaleWriteError as exc:
             try:
@@ -215,7 +224,7 @@ class Room(RoomViews, RoomEndings):
         self.version += 1
         self.state, self.status, self.seats = cand.state, cand.status, cand.seats
         self.outcome, self.actions, self.deadline = cand.outcome, cand.actions, cand.deadline
-        self.answered, self.start_key = cand.answered, cand.start_key
+        self.answered, self.start_key, self.hidden = cand.answered, cand.start_key, cand.hidden
         self._arm_timer()
 
     def _failed(self, unsure: bool) -> None:
@@ -291,9 +300,14 @@ class Room(RoomViews, RoomEndings):
             return False
         changed = fresh.version != self.version
         log.warning("room %s: reloaded from Redis at version %s (was %s)", self.id, fresh.version, self.version)
+        # Members' own sequences move on by the public changes they missed (GI-8).
+        missed = max(0, (fresh.version - fresh.hidden) - (self.version - self.hidden))
+        for member in self.members:
+            if member.version >= 0:
+                member.version += missed
         self.state, self.version, self.status, self.seats = fresh.state, fresh.version, fresh.status, fresh.seats
         self.outcome, self.actions, self.deadline = fresh.outcome, fresh.actions, fresh.deadline
-        self.answered, self.start_key = fresh.answered, fresh.start_key
+        self.answered, self.start_key, self.hidden = fresh.answered, fresh.start_key, fresh.hidden
         self.unsure = False
         self._arm_timer()
         if changed:
@@ -350,6 +364,8 @@ class Room(RoomViews, RoomEndings):
             # replaced one nothing at all); views.publish strips this before sending.
             head["public"] = self.engine.public_action(state, seat, action)
         events = [head, *extra, *transition.events]
+        # Seen by its actor only (GI-8): it must not count anywhere public.
+        hidden = self.engine.info.hidden_information and head["public"] is None and not extra and not transition.events
         step = self._step_after(seat, self.engine.to_act(state), self.engine.to_act(new_state))
         if result is not None:
             events.append({"type": "finished", "outcome": result.to_data()})
@@ -360,12 +376,19 @@ class Room(RoomViews, RoomEndings):
             actions=actions,
             deadline=self._deadline_after(new_state, status, step is not None),
             answered=step or frozenset(),
+            hidden=self.hidden + 1 if hidden else self.hidden,
             log_entry={"v": self.version + 1, "seat": seat, "action": notation, "ts": time.time()},
             snapshot=self.engine.snapshot(new_state) if actions % self.snapshot_every == 0 else None,
         )
+        replaced = seat in self.answered and step is not None
         await self._commit(cand)
         self.draw_offer = None  # any move answers a draw offer
-        self.metrics.actions_applied[self.meta["game"]] += 1
+        if step is None:
+            self.replacements = {}  # the step is over: a new one starts afresh
+        elif replaced:
+            self.replacements[seat] = self.replacements.get(seat, 0) + 1
+        if not hidden:
+            self.metrics.actions_applied[self.meta["game"]] += 1
         if result is not None:
             self.metrics.rooms_finished[self.meta["game"], "rules"] += 1
         return events
@@ -446,17 +469,23 @@ class Room(RoomViews, RoomEndings):
             if version is not None and version != member.version:
                 raise RequestError(
                     "stale_version",
-                    f"you acted on version {version} but the room is at {self.version}; resync",
-                    {"version": self.version},
+                    f"you acted on version {version} but the last one you were sent is {member.version}; resync",
+                    {"version": member.version},
                 )
             if member.seat not in self.engine.to_act(self.state):
                 raise RequestError("not_your_turn", f"seat {member.seat} is not to act now")
+            if member.seat in self.answered and self.replacements.get(member.seat, 0) >= self.max_replacements:
+                raise RequestError(
+                    "too_many_changes",
+                    f"you may change your action at most {self.max_replacements} times in one step",
+                    {"limit": self.max_replacements},
+                )
             try:
                 action = self.engine.parse_action(self.state, member.seat, text)
             except GameError as exc:
                 raise RequestError(exc.code, exc.message) from exc
             events = await self.apply_action(member.seat, action, [])
-            peer.send_ok(req_id, {"version": self.version})
+            peer.send_ok(req_id, {"version": self.next_version(peer)})
             self.publish(events)
             self._after_change()
         self.metrics.action_latency.observe(time.perf_counter() - started)

@@ -79,6 +79,7 @@ class Candidate:
     log_entry: dict[str, Any] | None = None
     snapshot: Any = None
     answered: frozenset[Seat] = frozenset()
+    hidden: int = 0
     events: list[dict[str, Any]] = field(default_factory=list)
     start_key: str = ""  # hash of the request key of the start, kept with the room
 

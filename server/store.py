@@ -15,7 +15,8 @@ hash slot and the commit script (which touches only them) runs on a cluster too:
                                     list: seats done in the current simultaneous step),
                                     wid (id of the last write), void (id of a write its
                                     writer settled as never applied), ckey (creation
-                                    key), start_key (hash of the start's request key)
+                                    key), start_key (hash of the start's request key),
+                                    hidden (changes only their actor could see, GI-8)
     P room:{<id>}:log         list  one msgpack entry per applied action {v, seat, action, ts}
     P room:{<id>}:snap        hash  n (actions applied when taken), state (engine snapshot)
     P room:{<id>}:lease       str   id of the node that owns the room, with a TTL (server.node)
@@ -72,7 +73,7 @@ end
 if redis.call('HGET', h, 'void') == ARGV[12] then return -4 end
 redis.call('HSET', h, 'version', ARGV[2], 'status', ARGV[4], 'seats', ARGV[5],
            'deadline', ARGV[6], 'outcome', ARGV[7], 'actions', ARGV[8], 'answered', ARGV[11],
-           'wid', ARGV[12], 'start_key', ARGV[13])
+           'wid', ARGV[12], 'start_key', ARGV[13], 'hidden', ARGV[14])
 if ARGV[9] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[9]) end
 if ARGV[10] ~= '' then redis.call('HSET', KEYS[3], 'n', ARGV[8], 'state', ARGV[10]) end
 return 1
@@ -215,6 +216,7 @@ class RoomRecord:
     log_tail: list[dict[str, Any]]  # log entries after the snapshot, in order
     answered: list[int]  # seats that already acted in the current simultaneous step
     start_key: str = ""  # hash of the request key that started the room
+    hidden: int = 0  # changes only their actor could see (a replaced sealed bid)
 
 
 class Store:
@@ -524,6 +526,7 @@ class Store:
         now: float = 0.0,
         answered: Iterable[int] = (),
         start_key: str = "",
+        hidden: int = 0,
     ) -> None:
         """Write one room change atomically, if the stored version is still `expected`.
 
@@ -549,6 +552,7 @@ class Store:
             pack(sorted(answered)),
             wid,
             start_key,
+            str(hidden),
         ]
         try:
             result = int(await self._submit(keys, args))
@@ -626,6 +630,7 @@ class Store:
             snapshot_state=unpack(snap[b"state"]) if snap else None,
             log_tail=[unpack(entry) for entry in tail],
             answered=unpack(fields["answered"]) if fields.get("answered") else [],
+            hidden=int(fields.get("hidden") or 0),
             start_key=_text(fields.get("start_key", b"")),
         )
 

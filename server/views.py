@@ -28,6 +28,7 @@ class RoomViews:
     seats: list[SeatState]
     members: list[Member]
     version: int
+    hidden: int
     deadline: float | None
     outcome: dict[str, Any] | None
     answered: frozenset[Seat]
@@ -125,8 +126,13 @@ class RoomViews:
 
     def send_snapshot(self, member: Member) -> None:
         view = self._views()(member.seat)
-        member.view, member.version = view, self.version
-        member.peer.push(encode(snapshot_frame(self.id, self.version, member.seat, view, self.legal_for(member.seat))))
+        # Versions are per member (GI-8): a new member starts at the count of changes
+        # everyone could see; an existing one (resync, reload) keeps its own sequence
+        # (the snapshot replaces its view whole, and its next patch follows on).
+        if member.version < 0:
+            member.version = self.version - self.hidden
+        member.view = view
+        member.peer.push(encode(snapshot_frame(self.id, member.version, member.seat, view, self.legal_for(member.seat))))
 
     def publish(self, events: list[dict[str, Any]], skip: Member | None = None) -> None:
         """Send every member its patch: its own view diffed against what it last got.
@@ -182,7 +188,8 @@ class RoomViews:
                 if acting:
                     legal = legal_cache.get(member.seat) or legal_cache.setdefault(member.seat, self.legal_for(member.seat))
                 shown = redacted if hide and redacted is not None else events
-                frame = frames[key] = encode(patch_frame(self.id, member.version, self.version, ops, shown, legal))
-            member.view, member.version = view, self.version
+                frame = frames[key] = encode(patch_frame(self.id, member.version, member.version + 1, ops, shown, legal))
+            # Each member's sequence moves only on changes it is sent (GI-8).
+            member.view, member.version = view, member.version + 1
             member.peer.push(frame)
         del olds
