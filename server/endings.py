@@ -58,6 +58,7 @@ class RoomEndings:
         def member_of(self, peer: Peer) -> Member | None: ...
         def publish(self, events: list[dict[str, Any]], skip: Member | None = None) -> None: ...
         def _after_change(self) -> None: ...
+        def next_version(self, peer: Any) -> int: ...
 
     async def end_game(
         self,
@@ -113,7 +114,7 @@ class RoomEndings:
 
     async def _finish(self, peer: Peer, req_id: Any, reason: str, **kwargs: Any) -> None:
         events = await self.end_game(reason, **kwargs)
-        peer.send_ok(req_id, {"version": self.version})
+        peer.send_ok(req_id, {"version": self.next_version(peer)})
         self.publish(events)
         self._after_change()
 
@@ -193,5 +194,5 @@ class RoomEndings:
         # is committed like any other, although the offer itself is not stored.
         await self._commit(self._candidate())
         self.draw_offer = offer
-        peer.send_ok(req_id, {"version": self.version})
+        peer.send_ok(req_id, {"version": self.next_version(peer)})
         self.publish([event])

@@ -124,6 +124,14 @@ class RoomViews:
 
         return get
 
+    def next_version(self, peer: Any) -> int:
+        """The version of the patch `peer` is sent next (what its `ok` carries): versions
+        are per member (GI-8), so never the room's own counter."""
+        for member in self.members:
+            if member.peer is peer:
+                return member.version + 1
+        return self.version - self.hidden
+
     def send_snapshot(self, member: Member) -> None:
         view = self._views()(member.seat)
         # Versions are per member (GI-8): a new member starts at the count of changes
