@@ -46,8 +46,10 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
     bridges, left, land = view["bridges"], view["bridges_left"], view["territory"]
 
     def who(s: int) -> str:
-        colour = colours[s].capitalize() if colours else f"seat {s}"
-        return f"seat {s}" + (f" ({colour}" + (", you)" if s == seat else ")"))
+        tags = [colours[s].capitalize()] if colours else []
+        if s == seat:
+            tags.append("you")
+        return f"seat {s}" + (f" ({', '.join(tags)})" if tags else "")
 
     head = [
         f"Tara - game {view['game']} of {view['games']}",
@@ -59,7 +61,7 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
                     + (f" - must capture one of {', '.join(sorted(besieged))}" if besieged else ""))
     else:
         head.append("Match over")
-    if view.get("out"):
+    if view.get("out") and view.get("to_move"):  # a finished match has no "one more turn"
         head.append(f"{view['out'].capitalize()} has called OUT: one more turn for the other side")
     if view.get("last_move"):
         head.append(f"Last move: {view['last_move']}")

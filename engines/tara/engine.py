@@ -153,8 +153,14 @@ class TaraState:
 
     @property
     def white_seat(self) -> Seat:
-        """The starter of the current game; starters alternate from the lots (TA-10)."""
-        return self.lots if self.game_index % 2 == 0 else 1 - self.lots
+        """The starter of the current game; starters alternate from the lots (TA-10).
+
+        Once the match is over (game_index == games) the board is the last game's, so
+        its colours are that game's: the next game's starter would swap the seats'
+        bridges and territory in the final view.
+        """
+        index = min(self.game_index, self.games - 1)
+        return self.lots if index % 2 == 0 else 1 - self.lots
 
     def seat_of(self, colour: int) -> Seat:
         return self.white_seat if colour == WHITE else 1 - self.white_seat

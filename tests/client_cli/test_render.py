@@ -200,3 +200,19 @@ def test_room_frame_counts_down_a_move_deadline() -> None:
     }
     assert "To act: seat 1 (you) - 25 s left to move" in render_room(room_view, 1, now=975.2)
     assert "To act: seat 1 (you)\n" in render_room(room_view, 1) + "\n"
+
+
+def test_a_finished_tara_match_says_match_over_not_out() -> None:
+    from engines import get_engine
+    from engines.playout import random_playout
+
+    engine = get_engine("tara")
+    for seed in range(6):
+        final = random_playout(engine, 2, seed, {"games": 1}).final_state
+        view = engine.view(final, 0)
+        text = render_game("tara", view, 0)
+        assert "Match over" in text
+        assert "called OUT" not in text
+        last = view["results"][-1]
+        assert f"seat 0 (you): bridges {last['bridges'][0]} " in text
+        assert f"seat 1: bridges {last['bridges'][1]} " in text

@@ -428,6 +428,24 @@ def test_ta9_scoring_at_the_end_of_a_played_game() -> None:
     assert result.points[0] == 2 + min(40, white) - 7
 
 
+@pytest.mark.parametrize("games", [1, 2])
+def test_ta9_the_final_view_credits_each_seat_its_own_bridges_and_territory(games: int) -> None:
+    """TA-8/TA-9: once the match is over, the view's bridges and territory are those
+    of the last game's scoring, seat by seat (not swapped by the next starter)."""
+    starters = set()
+    for seed in range(8):
+        final: TaraState = random_playout(ENGINE, 2, seed, {"games": games}).final_state
+        assert final.finished
+        starters.add(final.lots)
+        last = final.results[-1]
+        view = ENGINE.view(final, None)
+        assert view["bridges"] == list(last.bridges)
+        assert view["territory"] == list(last.territory)
+        assert view["bridges_left"] == [40 - b for b in last.bridges]
+        assert ENGINE.view(ENGINE.state_from_view(view), None) == view
+    assert starters == {0, 1}
+
+
 # -- the match (TA-10) -----------------------------------------------------------
 
 
