@@ -14,6 +14,7 @@ import gc
 import itertools
 import logging
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 
@@ -57,6 +58,9 @@ class GiantsServer:
         self.relay: Relay | None = None
         self.ws_server: Server | None = None
         self.restore_task: asyncio.Task[None] | None = None
+        # Set when the server cannot go on (its embedded Redis will not restart):
+        # `giants serve` then stops and exits non-zero.
+        self.failed = asyncio.Event()
         self.connections: set[Connection] = set()
         self.shutting_down = False
         self.port = config.port
@@ -129,12 +133,12 @@ class GiantsServer:
         """
         url = self.config.redis_url
         if not url:
-            self.embedded = EmbeddedRedis(self.config.data_path)
+            self.embedded = EmbeddedRedis(self.config.data_path, fsync=self.config.fsync)
             url = await asyncio.to_thread(self.embedded.start)
         try:
             cluster = await is_cluster(url)
         except Exception as exc:
-            raise ConnectionError(f"Redis at {url} does not answer ({exc})") from None
+            raise ConnectionError(f"Redis at {redact(url)} does not answer ({exc})") from None
         self.store = Store(
             url,
             self.config.key_prefix,
@@ -186,10 +190,55 @@ class GiantsServer:
         if sockets:
             self.port = sockets[0].getsockname()[1]
         node.address = self.url
-        log.info("listening on %s:%s (redis %s, prefix %r)", self.config.host, self.port, url, self.config.key_prefix)
+        log.info("listening on %s:%s (redis %s, prefix %r)", self.config.host, self.port, redact(url), self.config.key_prefix)
+        if self.embedded is not None:
+            self.spawn(self._supervise_redis())
+        else:
+            await self._check_persistence()
         self.restore_task = asyncio.get_running_loop().create_task(self._restore())
         if wait_restored:
             await asyncio.shield(self.restore_task)
+
+    async def _supervise_redis(self) -> None:
+        """Restart the embedded Redis if it dies (it reloads its AOF; rooms in memory
+        stay valid and writes meanwhile are settled or refused). If it will not come
+        back, stop the server with `failed` set so `giants serve` exits non-zero."""
+        embedded = self.embedded
+        assert embedded is not None
+        failures = 0
+        while not self.shutting_down:
+            await asyncio.sleep(0.5)
+            if self.shutting_down or embedded.alive():
+                continue
+            try:
+                await asyncio.to_thread(embedded.restart)
+                failures = 0
+                log.warning("embedded Redis restarted; service resumes")
+            except Exception as exc:
+                failures += 1
+                log.error("embedded Redis could not be restarted (%d): %s", failures, exc)
+                if failures >= 3:
+                    log.critical("giving up on the embedded Redis; stopping so a supervisor can restart giants serve")
+                    self.failed.set()
+                    return
+
+    async def _check_persistence(self) -> None:
+        """Warn when an external Redis keeps nothing on disk (a restart loses every room)."""
+        try:
+            aof, rdb = await self.store.persistence()
+        except Exception as exc:
+            log.info("could not read the Redis persistence settings (%s); make sure it persists", exc)
+            return
+        if not aof and not rdb:
+            log.warning(
+                "the Redis at %s has no persistence (appendonly no, no save points): a Redis restart "
+                "loses every room; enable appendonly (see docs/operations.md)", redact(self.store.url)
+            )
+        elif not aof:
+            log.warning(
+                "the Redis at %s persists by snapshots only (appendonly no): a Redis crash loses the "
+                "moves since the last snapshot; enable appendonly (see docs/operations.md)", redact(self.store.url)
+            )
 
     async def _restore(self) -> None:
         await self.lobby.restore_pending()
@@ -271,3 +320,13 @@ class GiantsServer:
             await stop.wait()
         finally:
             await self.stop()
+
+
+def redact(url: str) -> str:
+    """A Redis URL without its password (never log one)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))

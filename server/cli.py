@@ -40,11 +40,15 @@ async def _main(config: object) -> int:
     print(f"giants serve: listening on ws://{config.host}:{server.port}", flush=True)
     web_host = config.host if config.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
     print(f"giants serve: open http://{web_host}:{server.port}/ in a browser to play", flush=True)
+    failed = asyncio.ensure_future(server.failed.wait())
+    stopped = asyncio.ensure_future(stop.wait())
     try:
-        await stop.wait()
+        await asyncio.wait({failed, stopped}, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        failed.cancel()
+        stopped.cancel()
         await server.stop()
-    return 0
+    return 1 if server.failed.is_set() else 0
 
 
 def port_taken(host: str, port: int) -> str | None:

@@ -311,6 +311,18 @@ class Store:
         except Exception:
             return False
 
+    async def persistence(self) -> tuple[bool, bool]:
+        """(append-only file on, snapshot save points set) of this Redis; raises if
+        neither CONFIG nor INFO tells (some managed services disable both)."""
+        try:
+            aof = await self.redis.config_get("appendonly")
+            save = await self.redis.config_get("save")
+            aof_on = str(aof.get("appendonly", "no")).lower() == "yes"
+            return aof_on, bool(str(save.get("save", "")).strip())
+        except ResponseError:
+            info = await self.redis.info("persistence")
+            return bool(int(info.get("aof_enabled", 0))), True  # snapshots unknown: assume set
+
     async def close(self) -> None:
         await self.redis.aclose()
 

@@ -120,7 +120,7 @@ class Supervisor:
         try:
             url = self.config.redis_url
             if not url:
-                self.embedded = EmbeddedRedis(self.config.data_path)
+                self.embedded = EmbeddedRedis(self.config.data_path, fsync=self.config.fsync)
                 url = self.embedded.start()
             if self.port == 0:
                 self.port = free_port(self.config.host)
@@ -134,6 +134,12 @@ class Supervisor:
             print(f"giants serve: listening on ws://{self.config.host}:{self.port} ({self.count} workers)", flush=True)
             print(f"giants serve: open http://{host}:{self.port}/ in a browser to play", flush=True)
             while not stop.wait(0.5):
+                if self.embedded is not None and not self.stopping and not self.embedded.alive():
+                    try:  # the workers' writes are settled or refused meanwhile
+                        self.embedded.restart()
+                    except Exception as exc:
+                        log.critical("the embedded Redis will not restart (%s); stopping", exc)
+                        return 1
                 for index, child in enumerate(self.children):
                     if child is not None and child.poll() is not None and not self.stopping:
                         log.warning("worker %d exited with %s; restarting it", index, child.returncode)

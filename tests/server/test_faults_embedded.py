@@ -1,0 +1,88 @@
+"""Issue 11 item 4 and #10.9: `giants serve` supervises its embedded Redis, and a data
+directory serves one server only. Real `giants serve` processes, a real redis-server."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import redis
+
+from server.embedded_redis import SOCKET_NAME
+from tests.fault_checks import eventually, one_reply_per_id
+from tests.server.test_persistence import play
+
+pytestmark = pytest.mark.redis
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def redis_pid(data: Path) -> int:
+    return int((data / "redis.pid").read_text())
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+async def test_killed_embedded_redis_is_restarted_and_play_continues(serve_process, client_factory, tmp_path) -> None:
+    """redis-server is SIGKILLed mid-game: the server restarts it from its AOF; the
+    moves acknowledged before are all there, and the same connections play on."""
+    data = tmp_path / "data"
+    server = serve_process("--fsync", "always", "--redis-timeout", "1", embedded_dir=data)
+    alice = await client_factory(server.url, "alice")
+    bob = await client_factory(server.url, "bob")
+    room = (await alice.ok("create_room", game="giantslayer"))["room"]
+    await alice.ok("join", room=room)
+    await bob.ok("join", room=room)
+    await play({0: alice, 1: bob}, room, 4, random.Random(4))
+    acked = alice.rooms[room].version
+    first = redis_pid(data)
+    os.kill(first, signal.SIGKILL)
+    await eventually(lambda: not alive(first))
+    await eventually(lambda: (data / "redis.pid").exists() and redis_pid(data) != first and alive(redis_pid(data)))
+    client = redis.Redis(unix_socket_path=str(data / SOCKET_NAME))
+    try:
+        assert client.config_get("appendfsync")["appendfsync"] == "always"
+    finally:
+        client.close()
+    assert alice.rooms[room].version == acked  # nothing went back
+    await play({0: alice, 1: bob}, room, 3, random.Random(5))  # the same connections play on
+    actions = [e for e in alice.rooms[room].events if e["type"] == "action"]
+    assert len(actions) == 7
+    for c in (alice, bob):
+        one_reply_per_id(c)
+    assert server.proc.poll() is None
+
+
+def test_second_server_on_the_same_data_directory_refuses(serve_process, tmp_path, key_prefix) -> None:
+    """The second `giants serve` exits 1 with a message naming the first; the first
+    keeps its Redis (stopping the second used to stop the first one's Redis)."""
+    data = tmp_path / "data"
+    first = serve_process(embedded_dir=data)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIANTS_")}
+    second = subprocess.run(
+        [sys.executable, "-m", "client_cli.cli", "serve", "--port", "0", "--data-dir", str(data),
+         "--key-prefix", key_prefix],
+        capture_output=True, text=True, timeout=60, cwd=ROOT, env=env,
+    )
+    assert second.returncode == 1
+    output = second.stdout + second.stderr
+    assert "another giants serve" in output and str(data) in output, output
+    assert "Traceback" not in output
+    client = redis.Redis(unix_socket_path=str(data / SOCKET_NAME))
+    try:
+        assert client.ping()  # the first server's Redis still runs
+    finally:
+        client.close()
+    assert first.proc.poll() is None
