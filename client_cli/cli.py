@@ -24,10 +24,25 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def version() -> str:
+    """`giants-table X.Y.Z (protocol N)` from the installed package's metadata."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    from protocol.version import PROTOCOL_VERSION
+
+    try:
+        number = dist_version("giants-table")
+    except PackageNotFoundError:  # run from a source tree without installing
+        number = "unknown"
+    return f"giants-table {number} (protocol {PROTOCOL_VERSION})"
+
+
 def build_parser(available: dict[str, tuple[str, str]] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="giants", description="Giants Table: a board-game server, client and bots."
     )
+    parser.add_argument("--version", action="version", version=version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module_name, help_text) in (available or COMMANDS).items():
         try:
@@ -44,6 +59,9 @@ def build_parser(available: dict[str, tuple[str, str]] | None = None) -> argpars
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--version"]:  # answer without importing every command
+        print(version())
+        return 0
     # Import only the chosen command's module when it is named, to keep start-up fast.
     chosen = {argv[0]: COMMANDS[argv[0]]} if argv and argv[0] in COMMANDS else None
     parser = build_parser(chosen)

@@ -7,6 +7,7 @@ import json
 import time
 from collections import Counter
 
+from client_cli.commands.common import error, positive_int, progress
 from engines import GameError, get_engine
 from engines.playout import random_playout
 
@@ -15,13 +16,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("game", help="game name (see `giants games`)")
     parser.add_argument("--rules", default=None, help="rule set (default: the game's default)")
     parser.add_argument("--players", type=int, default=None, help="number of seats")
-    parser.add_argument("--games", type=int, default=10, help="how many games (default 10)")
+    parser.add_argument("--games", type=positive_int, default=10, help="how many games (default 10)")
     parser.add_argument("--seed", type=int, default=0, help="first seed; game i uses seed+i")
     parser.add_argument(
         "--option", action="append", default=[], metavar="NAME=JSON",
         help="game option, e.g. --option rounds=1 (value parsed as JSON)",
     )
     parser.add_argument("--verbose", action="store_true", help="print every game")
+    parser.add_argument("--json", action="store_true", help="print one JSON object with the results")
+
+
+class OptionError(ValueError):
+    """An --option that is not NAME=VALUE."""
 
 
 def parse_options(pairs: list[str]) -> dict[str, object]:
@@ -29,7 +35,7 @@ def parse_options(pairs: list[str]) -> dict[str, object]:
     for pair in pairs:
         name, sep, raw = pair.partition("=")
         if not sep:
-            raise SystemExit(f"--option wants NAME=VALUE, got {pair!r}")
+            raise OptionError(f"--option wants NAME=VALUE, got {pair!r}")
         try:
             options[name] = json.loads(raw)
         except json.JSONDecodeError:
@@ -43,7 +49,10 @@ def run(args: argparse.Namespace) -> int:
         players = args.players or engine.info.min_players
         options = engine.validate_options(players, parse_options(args.option))
     except GameError as exc:
-        print(f"error [{exc.code}]: {exc.message}")
+        error(f"error [{exc.code}]: {exc.message}")
+        return 2
+    except OptionError as exc:
+        error(str(exc))
         return 2
     info = engine.info
     wins: Counter[str] = Counter()
@@ -51,20 +60,33 @@ def run(args: argparse.Namespace) -> int:
     totals = [0.0] * players
     plies = 0
     started = time.perf_counter()
-    for i in range(args.games):
-        result = random_playout(engine, players, args.seed + i, options)
-        outcome = result.outcome
-        assert outcome is not None
-        plies += len(result.log)
-        reasons[outcome.reason] += 1
-        for seat, score in enumerate(outcome.scores):
-            totals[seat] += score
-        key = "draw" if outcome.is_draw else f"seat {outcome.winners[0]}"
-        wins[key] += 1
-        if args.verbose:
-            print(f"game {i} (seed {args.seed + i}): {key}, scores {list(outcome.scores)}, "
-                  f"{outcome.reason}, {len(result.log)} plies")
+    games: list[dict[str, object]] = []
+    with progress(args.games, f"{info.name} self-play", not args.json) as advance:
+        for i in range(args.games):
+            result = random_playout(engine, players, args.seed + i, options)
+            advance()
+            outcome = result.outcome
+            assert outcome is not None
+            plies += len(result.log)
+            reasons[outcome.reason] += 1
+            for seat, score in enumerate(outcome.scores):
+                totals[seat] += score
+            key = "draw" if outcome.is_draw else f"seat {outcome.winners[0]}"
+            wins[key] += 1
+            games.append({"seed": args.seed + i, "winners": list(outcome.winners),
+                          "scores": list(outcome.scores), "reason": outcome.reason, "plies": len(result.log)})
+            if args.verbose and not args.json:
+                print(f"game {i} (seed {args.seed + i}): {key}, scores {list(outcome.scores)}, "
+                      f"{outcome.reason}, {len(result.log)} plies")
     elapsed = time.perf_counter() - started
+    if args.json:
+        print(json.dumps({
+            "game": info.name, "rules": info.rules, "players": players, "games": args.games,
+            "seed": args.seed, "plies": plies, "seconds": round(elapsed, 3),
+            "wins": dict(sorted(wins.items())), "average_scores": [t / args.games for t in totals],
+            "endings": dict(reasons.most_common()), **({"per_game": games} if args.verbose else {}),
+        }))
+        return 0
     print(f"{info.name}/{info.rules}, {players} players, {args.games} games, "
           f"{plies} plies in {elapsed:.2f}s ({plies / max(elapsed, 1e-9):,.0f} plies/s)")
     for key in sorted(wins):

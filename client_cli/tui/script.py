@@ -18,7 +18,7 @@ import sys
 from collections.abc import AsyncIterator, Iterable
 from typing import TextIO
 
-from client_cli.client import Client, RoomLost, SeatStore
+from client_cli.client import Client, ClientError, RoomLost, SeatStore
 from client_cli.tui.session import PlaySession
 
 
@@ -57,8 +57,8 @@ async def run_script(
     try:
         client = Client(url, name=name, seats=seats)
         await client.connect()
-    except OSError as exc:
-        print(f"error: cannot reach {url}: {exc}", file=out)
+    except (OSError, ClientError) as exc:
+        print(f"error: cannot reach {url}: {exc}", file=sys.stderr)
         return 2
     async with client:
         session = PlaySession(client)

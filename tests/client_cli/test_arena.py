@@ -59,15 +59,15 @@ def test_cli_prints_win_rates(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_cli_reports_unknown_bot_and_game(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["arena", "giantslayer", "genius", "random", "--games", "1"]) == 2
-    assert "unknown bot 'genius'" in capsys.readouterr().out
+    assert "unknown bot 'genius'" in capsys.readouterr().err
     assert main(["arena", "chess", "random", "random"]) == 2
-    assert "[unknown_game]" in capsys.readouterr().out
+    assert "[unknown_game]" in capsys.readouterr().err
 
 
 def test_cli_loads_a_bot_from_a_module_path(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["arena", "tara", "engines.bots.random_bot:RandomBot,", "greedy", "--games", "2"])
     assert code == 2  # a trailing comma is an empty parameter: refused clearly
-    assert "key=value" in capsys.readouterr().out
+    assert "key=value" in capsys.readouterr().err
     assert main(["arena", "tara", "engines.bots.random_bot:RandomBot", "greedy", "--games", "2"]) == 0
     assert "engines.bots.random_bot:RandomBot" in capsys.readouterr().out
 
