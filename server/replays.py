@@ -40,13 +40,33 @@ async def positions(room_id: str, replay: Mapping[str, Any]) -> dict[str, Any]:
     if cached is not None:
         _cache.move_to_end(room_id)
         return cached
-    # Replaying a long game is CPU work: a worker thread keeps the event loop (every
-    # other room and connection) free meanwhile. Engines are pure, so this is safe.
-    result = await asyncio.to_thread(_compute, replay)
+    # Replaying a game costs about what playing it cost the server (apply, view and
+    # diff per move: ~1-2 s of CPU for a long 5-player GIANTS game). It runs in a
+    # worker thread so the event loop keeps serving rooms, one computation at a time
+    # so that requests for many different replays queue instead of taking every core.
+    async with _one_at_a_time():
+        cached = _cache.get(room_id)  # computed while this request waited
+        if cached is not None:
+            return cached
+        result = await asyncio.to_thread(_compute, replay)
     _cache[room_id] = result
     while len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
     return result
+
+
+_locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+
+
+def _one_at_a_time() -> asyncio.Lock:
+    # One lock per event loop (each `giants serve --workers` process has one loop;
+    # tests may run several servers on one loop).
+    loop = asyncio.get_running_loop()
+    lock = _locks.get(loop)
+    if lock is None:
+        _locks.clear()  # a finished loop's lock is of no use any more
+        lock = _locks[loop] = asyncio.Lock()
+    return lock
 
 
 def _compute(replay: Mapping[str, Any]) -> dict[str, Any]:

@@ -183,7 +183,9 @@ export function showRoom(app, client, roomId) {
       style: `--seat: var(--seat-${s.seat % 8})`,
     }, h("span", { class: "dot", "aria-hidden": "true" }),
     `${s.name ?? "free"}${s.bot ? " (bot)" : ""}${s.seat === me ? " — you" : ""}`,
-    s.name && !s.connected && !s.bot ? h("span", { class: "muted" }, " (away)") : null)));
+    s.name && !s.connected && !s.bot ? h("span", { class: "muted" }, " (away)") : null,
+    // A simultaneous step (GIANTS bids): who has answered, never what.
+    (r.answered ?? []).includes(s.seat) ? h("span", { class: "answered", title: "has answered" }, " ✓ answered") : null)));
 
     // Whose turn
     if (r.status === "waiting") {
@@ -192,7 +194,8 @@ export function showRoom(app, client, roomId) {
     } else if (r.status === "finished") {
       els.turn.textContent = "Game over.";
     } else if (me !== null && r.to_act?.includes(me)) {
-      els.turn.textContent = room.legal.length ? "Your move." : "Waiting for the others.";
+      if ((r.answered ?? []).includes(me)) els.turn.textContent = "You have answered; waiting for the others (you may still change it).";
+      else els.turn.textContent = room.legal.length ? "Your move." : "Waiting for the others.";
     } else {
       const who = (r.to_act ?? []).map((s) => seatNames[s]);
       els.turn.textContent = who.length ? `To move: ${who.join(", ")}.` : "";
