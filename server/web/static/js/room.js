@@ -65,7 +65,18 @@ export function showRoom(app, client, roomId) {
     }
   }
 
-  function fail(err) {
+  async function fail(err) {
+    if (closed) return;
+    if (err instanceof ServerError && err.code === "no_such_room") {
+      // A finished room leaves the live rooms but stays readable as a replay.
+      try {
+        await client.request("replay", { room: roomId });
+        if (!closed) location.replace(`#/replay/${roomId}`);
+        return;
+      } catch {
+        // really gone
+      }
+    }
     if (closed) return;
     const text = err instanceof ServerError && err.code === "no_such_room"
       ? `There is no room ${roomId} (it may have finished and expired).`

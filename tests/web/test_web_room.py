@@ -214,3 +214,10 @@ async def test_resign_and_draw_from_the_page(web_server, open_page, server_clien
     assert await page.locator("#replay-link").count() == 1
     await bob.wait_finished(timeout=10)
     assert bob.outcome["reason"] == "resigned"
+
+
+async def test_unknown_room_link_says_so(web_server, open_page) -> None:
+    page = await open_page(web_server, path="#/room/no-such-room")
+    await page.wait_for_selector("text=There is no room no-such-room")
+    await page.click("text=Back to the lobby")
+    await page.wait_for_selector("#rooms")
