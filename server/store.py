@@ -99,7 +99,7 @@ return -2
 # Creating twice with the same creation key is the same create (a retried request).
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  if redis.call('HGET', KEYS[1], 'ckey') == ARGV[3] then return 2 end
+  if redis.call('HGET', KEYS[1], 'ckey') == ARGV[5] then return 2 end
   return 0
 end
 redis.call('HSET', KEYS[1], 'meta', ARGV[1], 'version', '0', 'fence', '1', 'status', 'waiting',
