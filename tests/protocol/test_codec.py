@@ -218,6 +218,7 @@ CONTRACT_CODES = [
     "draw_not_allowed",
     "no_draw_offer",
     "storage_unavailable",
+    "too_many_changes",
     "unknown_game",
     "unknown_rules",
     "bad_options",
