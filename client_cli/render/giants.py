@@ -2,8 +2,9 @@
 
 The map is drawn in its odd-r offset coordinates (odd rows shifted half a hex right):
 `Q` quarry, `C` clay pit, `V` village, `H` sorcerers' hut, `f6` a forest with 6
-logs (`f-` exhausted), `.` empty land, `01`..`20` the Ahu in the sea; a lower-case
-letter marks a hex with pieces or statues, listed under the map. Everything shown
+logs (`f-` exhausted), `.` empty land, `01`..`20` the Ahu in the sea; a hex with
+pieces shows its first figure and seat (`w1`), the same on every screen, and is
+listed by (column,row) under the map. Column numbers run above and below it. Everything shown
 comes from the seat's view, so another seat's screen or bid never appears here.
 """
 
@@ -30,6 +31,17 @@ def _tokens(tokens: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def _cell_mark(pieces: dict[str, Any], statues_here: list[str]) -> str:
+    """What an occupied hex shows on the map: a function of its contents only, so a hex
+    looks the same on every screen. The first figure and its seat (`w1` a worker of
+    seat 1, `s0`, `c2`, `n` neutral, `l` logs), `+` when more is there; `m` statues."""
+    if pieces:
+        first = sorted(pieces)[0]
+        mark = first[0] + first[1:2]
+        return mark + ("+" if len(pieces) > 1 or statues_here else "")
+    return "m"
+
+
 def _draw_map(view: dict[str, Any]) -> tuple[list[str], list[str]]:
     board: dict[str, dict[str, Any]] = view.get("board", {})
     statues: dict[str, dict[str, Any]] = view.get("statues", {})
@@ -42,18 +54,16 @@ def _draw_map(view: dict[str, Any]) -> tuple[list[str], list[str]]:
                _key(ISLAND.village): "V", _key(ISLAND.hut): "H"}
     grid: dict[tuple[int, int], str] = {}
     legend: list[str] = []
-    letters = iter("abcdefghijklmnopqrstuvwxyz")
-    for cell in ISLAND.land_order:
+    for cell in sorted(ISLAND.land_order, key=lambda c: (c[1], c[0])):
         key = _key(cell)
         pieces = {t: v for t, v in board.get(key, {}).items() if (v[0] if isinstance(v, list) else v)}
         here = at_hex.get(key, [])
         base = special.get(key)
         if base is None and key in forests:
             base = f"f{forests[key]}" if forests[key] else "f-"
-        # Statues waiting at the quarry / clay pit are listed there, not lettered.
+        # Statues waiting at the quarry / clay pit are listed there, not marked.
         if pieces or (here and key not in special):
-            letter = next(letters, "*")
-            grid[cell] = letter
+            grid[cell] = _cell_mark(pieces, here)
             what = []
             if base:
                 what.append(base)
@@ -61,21 +71,27 @@ def _draw_map(view: dict[str, Any]) -> tuple[list[str], list[str]]:
                 what.append(_tokens(pieces))
             if here:
                 what.append("statues " + " ".join(here))
-            legend.append(f"  {letter} ({cell[0]},{cell[1]}): " + "; ".join(what))
+            legend.append(f"  ({cell[0]},{cell[1]}): " + "; ".join(what))
         else:
             grid[cell] = base or "."
     for ahu in ISLAND.ahu:
         grid[ahu.hex] = ahu.id[1:]
     rows = sorted({r for _, r in grid})
-    cols = [c for c, _ in grid]
-    left = min(cols)
-    lines = []
+    cols = sorted({c for c, _ in grid})
+    left = cols[0]
+    # Column numbers above and below the map, over the even rows' cells (odd rows sit
+    # half a hex to the right), so a hex's (column,row) can be read off the screen.
+    ruler = ""
+    for col in cols:
+        ruler = ruler.ljust((col - left) * 4) + str(col)
+    lines = [f"    {ruler}"]
     for row in rows:
         line = ""
         for col in sorted(c for c, r in grid if r == row):
             x = (col - left) * 4 + (2 if row % 2 else 0)
             line = line.ljust(x) + grid[(col, row)]
         lines.append(f"{row:>2}  {line.rstrip()}")
+    lines.append(f"    {ruler}")
     return lines, legend
 
 
@@ -95,7 +111,7 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
     ]
     seats: dict[str, dict[str, Any]] = view.get("seats", {})
     head.append("")
-    head.append("seat  points  bid            front of screen           passed")
+    head.append("seat  transport  bid            front of screen           passed")
     for key in sorted(seats, key=int):
         info = seats[key]
         if phase == "auction":
@@ -108,7 +124,7 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
         front = f"{info.get('front_markers', 0)} markers, {info.get('front_workers', 0)} workers" + (
             ", chief" if info.get("front_chief") else "")
         you = " (you)" if me is not None and int(key) == me else ""
-        head.append(f"{key:>4}  {info.get('points', 0):>6}  {bid:<13}  {front:<24}  "
+        head.append(f"{key:>4}  {info.get('points', 0):>9}  {bid:<13}  {front:<24}  "
                     f"{'yes' if info.get('passed') else 'no'}{you}")
     screen = view.get("screen")
     if screen:
@@ -118,7 +134,7 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
             f"sorcerer {'yes' if screen.get('sorcerer') else 'no'}, {screen.get('markers')} markers, "
             f"{screen.get('tablets')} half-tablets, {screen.get('logs')} logs, {screen.get('bases')} bases"
         )
-        if view.get("my_bid") is not None:
+        if view.get("my_bid") is not None and phase == "auction":  # revealed in the table after
             markers, workers, chief = view["my_bid"]
             head.append(f"Your sealed bid: {markers} markers, {workers} workers" + (", the chief" if chief else ""))
     statues = view.get("statues", {})
@@ -149,5 +165,8 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
         out += ["", "Pieces on the island:", *legend]
     if ahu_lines:
         out += ["", "Ahu:", *ahu_lines]
-    out += ["", "Q quarry  C clay pit  V village  H hut  f6 forest (logs)  01-20 Ahu  a-z pieces (listed)"]
+    out += ["", "Q quarry  C clay pit  V village  H hut  f6 forest (logs)  01-20 Ahu  w1 s0 c2 n l: "
+            "worker/sorcerer/chief of that seat, neutral, logs (+ more there; m statues; listed above)",
+            "Score = transport points (public) + each of your erected Moai: size x the Ahu's value "
+            "(+ headdress); Moai owners stay hidden until the end."]
     return "\n".join(out)

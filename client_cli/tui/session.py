@@ -33,7 +33,8 @@ Commands (the leading / is optional outside a room):
                                ~/.local/state/giants-table/seats.json)
   /watch ROOM [password=P]     spectate a room
   /leave                       leave the current room
-  /replay ROOM                 the final position and every move of a finished room
+  /replay ROOM                 the final position and every move of a finished room;
+                               /first /prev [N] /next [N] /last (or F7 / F8) step through it
   /moves                       show all your legal moves
   /resign                      give up the game
   /abort                       end the game without a result (first moves only)
@@ -45,7 +46,7 @@ D4 or xD4 (Tara), 0,1>3,-2 (Giant's Causeway), bid 1 w1 c (GIANTS, a sealed bid)
 
 COMMANDS = (
     "rooms", "games", "create", "join", "resume", "watch", "leave", "moves", "replay", "help", "quit",
-    "resign", "abort", "draw", "decline",
+    "resign", "abort", "draw", "decline", "next", "prev", "first", "last",
 )  # fmt: skip
 # In-game commands and the Client method each calls.
 ENDINGS = {"resign": "resign", "abort": "abort", "draw": "offer_draw", "decline": "decline_draw"}
@@ -58,6 +59,7 @@ class Reply:
     text: str
     error: bool = False
     quit: bool = False
+    panel: bool = False  # long text (help, moves): the app shows it in the board pane
 
 
 @dataclass
@@ -69,7 +71,9 @@ class PlaySession:
     rooms: list[dict[str, Any]] = field(default_factory=list)
     last_created: str | None = None  # `@created` in /join and /watch names it
     last_password: str | None = None  # the password of the room created last
-    replay_text: str | None = None  # shown instead of the lobby after /replay
+    replay: dict[str, Any] | None = None  # the finished room /replay shows, stepped by /next /prev
+    replay_at: int = 0  # actions of the replay applied in the position shown
+    panel: str | None = None  # help or the move list, shown until the next command
     legal_limit: int = 80
     recent_count: int = 8
 
@@ -77,8 +81,10 @@ class PlaySession:
 
     def screen(self) -> str:
         """The text to display now: the current room, or the lobby."""
-        if self.room is None and self.replay_text is not None:
-            return self.replay_text
+        if self.panel is not None:
+            return self.panel
+        if self.room is None and self.replay is not None:
+            return replay_screen(self.replay, self.replay_at)
         if self.room is not None and self.room.view is not None:
             return render_room(
                 self.room.view, self.room.seat, self.room.legal, self.recent(), self.legal_limit,
@@ -155,6 +161,7 @@ class PlaySession:
     async def handle(self, line: str) -> Reply:
         """Run one line of input; never raises for a server refusal (it is the reply)."""
         text = line.strip()
+        self.panel = None  # help or the move list stays up until the next line
         if not text:
             return Reply("")
         word = text.split()[0].lstrip("/").lower()
@@ -167,11 +174,13 @@ class PlaySession:
             return Reply(f"error: {exc}", error=True)
         if reply.error and not reply.text.startswith("error"):
             reply.text = f"error: {reply.text}"
+        if reply.panel:
+            self.panel = reply.text
         return reply
 
     async def command(self, word: str, args: list[str]) -> Reply:
         if word == "help":
-            return Reply(HELP)
+            return Reply(HELP, panel=True)
         if word == "quit":
             return Reply("bye", quit=True)
         if word == "games":
@@ -179,7 +188,7 @@ class PlaySession:
         if word == "rooms":
             game = next((a for a in args if a != "all"), None)
             self.rooms = await self.client.list_rooms(game, include_finished="all" in args)
-            self.replay_text = None
+            self.replay = None
             return Reply(f"{len(self.rooms)} room(s)")
         if word == "create":
             return await self.create(args)
@@ -225,14 +234,27 @@ class PlaySession:
         if word == "replay":
             if not args:
                 return Reply("usage: /replay ROOM", error=True)
+            self.replay = await self.client.replay(args[0])
             self.room = None
-            self.replay_text = replay_screen(await self.client.replay(args[0]))
-            return Reply(f"replay of room {args[0]}")
+            self.replay_at = len(self.replay["actions"])
+            return Reply(f"replay of room {args[0]}: /first /prev [N] /next [N] /last step through it")
+        if word in ("next", "prev", "first", "last"):
+            return self.step_replay(word, args)
         if word == "moves":
             if self.room is None or not self.room.legal:
                 return Reply("no legal moves: it is not your turn")
-            return Reply(" ".join(self.room.legal))
+            return Reply(moves_text(self.room.legal), panel=True)
         return Reply(f"unknown command /{word}; /help lists them", error=True)
+
+    def step_replay(self, word: str, args: list[str]) -> Reply:
+        """/first, /prev [N], /next [N], /last: move through the replay shown."""
+        if self.replay is None or self.room is not None:
+            return Reply("no replay shown: /replay ROOM first", error=True)
+        total = len(self.replay["actions"])
+        count = int(args[0]) if args and args[0].isdigit() else 1
+        target = {"first": 0, "last": total, "prev": self.replay_at - count, "next": self.replay_at + count}[word]
+        self.replay_at = max(0, min(total, target))
+        return Reply(f"move {self.replay_at} of {total}")
 
     async def create(self, args: list[str], join: bool = True) -> Reply:
         """`/create GAME ...`: create a room and take a seat in it (seat=N, or the first
@@ -313,17 +335,46 @@ def age_text(seconds: float) -> str:
     return f"{int(seconds // 86400)}d"
 
 
-def replay_screen(replay: dict[str, Any]) -> str:
-    """A finished room's final position (rebuilt from its seed and action log with the
-    local engine, spectator view), its outcome and its moves."""
+def moves_text(legal: list[str]) -> str:
+    """Every legal move, grouped by kind (its first word), one group per paragraph."""
+    groups = group_moves(legal)
+    lines = [f"Legal moves ({len(legal)}):"]
+    for kind, moves in groups.items():
+        lines.append("")
+        lines.append(wrap_items(f"{kind} ({len(moves)}):", moves, " | " if any(" " in m for m in moves) else " "))
+    return "\n".join(lines)
+
+
+def group_moves(legal: list[str]) -> dict[str, list[str]]:
+    """Moves by kind: the first word of multi-word moves ("bid", "place", "pass"),
+    "capture" for xD4-style captures, "moves" for the rest."""
+    groups: dict[str, list[str]] = {}
+    for move in legal:
+        if " " in move:
+            kind = move.split(" ", 1)[0]
+        elif move.startswith("x") and len(move) > 1 and move[1].isupper():
+            kind = "capture"
+        else:
+            kind = "pass" if move == "pass" else "moves"
+        groups.setdefault(kind, []).append(move)
+    return groups
+
+
+def replay_screen(replay: dict[str, Any], upto: int | None = None) -> str:
+    """A finished room's position after `upto` of its actions (all by default), rebuilt
+    from its seed and action log with the local engine (spectator view), its outcome
+    and its moves, the last one applied marked with `>`."""
     engine = get_engine(replay["game"], replay["rules"])
     state = engine.new_game(replay["players"], replay["options"], replay["seed"])
-    for entry in replay["actions"]:
+    actions = replay["actions"]
+    upto = len(actions) if upto is None else max(0, min(upto, len(actions)))
+    for entry in actions[:upto]:
         state = engine.apply_text(state, entry["seat"], entry["action"]).state
     outcome = replay.get("outcome") or {}
-    moves = [f"{i + 1}. seat {e['seat']}: {e['action']}" for i, e in enumerate(replay["actions"])]
+    moves = [f"{'>' if i + 1 == upto else ''}{i + 1}. seat {e['seat']}: {e['action']}" for i, e in enumerate(actions)]
+    where = "final position" if upto == len(actions) else f"after move {upto} of {len(actions)}"
     return "\n".join([
-        f"Replay - {replay['game']}/{replay['rules']}, {replay['players']} players, seed {replay['seed']}",
+        f"Replay - {replay['game']}/{replay['rules']}, {replay['players']} players, seed {replay['seed']} - {where}",
         f"Outcome: winners {outcome.get('winners')}; scores {outcome.get('scores')}; {outcome.get('reason')}",
         "",
         render_game(replay["game"], engine.view(state, None), None),

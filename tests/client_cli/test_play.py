@@ -78,8 +78,12 @@ async def test_pilot_create_join_play_and_see_errors(giants_server: Any) -> None
         status = app.query_one("#status")
         assert status.has_class("error")
         await type_line(pilot, "/moves")
-        await until(lambda: not app.last_reply.error, pilot)
-        assert app.last_reply.text.split() == room.legal
+        await until(lambda: app.last_reply.panel, pilot)
+        shown = app.board_text()  # every legal move, grouped by kind, none cut
+        assert shown.startswith(f"Legal moves ({len(room.legal)}):")
+        assert all(move in shown.split() for move in room.legal)
+        await pilot.press("escape")
+        assert "Legal moves (" not in app.board_text().splitlines()[0]
 
 
 async def test_pilot_watch_shows_the_board_and_follows_moves(giants_server: Any) -> None:
@@ -235,7 +239,7 @@ async def test_finished_room_is_shown_as_its_replay(giants_server: Any) -> None:
         replay = await host.replay(room_id)
         session = PlaySession(host)
         reply = await session.handle(f"/replay {room_id}")
-        assert reply.text == f"replay of room {room_id}"
+        assert reply.text.startswith(f"replay of room {room_id}: ")
     engine = registry.get_engine("giantslayer")
     state = engine.new_game(2, replay["options"], replay["seed"])
     for entry in replay["actions"]:
@@ -243,6 +247,20 @@ async def test_finished_room_is_shown_as_its_replay(giants_server: Any) -> None:
     screen = session.screen()
     assert screen.startswith("Replay - giantslayer/standard, 2 players, seed ")
     assert render_game("giantslayer", engine.view(state, None)) in screen
+    # Stepping: back to the start, forward one move, to the end again.
+    first = engine.new_game(2, replay["options"], replay["seed"])
+    assert (await session.handle("/first")).text == f"move 0 of {len(replay['actions'])}"
+    assert render_game("giantslayer", engine.view(first, None)) in session.screen()
+    assert "after move 0 of" in session.screen().splitlines()[0]
+    await session.handle("/next")
+    one = engine.apply_text(first, replay["actions"][0]["seat"], replay["actions"][0]["action"]).state
+    assert render_game("giantslayer", engine.view(one, None)) in session.screen()
+    assert f">1. seat {replay['actions'][0]['seat']}" in session.screen()
+    await session.handle("/prev 5")
+    assert session.replay_at == 0
+    await session.handle("/last")
+    screen = session.screen()
+    assert "final position" in screen.splitlines()[0]
     assert f"Moves ({len(replay['actions'])}): 1. seat 0: {replay['actions'][0]['action']}" in screen
     out = io.StringIO()
     assert await watch_plain(url, room_id, out, once=True) == 0

@@ -216,3 +216,51 @@ def test_a_finished_tara_match_says_match_over_not_out() -> None:
         last = view["results"][-1]
         assert f"seat 0 (you): bridges {last['bridges'][0]} " in text
         assert f"seat 1: bridges {last['bridges'][1]} " in text
+
+
+def test_giants_map_marks_depend_only_on_what_is_on_the_hex() -> None:
+    """A hex whose pieces did not change looks the same on the next screen (marks are
+    not handed out in order, which shifted them as pieces came and went)."""
+    import random
+
+    from client_cli.render.giants import _draw_map
+    from engines import get_engine
+    from engines.giants.board import ISLAND
+
+    engine = get_engine("giants")
+    state = engine.new_game(3, {}, 7)
+    rng = random.Random(7)
+    cols = sorted({c for c, _ in [*ISLAND.land_order, *(a.hex for a in ISLAND.ahu)]})
+    rows = sorted({r for _, r in [*ISLAND.land_order, *(a.hex for a in ISLAND.ahu)]})
+
+    def marks(view: dict) -> dict[str, str]:
+        lines, _legend = _draw_map(view)
+        out = {}
+        for c, r in ISLAND.land_order:
+            line = lines[1 + rows.index(r)]
+            x = 4 + (c - cols[0]) * 4 + (2 if r % 2 else 0)
+            out[f"{c},{r}"] = line[x:x + 3].strip()
+        return out
+
+    from engines.bots.base import StepTracker
+
+    tracker = StepTracker()
+    before = engine.view(state, None)
+    changed_marks = 0
+    for _ in range(300):
+        to_act = engine.to_act(state)
+        seat = tracker.next_seat(to_act)
+        state = engine.apply(state, seat, rng.choice(engine.legal_actions(state, seat))).state
+        tracker.acted(seat, to_act, engine.to_act(state))
+        after = engine.view(state, None)
+        old, new = marks(before), marks(after)
+        for key in old:
+            same = before["board"].get(key) == after["board"].get(key) and before["forests"].get(key) == after["forests"].get(key)
+            same = same and [s for s, st in before["statues"].items() if st.get("hex") == key and st.get("front") is None] == \
+                [s for s, st in after["statues"].items() if st.get("hex") == key and st.get("front") is None]
+            if same:
+                assert old[key] == new[key], (key, old[key], new[key])
+            elif old[key] != new[key]:
+                changed_marks += 1
+        before = after
+    assert changed_marks > 0  # pieces did move during the game

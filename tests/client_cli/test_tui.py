@@ -1,0 +1,106 @@
+"""The Textual client playing GIANTS: move browser, Tab completion, history, full help,
+column labels, the connection indicator and titles (pilot tests, real server)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from textual.widgets import Input
+
+from client_cli.client import Client
+from client_cli.tui.app import PlayApp, completion, matching
+from client_cli.tui.session import HELP, group_moves
+
+pytestmark = pytest.mark.redis
+
+
+async def until(predicate: Any, pilot: Any, timeout: float = 15.0) -> None:
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < deadline, "condition not reached in time"
+        await pilot.pause(0.02)
+
+
+def test_matching_grouping_and_completion() -> None:
+    legal = ["bid 0 c", "bid 1 c", "bid 1 w1 c", "pass", "place worker (5,3) logs 0", "xD4", "D4"]
+    assert matching(legal, "bid 1") == ["bid 1 c", "bid 1 w1 c"]
+    assert matching(legal, "worker 5,3") == ["place worker (5,3) logs 0"]  # words anywhere
+    assert matching(legal, "") == legal
+    assert completion(legal, "pl") == "place worker (5,3) logs 0"
+    assert completion(legal, "bid 1") == "bid 1 "  # the start "bid 1 c" and "bid 1 w1 c" share
+    assert completion(legal, "bid 1 ") is None
+    assert completion(legal, "bi") == "bid "
+    assert group_moves(legal) == {
+        "bid": ["bid 0 c", "bid 1 c", "bid 1 w1 c"], "pass": ["pass"],
+        "place": ["place worker (5,3) logs 0"], "capture": ["xD4"], "moves": ["D4"],
+    }
+
+
+async def test_giants_in_the_terminal(giants_server: Any) -> None:
+    url = giants_server.url
+    async with Client(url, name="bea") as bea, Client(url, name="cid") as cid:
+        room_id = (await bea.create_room("giants", players=3))["room"]
+        others = [await bea.join(room_id, 1), await cid.join(room_id, 2)]
+        app = PlayApp(url, name="ann", start=[f"/join {room_id} 0"])
+        async with app.run_test(size=(160, 60)) as pilot:
+            await until(lambda: app.session is not None and app.session.room is not None, pilot)
+            await until(lambda: app.sub_title.endswith("- connected"), pilot)
+            room = app.session.room
+            await until(lambda: bool(room.legal), pilot)
+            assert app.title.endswith("your turn")
+            # The move browser lists every legal move, grouped; typing filters it.
+            browser = app.moves_text()
+            assert browser.startswith(f"{len(room.legal)} of {len(room.legal)} moves")
+            assert f"bid ({sum(m.startswith('bid ') for m in room.legal)})" in browser
+            command = app.query_one("#command", Input)
+            await pilot.press("b", "i")
+            await pilot.press("tab")
+            assert command.value == "bid "
+            await pilot.press("1", " ", "c")
+            found = matching(room.legal, command.value)
+            assert 0 < len(found) < len(room.legal)
+            assert app.moves_text().startswith(f"{len(found)} of {len(room.legal)} moves")
+            assert all(f"  {m}" in app.moves_text() for m in found)
+            command.value = found[0]
+            await pilot.press("enter")
+            await until(lambda: app.last_reply.text == f"played {found[0]}", pilot)
+            # Answered: not "your turn" any more; our sealed bid is shown to us.
+            await until(lambda: room.info.get("answered") == [0], pilot)
+            assert app.title.endswith("their turn")
+            assert "Your sealed bid: " in app.board_text()
+            # Input history: Up brings the last line back.
+            await pilot.press("up")
+            assert command.value == found[0]
+            command.value = ""
+            # Full help in the board pane, Esc closes it.
+            await pilot.press("f1")
+            assert app.board_text() == HELP
+            assert "/quit" in app.board_text() and "/resign" in app.board_text()
+            await pilot.press("escape")
+            text = app.board_text()
+            assert text != HELP
+            # Column numbers above and below the island.
+            ruler = "    0   1   2   3   4   5   6   7   8   9   10  11  12"
+            assert text.count(ruler) == 2
+            # The others bid: the bids are revealed in the table, "Your sealed bid" goes.
+            for client, tracked in ((bea, others[0]), (cid, others[1])):
+                bid = next(m for m in tracked.legal if m.startswith("bid "))
+                await client.act(room_id, bid)
+            await until(lambda: room.info.get("answered") == [] and "has bid" not in app.board_text(), pilot)
+            assert "Your sealed bid" not in app.board_text()
+            assert "seat  transport  bid" in app.board_text()
+
+
+async def test_watch_title_says_playing(giants_server: Any) -> None:
+    async with Client(giants_server.url, name="host") as host:
+        room_id = (await host.create_room("tara", bots={"1": "random"}))["room"]
+        await host.join(room_id, 0)
+        app = PlayApp(giants_server.url, start=[f"/watch {room_id}"])
+        async with app.run_test(size=(120, 50)) as pilot:
+            await until(lambda: app.session is not None and app.session.room is not None, pilot)
+            await until(lambda: "watching - playing" in app.title, pilot)
+            assert "waiting" not in app.title
