@@ -91,7 +91,16 @@ def render_room(
         waiting = ", ".join(f"seat {s}" + (" (you)" if s == seat else "") for s in to_act)
         deadline = room.get("deadline")
         left = f" - {max(0, round(deadline - now))} s left to move" if deadline and now else ""
+        answered = room.get("answered") or []
+        if answered:
+            waiting += "; answered: " + ", ".join(f"seat {x}" + (" (you)" if x == seat else "") for x in answered)
         lines.append(f"To act: {waiting or '-'}{left}")
+        offer = room.get("draw_offer")
+        if offer is not None:
+            lines.append(
+                "You offered a draw (/decline withdraws it)" if offer == seat
+                else f"Seat {offer} offers a draw" + (": /draw accepts, /decline declines" if seat is not None else "")
+            )
     lines.append("")
     game_view = room_view.get("game")
     if game_view:
@@ -99,7 +108,9 @@ def render_room(
     else:
         lines.append("(the game has not started)")
     outcome = room_view.get("outcome")
-    if outcome:
+    if outcome and outcome.get("reason") == "aborted":
+        lines += ["", "Game aborted: no result" + (f" - {outcome['detail']}" if outcome.get("detail") else "")]
+    elif outcome:
         winners = ", ".join(f"seat {w}" for w in outcome.get("winners", []))
         lines.append("")
         lines.append(

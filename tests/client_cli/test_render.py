@@ -264,3 +264,25 @@ def test_giants_map_marks_depend_only_on_what_is_on_the_hex() -> None:
                 changed_marks += 1
         before = after
     assert changed_marks > 0  # pieces did move during the game
+
+
+def test_room_frame_shows_draw_offers_answers_and_early_endings() -> None:
+    from client_cli.render import render_room
+
+    room = {"id": "r", "game": "tara", "rules": "singles", "status": "playing",
+            "seats": [{"seat": 0, "name": "a"}, {"seat": 1, "name": "b"}],
+            "to_act": [0], "answered": [], "deadline": None, "draw_offer": 1}
+    text = render_room({"room": room, "game": None, "outcome": None}, 0)
+    assert "Seat 1 offers a draw: /draw accepts, /decline declines" in text
+    text = render_room({"room": {**room, "draw_offer": 0}, "game": None, "outcome": None}, 0)
+    assert "You offered a draw" in text
+    giants = {**room, "to_act": [0, 1, 2], "answered": [1], "draw_offer": None}
+    assert "To act: seat 0 (you), seat 1, seat 2; answered: seat 1" in render_room(
+        {"room": giants, "game": None, "outcome": None}, 0)
+    done = {**room, "status": "finished", "draw_offer": None}
+    resigned = {"scores": [1.0, 0.0], "winners": [0], "reason": "resigned", "detail": "seat 1 resigned", "seat": 1}
+    assert "winner seat 0; scores [1.0, 0.0]; resigned - seat 1 resigned" in render_room(
+        {"room": done, "game": None, "outcome": resigned}, 0)
+    aborted = {"scores": [0.0, 0.0], "winners": [], "reason": "aborted", "detail": "seat 0 aborted the game"}
+    assert "Game aborted: no result - seat 0 aborted the game" in render_room(
+        {"room": done, "game": None, "outcome": aborted}, 1)
