@@ -455,9 +455,14 @@ class Relay:
             receivers = await self._publish(self.channel(owner), msg)
             if receivers == 0:
                 raise OwnerGone(delivered=False)
-            return await asyncio.wait_for(fut, self.timeout)
-        except TimeoutError:
-            raise OwnerGone(delivered=True) from None
+            for _ in range(4):
+                # A busy owner is still an owner: keep waiting while it renews its lease.
+                done, _pending = await asyncio.wait([fut], timeout=self.timeout)
+                if done:
+                    return fut.result()
+                if await self.rooms.owner(remote.id) != owner:
+                    break
+            raise OwnerGone(delivered=True)
         finally:
             self._pending.pop(rid, None)
 

@@ -141,3 +141,24 @@ async def test_graceful_shutdown_hands_rooms_over(serve_process, client_factory,
     assert [(e["seat"], e["action"]) for e in log] == acked
     no_internal_errors(alice, alice2, bob)
     assert not any(m.get("code") == "internal_error" for m in alice.pushes)
+
+
+async def test_server_run_bot_plays_on_at_the_new_owner(serve_process, client_factory) -> None:
+    """A room with a server-run bot seat: its owner is killed; on the new owner the bot
+    still answers the human's moves."""
+    one, two = serve_process(*FAST), serve_process(*FAST)
+    creator = await client_factory(one.url, "creator")
+    room = (await creator.ok("create_room", game="giantslayer", bots={"1": "random"}))["room"]
+    human = await client_factory(two.url, "human")
+    await human.ok("join", room=room, seat=0)
+    await human.wait_for(lambda: room in human.rooms and human.rooms[room].view["room"]["status"] == "playing")
+    rng, acked = random.Random(2), []
+    await move([human], room, rng, acked)
+    bot_moves = sum(1 for e in human.rooms[room].events if e["type"] == "action" and e["seat"] == 1)
+    one.proc.send_signal(signal.SIGKILL)
+    one.proc.wait(10)
+    for _ in range(3):  # each human move is answered by the bot, now run by node two
+        await move([human], room, rng, acked)
+        await human.wait_for(lambda: human.rooms[room].legal or human.rooms[room].view["room"]["status"] != "playing")
+    later = sum(1 for e in human.rooms[room].events if e["type"] == "action" and e["seat"] == 1)
+    assert later >= bot_moves + 3
