@@ -1,7 +1,15 @@
-// Placeholder board registry (web-core): every game gets the generic text board.
-// web-boards replaces this file with the real per-game boards (see README.md).
+// The boards of the web client: `boardFor(game)` returns the board module of a game,
+// whose `render(container, ctx)` draws the seat's view into `container` and turns the
+// legal list into click targets (README.md in this folder describes ctx).
 
-/** The generic board: the view as text and one button per legal action. */
+import * as giantslayer from "./giantslayer.js";
+import * as causeway from "./causeway.js";
+import * as tara from "./tara.js";
+import * as giants from "./giants.js";
+
+const BOARDS = { giantslayer, causeway, tara, giants };
+
+/** The generic board for a game without its own: the view as text and one button per legal action. */
 export const genericBoard = {
   render(container, ctx) {
     let root = container.querySelector(":scope > [data-board]");
@@ -33,7 +41,16 @@ export const genericBoard = {
   },
 };
 
-/** The board module for `game` (never throws). */
+/** The board module for `game` (never throws): {render, destroy}. */
 export function boardFor(game) {
-  return genericBoard;
+  return BOARDS[game] || genericBoard;
+}
+
+// The boards' stylesheet, added once next to whatever the page already has.
+if (typeof document !== "undefined" && !document.querySelector("link[data-gt-boards]")) {
+  const link = document.createElement("link");
+  link.rel = "stylesheet";
+  link.href = new URL("./boards.css", import.meta.url).href;
+  link.dataset.gtBoards = "";
+  document.head.append(link);
 }
