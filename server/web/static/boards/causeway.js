@@ -8,7 +8,7 @@
 // notation: it is the first empty cell after the run of occupied cells (geometry of
 // the drawing, not a rule check; the server decides legality).
 
-import { axialToPixel, h, hexPoints, lastMoveText, renderBoard, s, stat, svgFor, who } from "./ui.js";
+import { axialToPixel, h, hexPoints, lastMoveText, destroy, renderBoard, s, stat, svgFor, who } from "./ui.js";
 
 const SIZE = 18;
 const DIRS = { e: [1, 0], ne: [1, -1], nw: [0, -1], w: [-1, 0], sw: [-1, 1], se: [0, 1] };
@@ -176,3 +176,5 @@ const spec = { game: "causeway", tokenize, status, draw };
 export function render(container, ctx) {
   renderBoard(container, ctx, spec);
 }
+
+export { destroy, tokenize };

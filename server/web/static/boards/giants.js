@@ -13,14 +13,13 @@
 // Bids have their own form (markers, workers, chief) built from the legal bids.
 
 import {
-  SEAT_COLOURS, h, hexPoints, lastMoveText, offsetToPixel, renderBoard, s, seatName, stat, svgFor, who,
+  SEAT_COLOURS, h, hexPoints, lastMoveText, offsetToPixel, destroy, renderBoard, s, seatName, stat, svgFor, who,
 } from "./ui.js";
 import { bidForm, panels, transportDetail } from "./giants-panels.js";
 import { MAP, describeToken } from "./giants-data.js";
 
 const SIZE = 22;
 const key = (pair) => `${pair[0]},${pair[1]}`;
-const AHU = Object.fromEntries(MAP.ahu.map((a) => [a.id, a]));
 const SPECIAL = { [key(MAP.quarry)]: "Q", [key(MAP.clay_pit)]: "C", [key(MAP.village)]: "V", [key(MAP.hut)]: "H" };
 const POWER_HEX = { village: key(MAP.village), hut: key(MAP.hut), clay: key(MAP.clay_pit) };
 const POWER_LABEL = {
@@ -35,7 +34,7 @@ function hexKey(text) {
   return text.replace(/[()\s]/g, "");
 }
 
-export function tokenize(text, ctx) {
+function tokenize(text, ctx) {
   const words = text.trim().split(/\s+/);
   const [head, ...rest] = words;
   const phase = ctx.view.phase;
@@ -169,7 +168,7 @@ function drawMap(ctx, sel) {
     const cls = ["gt-cell", "gt-land", SPECIAL[k] ? "gt-special" : "", forest ? "gt-forest" : "", last.has(k) ? "gt-last" : ""];
     const kids = [s("polygon", { points: hexPoints(x, y, SIZE - 0.5) })];
     if (SPECIAL[k]) kids.push(s("text", { class: "gt-label", x: x - SIZE * 0.55, y: y - SIZE * 0.35 }, SPECIAL[k]));
-    if (forest) kids.push(s("text", { class: "gt-label", x: x + SIZE * 0.25, y: y - SIZE * 0.35 }, `🪵${v.forests[k]}`));
+    if (forest) kids.push(s("text", { class: "gt-label", x: x + SIZE * 0.25, y: y - SIZE * 0.35 }, `logs ${v.forests[k]}`));
     kids.push(...drawPieces(x, y, (v.board || {})[k] || {}));
     const here = statuesAt[k] || [];
     here.slice(0, 3).forEach((sid, i) => {
@@ -178,7 +177,7 @@ function drawMap(ctx, sel) {
       const cy = y + SIZE * 0.45;
       kids.push(s("g", { class: "gt-statue", "data-target": `statue:${sid}` },
         s("rect", { class: "gt-hit", x: cx - 6, y: cy - 6, width: 12, height: 12, rx: st.kind === "H" ? 6 : 2,
-          fill: st.marker != null ? SEAT_COLOURS[st.marker] : "#777", stroke: "#222" }),
+          style: `fill:${st.marker != null ? SEAT_COLOURS[st.marker] : "#6d4c41"};stroke:#222` }),
         s("text", { class: "gt-label", x: cx, y: cy + 2.5, "text-anchor": "middle", fill: "#fff" }, st.kind === "H" ? "H" : String(st.size)),
       ));
     });
@@ -236,7 +235,7 @@ function drawPieces(x, y, tokens) {
 }
 
 function draw(ctx, sel) {
-  return [h("div", { class: "gt-map" }, drawMap(ctx, sel)), panels(ctx, sel)];
+  return h("div", { class: "gt-map" }, drawMap(ctx, sel));
 }
 
 const spec = {
@@ -246,8 +245,11 @@ const spec = {
   draw,
   extra: (ctx, api) => bidForm(ctx, api),
   detail: (ctx, action) => transportDetail(ctx, action),
+  after: (ctx, sel) => panels(ctx, sel),
 };
 
 export function render(container, ctx) {
   renderBoard(container, ctx, spec);
 }
+
+export { destroy, tokenize };

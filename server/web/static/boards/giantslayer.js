@@ -5,7 +5,7 @@
 // trample chain is its own legal move, so after a landing the picker offers "Done"
 // beside the further landings.
 
-import { axialToPixel, h, hexPoints, lastMoveText, renderBoard, s, stat, svgFor, who } from "./ui.js";
+import { axialToPixel, h, hexPoints, lastMoveText, destroy, renderBoard, s, stat, svgFor, who } from "./ui.js";
 
 const SIZE = 20;
 
@@ -81,3 +81,5 @@ const spec = { game: "giantslayer", tokenize, status, draw };
 export function render(container, ctx) {
   renderBoard(container, ctx, spec);
 }
+
+export { destroy, tokenize };

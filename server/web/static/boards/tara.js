@@ -4,7 +4,7 @@
 // One part per move: the hill. Bridges (TA-6) are drawn between neighbouring
 // ringforts of one colour; the hills that must be captured are outlined in red.
 
-import { h, lastMoveText, renderBoard, s, stat, who } from "./ui.js";
+import { h, lastMoveText, destroy, renderBoard, s, stat, who } from "./ui.js";
 
 const COLUMNS = "ABCDEFG";
 const CELL = 40;
@@ -23,12 +23,6 @@ function centre(name) {
   const col = COLUMNS.indexOf(name[0]);
   const row = Number(name.slice(1));
   return [col * CELL + CELL / 2, (7 - row) * CELL + CELL / 2];
-}
-
-function seatOfColour(v, colour) {
-  if (!v.colours) return null;
-  const i = v.colours.indexOf(colour);
-  return i < 0 ? null : i;
 }
 
 function status(ctx) {
@@ -61,6 +55,7 @@ function draw(ctx) {
   const must = new Set(v.must_capture || []);
   const bridges = [];
   const cells = [];
+  const stones = [];
   for (const [name, piece] of Object.entries(hills)) {
     const [x, y] = centre(name);
     for (const next of [`${COLUMNS[COLUMNS.indexOf(name[0]) + 1]}${name.slice(1)}`, `${name[0]}${Number(name.slice(1)) - 1}`]) {
@@ -72,10 +67,11 @@ function draw(ctx) {
     const cls = ["gt-cell", "gt-hill", name === last ? "gt-last" : "", must.has(name) ? "gt-must" : ""];
     cells.push(s("g", { class: cls.join(" ").trim(), "data-target": name, "data-cell": name },
       s("rect", { class: "gt-hit", x: x - CELL / 2 + 2, y: y - CELL / 2 + 2, width: CELL - 4, height: CELL - 4 }),
-      piece === "W" ? s("circle", { class: "gt-stone gt-white", cx: x, cy: y, r: CELL * 0.3 }) : null,
-      piece === "B" ? s("circle", { class: "gt-stone gt-black", cx: x, cy: y, r: CELL * 0.3 }) : null,
       s("text", { class: "gt-coord", x: x + CELL * 0.3, y: y + CELL * 0.42, "text-anchor": "middle" }, name),
     ));
+    if (piece !== ".") {
+      stones.push(s("circle", { class: `gt-stone ${piece === "W" ? "gt-white" : "gt-black"}`, cx: x, cy: y, r: CELL * 0.3, "data-stone": name }));
+    }
   }
   const labels = [];
   for (let c = 0; c < 7; c++) {
@@ -83,7 +79,7 @@ function draw(ctx) {
     labels.push(s("text", { class: "gt-coord", x: -10, y: c * CELL + CELL / 2 + 3, "text-anchor": "middle" }, String(7 - c)));
   }
   return s("svg", { class: "gt-svg", viewBox: `-20 -6 ${7 * CELL + 26} ${7 * CELL + 26}`, role: "group", "aria-label": "Tara board" },
-    cells, bridges, labels);
+    cells, bridges, stones, labels);
 }
 
 const spec = { game: "tara", tokenize, status, draw };
@@ -92,4 +88,4 @@ export function render(container, ctx) {
   renderBoard(container, ctx, spec);
 }
 
-export { seatOfColour };
+export { destroy, tokenize };

@@ -12,6 +12,7 @@
 //   extra(ctx, api)?     optional element under the action bar (api.send(text), api.own: a
 //                        per-board object kept across renders, api.rerender())
 //   detail(ctx, action)? optional element shown while a `confirm` step waits
+//   after(ctx, sel)?     optional element under all that (GIANTS: the table's panels)
 
 import { Picker } from "./picker.js";
 
@@ -129,6 +130,12 @@ function onActivate(container, ev) {
   rerender(container);
 }
 
+/** Forget the board state kept for `container` (the shell reuses it for another room). */
+export function destroy(container) {
+  boards.delete(container);
+  container.replaceChildren();
+}
+
 /** Send an action text for the seat; show "sending", then the server's refusal if any. */
 export function send(container, st, text) {
   st = st || boards.get(container);
@@ -197,7 +204,7 @@ export function renderBoard(container, ctx, spec) {
   const focusKey = document.activeElement && container.contains(document.activeElement)
     ? focusId(document.activeElement) : null;
 
-  const root = h("div", { class: `gt-board gt-${spec.game}`, "data-prefix-len": st.picker.prefix.length,
+  const root = h("div", { class: `gt-board gt-${spec.game}`, "data-board": spec.game, "data-prefix-len": st.picker.prefix.length,
     "data-sent": st.sent,
     "data-pending": st.pending ? "1" : null },
     h("div", { class: "gt-status" }, spec.status(ctx)),
@@ -206,6 +213,7 @@ export function renderBoard(container, ctx, spec) {
     spec.extra ? spec.extra(ctx, {
       send: (t) => send(container, st, t), pending: st.pending, own: st.own, rerender: () => rerender(container),
     }) : null,
+    spec.after ? spec.after(ctx, sel) : null,
   );
   markTargets(root, sel, st);
   container.replaceChildren(root);
@@ -241,7 +249,19 @@ function markTargets(root, sel, st) {
       el.setAttribute("tabindex", "0");
       el.setAttribute("role", "button");
     }
-    el.setAttribute("aria-label", opts.map((o) => o.label).join(" or "));
+    let label = opts.map((o) => o.label).join(" or ");
+    if (opts.length === 1) {
+      // One click completes a move: say which (tests and screen readers use it).
+      const trial = new Picker();
+      trial.actions = st.picker.actions;
+      trial.prefix = [...st.picker.prefix];
+      const text = trial.choose(opts[0].key);
+      if (text) {
+        el.dataset.action = text;
+        label += ` (${text})`;
+      }
+    }
+    el.setAttribute("aria-label", label);
     if (el.tagName !== "BUTTON" && !el.querySelector("title")) {
       const title = el.namespaceURI === SVG_NS ? s("title", {}) : null;
       if (title) {
