@@ -1,7 +1,10 @@
-"""Each board against its engine, in real Chromium, without a server (see harness.py).
+"""The GIANTS board against its engine for 3 to 5 tribes, in Chromium, without a server.
 
-Every move of the page's seat is made by clicking the board (targets and buttons), and
-the test checks that what the board sent is exactly the legal action it meant.
+The page imports the real board; the engine runs in the test (board_harness.py) and a
+seeded random policy plays the other tribes. Every move of the page's tribe is made by
+clicking (or through the bid form), and the test checks that what the board sent is
+exactly the legal action it meant. Whole games against a server bot are in
+test_boards.py; here the larger tables and the transport preview are checked.
 """
 
 from __future__ import annotations
@@ -11,9 +14,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-
-from tests.web.browser import chromium_or_skip, click_action, submit_bid
-from tests.web.harness import EngineTable, StaticServer, open_board
+from board_clicks import click_action, submit_bid
+from board_harness import EngineTable, StaticServer, open_board
+from web_helpers import screenshot, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -24,71 +27,102 @@ def static_server() -> AsyncIterator[StaticServer]:
 
 
 @pytest.fixture
-async def page() -> AsyncIterator[Any]:
-    executable = chromium_or_skip()
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=executable)
-        context = await browser.new_context(viewport={"width": 1000, "height": 900})
-        page = await context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-        yield page
-        await browser.close()
-        assert not errors, errors
+async def page(browser: Any) -> AsyncIterator[Any]:
+    context = await browser.new_context(viewport={"width": 1200, "height": 900})
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    yield page
+    await context.close()
+    assert not errors, errors
 
 
-async def play_by_clicking(
-    page: Any, table: EngineTable, limit: int, seed: int = 3, pass_bias: float = 0.0
-) -> int:
-    """Click random legal moves for the page's seat until the game ends; return the count."""
+async def click_moves(page: Any, table: EngineTable, moves: int, seed: int = 3, pass_bias: float = 0.3) -> None:
+    """Click `moves` random legal actions of the page's tribe (fewer if the game ends)."""
     rng = random.Random(seed)
-    moves = 0
-    while table.engine.outcome(table.state) is None and moves < limit:
+    for _ in range(moves):
+        if table.engine.outcome(table.state) is not None:
+            return
         legal = table.legal()
-        assert legal
-        choice = rng.choice(legal)
-        if "pass" in legal and rng.random() < pass_bias:
-            choice = "pass"
+        choice = "pass" if "pass" in legal and rng.random() < pass_bias else rng.choice(legal)
         before = len(table.sent)
         if choice.startswith("bid "):
             await submit_bid(page, "#board", choice)
         else:
             await click_action(page, "#board", choice)
-        await page.wait_for_function("document.querySelector('#board .gt-board').dataset.pending !== '1'")
+        await wait_until(page, "() => document.querySelector('#board .gt-board').dataset.pending !== '1'")
         assert table.sent[before:] == [choice]
-        moves += 1
-    return moves
 
 
-async def test_giantslayer_one_round_by_clicking(page: Any, static_server: StaticServer) -> None:
-    table = EngineTable("giantslayer", None, 2, {"rounds": 1}, seat=0)
-    await open_board(page, static_server, table)
-    assert await page.locator("#board .gt-target").count() == 24  # every white stone may slide (GS-5)
-    await play_by_clicking(page, table, limit=400)
-    assert table.engine.outcome(table.state) is not None
-
-
-async def test_tara_one_game_by_clicking(page: Any, static_server: StaticServer) -> None:
-    table = EngineTable("tara", None, 2, {"games": 1}, seat=1)
-    await open_board(page, static_server, table)
-    await play_by_clicking(page, table, limit=100)
-    assert table.engine.outcome(table.state) is not None
-
-
-@pytest.mark.parametrize("rules", ["barrier", "spellstone", "quick"])
-async def test_causeway_by_clicking(page: Any, static_server: StaticServer, rules: str) -> None:
-    table = EngineTable("causeway", rules, 2, {}, seat=0)
-    await open_board(page, static_server, table)
-    await play_by_clicking(page, table, limit=200)
-    assert table.engine.outcome(table.state) is not None
-
-
-@pytest.mark.parametrize("players", [2, 3, 4, 5])
-async def test_giants_by_clicking(page: Any, static_server: StaticServer, players: int) -> None:
+@pytest.mark.parametrize("players", [3, 4, 5])
+async def test_giants_table_of_n_by_clicking(page: Any, static_server: StaticServer, players: int) -> None:
     table = EngineTable("giants", None, players, {}, seat=players - 1)
     await open_board(page, static_server, table)
-    await play_by_clicking(page, table, limit=600, pass_bias=0.3)
-    assert table.engine.outcome(table.state) is not None
+    # The page shows its own screen and one row per tribe, and never another screen.
+    assert await page.locator("#board .gt-private").count() == 1
+    assert await page.locator("#board .gt-seat-table tbody tr").count() == players
+    # The others have sealed their bids (the harness lets them answer first): the table
+    # says that they have bid, never what (GI-8).
+    for seat in range(players - 1):
+        assert await page.inner_text(f'#board [data-seat-bid="{seat}"]') == "has bid ✓"
+    assert await page.inner_text(f'#board [data-seat-bid="{players - 1}"]') == "thinking…"
+    await click_moves(page, table, moves=25)
+    assert table.state.turn >= 2  # bids, claims, placement and transport went by
+    if players == 5:
+        await screenshot(page, "board-giants-5")
+
+
+def _quarry_transport_state(table: EngineTable) -> list[str]:
+    """Drive the table (seed 3) until the page's tribe may carry a Moai over two hexes.
+
+    The page's seat places workers around the quarry; the others play at random.
+    Returns those transports.
+    """
+    engine, rng = table.engine, random.Random(3)
+    near = ("place worker (11,4)", "place worker (11,3)", "place worker (11,5)",
+            "place worker (10,4)", "place chief (10,4)")
+    for _ in range(3000):
+        seat = sorted(engine.waiting_for(table.state))[0]
+        texts = [engine.format_action(table.state, a) for a in engine.legal_actions(table.state, seat)]
+        far = [t for t in texts if t.startswith("transport") and t.count(">") >= 2]
+        if far and seat == table.seat:
+            return far
+        close = [t for t in texts if t.startswith(near)]
+        choice = rng.choice(close) if close else rng.choice(texts)
+        if not close and table.state.phase == "place" and "pass" in texts and rng.random() < 0.5:
+            choice = "pass"
+        table.state = engine.apply_text(table.state, seat, choice).state
+    raise AssertionError("no transport came up")
+
+
+async def test_giants_transport_shows_path_strength_and_pieces(page: Any, static_server: StaticServer) -> None:
+    """GI-18/19: before a transport is sent the board draws its path and names, per entered
+    hex, the strength it needs and whose pieces carry it — the pieces the server then uses."""
+    table = EngineTable("giants", None, 3, {}, seat=0, seed=3)
+    transports = _quarry_transport_state(table)
+    await open_board(page, static_server, table)
+    text = transports[0]
+    statue = text.split()[1]
+    await page.locator(f'#board [data-target="statue:{statue}"].gt-target').first.click()
+    dest = text.split(">")[-1].strip("()")
+    await page.locator(f'#board [data-target="{dest}"].gt-target').first.click()
+    await page.wait_for_selector("#board .gt-transport-detail")
+    assert await page.locator("#board polyline.gt-path").count() == 1
+    shown = await page.eval_on_selector_all(
+        "#board .gt-transport-detail li", "els => els.map(e => [e.dataset.hex, e.textContent])")
+    path = [c.strip("()") for c in text.split()[2].split(">")]
+    assert [hex_ for hex_, _ in shown] == path[1:]
+    size = table.state.statues[statue].size
+    assert all(f"needs strength {size}" in line for _, line in shown)
+    await screenshot(page, "board-giants-transport")
+    await page.locator("#board button[data-choose=go]").click()
+    await wait_until(page, "() => document.querySelector('#board .gt-board').dataset.pending !== '1'")
+    assert table.sent == [text]
+    used = next(e for e in table.last_events if e["type"] == "transport")["uses"]
+    names = await page.evaluate("""async (uses) => {
+        const d = await import('/boards/giants-data.js');
+        return uses.map((u) => u.map(d.describeToken).join(' + '));
+    }""", used)
+    for (_, line), expected in zip(shown, names, strict=True):
+        assert expected in line, (line, expected)

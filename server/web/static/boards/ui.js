@@ -174,6 +174,17 @@ export function planFor(container, text) {
   return tokens && tokens.map(({ key, target, label, confirm }) => ({ key, target, label, confirm: !!confirm }));
 }
 
+/** What the board in `container` shows now (tests poll it): legal list, view, status. */
+export function boardState(container) {
+  const st = boards.get(container);
+  if (!st || !st.ctx) return null;
+  const c = st.ctx;
+  return {
+    legal: c.legal || [], view: c.view, status: c.room && c.room.status, seat: c.seat,
+    pending: st.pending, sent: st.sent, prefix: st.picker.prefix.length,
+  };
+}
+
 function rerender(container) {
   const st = boards.get(container);
   if (st && st.ctx) renderBoard(container, st.ctx, st.spec);

@@ -17,6 +17,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from web_helpers import wait_until
+
 from engines.base import GameError
 from engines.registry import get_engine
 
@@ -73,6 +75,7 @@ class EngineTable:
         self.rng = random.Random(seed)
         self.last: dict[str, Any] | None = None
         self.events: list[dict[str, Any]] = []
+        self.last_events: list[dict[str, Any]] = []  # of the page's own last action
         self.sent: list[str] = []
 
     def others_play(self) -> None:
@@ -125,6 +128,7 @@ class EngineTable:
         self.sent.append(text)
         try:
             self._apply(self.seat, text)
+            self.last_events = self.events
         except GameError as exc:
             return {"error": {"code": getattr(exc, "code", "illegal_action"), "message": str(exc)}}
         self.others_play()
@@ -137,6 +141,6 @@ async def open_board(page: Any, server: StaticServer, table: EngineTable) -> Non
                      lambda route: route.fulfill(body=PAGE, content_type="text/html"))
     await page.expose_function("pyAct", table.act)
     await page.goto(f"{server.url}/harness.html")
-    await page.wait_for_function("window.gtReady === true")
+    await wait_until(page, "() => window.gtReady === true")
     table.others_play()
     await page.evaluate("(c) => window.gtShow(c)", table.ctx())

@@ -1,36 +1,15 @@
-"""Real Chromium for the web tests, and the helpers that play a move by clicking.
+"""Playing on a board by clicking: the helpers the board tests share.
 
-Debian's `chromium` is driven by Playwright for Python through `executable_path`
-(no browser download). When either is missing the web tests skip with the reason —
-except in CI (`CI` set), where they fail, so a CI without the browser cannot pass.
+`click_action` plays one legal action through the board's targets and buttons, the way
+a person would; `submit_bid` fills the GIANTS bid form; `board_state` reads what the
+board shows (its legal list, view and status).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
+import asyncio
+import json
 from typing import Any
-
-import pytest
-
-CHROMIUM = os.environ.get("GIANTS_CHROMIUM", "/usr/bin/chromium")
-
-
-def chromium_or_skip() -> str:
-    """The Chromium executable; skip (fail in CI) when it or Playwright is missing."""
-    missing = None
-    try:
-        import playwright.async_api  # noqa: F401
-    except ImportError:
-        missing = "Playwright for Python is not installed (pip install playwright)"
-    if missing is None and not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
-        missing = f"no Chromium at {CHROMIUM} (apt-get install chromium, or set GIANTS_CHROMIUM)"
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser tests need a browser in CI: {missing}")
-        pytest.skip(missing)
-    return CHROMIUM
-
 
 async def click_action(page: Any, board: str, text: str) -> None:
     """Play the legal action `text` on the board in `board` (a CSS selector) by clicking.
@@ -85,3 +64,28 @@ async def submit_bid(page: Any, board: str, text: str) -> None:
     if await box.count():
         await box.set_checked(chief)
     await page.locator(f"{board} #gt-bid-submit").click()
+
+
+async def board_state(page: Any, board: str = "#board") -> dict[str, Any] | None:
+    """The board's own idea of the position: {legal, view, status, seat, pending, sent, prefix}."""
+    return await page.evaluate(
+        """async (sel) => {
+            const ui = await import('/boards/ui.js');
+            const el = document.querySelector(sel);
+            return el ? ui.boardState(el) : null;
+        }""",
+        board,
+    )
+
+
+async def wait_sent(page: Any, board: str, before: str, timeout: float = 20.0) -> dict[str, Any]:
+    """Wait until the board has sent its action, got the answer and shows a new view."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while True:
+        st = await board_state(page, board)
+        if st and not st["pending"] and (json.dumps(st["view"], sort_keys=True) != before or st["status"] == "finished"):
+            return st
+        if loop.time() > end:
+            raise AssertionError(f"the board did not move on after sending (state {st})")
+        await asyncio.sleep(0.03)
