@@ -8,7 +8,6 @@ board shows (its legal list, view and status).
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 async def click_action(page: Any, board: str, text: str) -> None:
@@ -78,14 +77,20 @@ async def board_state(page: Any, board: str = "#board") -> dict[str, Any] | None
     )
 
 
-async def wait_sent(page: Any, board: str, before: str, timeout: float = 20.0) -> dict[str, Any]:
-    """Wait until the board has sent its action, got the answer and shows a new view."""
+async def wait_sent(page: Any, board: str, sent: int, timeout: float = 20.0) -> str | None:
+    """Wait until the board has sent its next action (its `sent` count was `sent`) and
+    either the position after it reached the board (returns None) or the server refused
+    it (returns the message the board shows)."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while True:
         st = await board_state(page, board)
-        if st and not st["pending"] and (json.dumps(st["view"], sort_keys=True) != before or st["status"] == "finished"):
-            return st
+        if st and st["sent"] > sent and not st["pending"]:
+            if st["seq"] > st["answeredAt"] >= 0:
+                return None
+            refused = await page.locator(f"{board} .gt-message.gt-error").all_inner_texts()
+            if refused:
+                return refused[0]
         if loop.time() > end:
-            raise AssertionError(f"the board did not move on after sending (state {st})")
+            raise AssertionError(f"the board did not move on after sending (state {st and {k: v for k, v in st.items() if k != 'view'}})")
         await asyncio.sleep(0.03)

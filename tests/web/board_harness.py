@@ -32,7 +32,7 @@ import { boardFor } from "/boards/index.js";
 function show(data) {
   const ctx = { ...data, act: (text) => window.pyAct(text).then((r) => {
       if (r.error) throw r.error;
-      show(r.ctx);
+      setTimeout(() => show(r.ctx)); // as from the server: the new position after the ok
     }) };
   boardFor(ctx.game).render(document.getElementById("board"), ctx);
 }

@@ -88,12 +88,16 @@ async def play_by_clicking(page: Any, rng: random.Random, *, pass_bias: float = 
         if choice is None:
             await asyncio.sleep(0.05)
             continue
-        before = json.dumps(state["view"], sort_keys=True)
         if choice.startswith("bid "):
             await submit_bid(page, "#board", choice)
         else:
             await click_action(page, "#board", choice)
-        await wait_sent(page, "#board", before)
+        refused = await wait_sent(page, "#board", state["sent"])
+        if refused is not None:
+            # Another tribe's bid can land between our view and our bid: the server
+            # refuses ours as stale (the page acts with its version); bid again.
+            assert refused.startswith("stale_version"), f"{choice!r} refused: {refused}"
+            continue
         moves += 1
         if shot and moves == shot_after:
             await screenshot(page, shot)

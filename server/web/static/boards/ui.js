@@ -78,7 +78,7 @@ const boards = new WeakMap();
 function stateOf(container) {
   let st = boards.get(container);
   if (!st) {
-    st = { picker: new Picker(), menu: null, pending: false, message: null, ctx: null, spec: null, own: {}, sent: 0 };
+    st = { picker: new Picker(), menu: null, pending: false, message: null, ctx: null, spec: null, own: {}, sent: 0, seq: 0, answeredAt: -1 };
     boards.set(container, st);
     container.addEventListener("click", (ev) => onActivate(container, ev));
     container.addEventListener("keydown", (ev) => {
@@ -149,6 +149,7 @@ export function send(container, st, text) {
     .then(
       () => {
         st.pending = false;
+        st.answeredAt = st.seq; // the position this action leads to comes in a later ctx
         st.message = null;
         st.picker.reset();
         rerender(container);
@@ -182,12 +183,13 @@ export function boardState(container) {
   return {
     legal: c.legal || [], view: c.view, status: c.room && c.room.status, seat: c.seat,
     pending: st.pending, sent: st.sent, prefix: st.picker.prefix.length,
+    seq: st.seq, answeredAt: st.answeredAt,
   };
 }
 
 function rerender(container) {
   const st = boards.get(container);
-  if (st && st.ctx) renderBoard(container, st.ctx, st.spec);
+  if (st && st.ctx) draw(container, st);
 }
 
 /** Render `spec`'s board for `ctx` into `container` (idempotent; keeps the selection). */
@@ -195,6 +197,12 @@ export function renderBoard(container, ctx, spec) {
   const st = stateOf(container);
   st.ctx = ctx;
   st.spec = spec;
+  st.seq += 1;
+  draw(container, st);
+}
+
+function draw(container, st) {
+  const { ctx, spec } = st;
   const legal = ctx.legal || [];
   const actions = [];
   for (const text of legal) {
