@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+
 async def click_action(page: Any, board: str, text: str) -> None:
     """Play the legal action `text` on the board in `board` (a CSS selector) by clicking.
 

@@ -4,7 +4,7 @@ The page imports the real board; the engine runs in the test (board_harness.py) 
 seeded random policy plays the other tribes. Every move of the page's tribe is made by
 clicking (or through the bid form), and the test checks that what the board sent is
 exactly the legal action it meant. Whole games against a server bot are in
-test_boards.py; here the larger tables and the transport preview are checked.
+test_web_boards.py; here the larger tables and the transport preview are checked.
 """
 
 from __future__ import annotations
