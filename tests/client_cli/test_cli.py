@@ -90,3 +90,26 @@ def test_unreachable_server_without_scheme_is_a_clear_error(command: list[str]) 
     assert result.returncode == 2
     assert "cannot reach 127.0.0.1:1" in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+@pytest.mark.redis
+async def test_the_scripted_example_of_bots_md_works(giants_server: Any) -> None:
+    """docs/bots.md "Scripting the terminal client": its printf pipeline, run as written
+    (with this server's URL and the giants command of this environment)."""
+    import re
+
+    text = (ROOT / "docs" / "bots.md").read_text()
+    section = text[text.index("## Scripting the terminal client"):]
+    line = next(li for li in section.splitlines() if li.startswith("printf "))
+    assert "ws://127.0.0.1:8765" in line
+    command = line.replace("ws://127.0.0.1:8765", giants_server.url)
+    command = re.sub(r"\| giants ", f"| {sys.executable} -m client_cli.cli ", command)
+    proc = await asyncio.create_subprocess_shell(
+        command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, (out.decode(), err.decode())
+    shown = out.decode()
+    assert "and joined it as seat 0" in shown
+    assert "> /resign\nyou resigned" in shown
+    assert "resigned" in shown.split("> /resign")[1]
