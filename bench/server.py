@@ -298,7 +298,23 @@ async def echo_run(url: str, conns: int, rate: float, duration: float) -> list[f
 
 
 async def measure_memory(url: str, pid: int, conns: int, game: str, rules: str | None) -> tuple[float, float]:
-    """KiB of server RSS per idle connection (hello done) and per room (2 seats joined)."""
+    """KiB of server RSS per idle connection (hello done) and per room (2 seats joined).
+
+    Marginal costs: one connection says hello and one room is created and joined before
+    the baseline, so one-time work (engine imports, lookup tables) is not counted.
+    """
+    create: dict[str, Any] = {"type": "create_room", "id": 2, "game": game, "players": 2}
+    if rules:
+        create["rules"] = rules
+    warm = [await connect(url, compression=None, max_size=2**22) for _ in range(2)]
+    for ws in warm:
+        await ws.send(msgpack.packb({"type": "hello", "id": 1, "protocol": PROTOCOL_VERSION}))
+        await ws.recv()
+    await warm[0].send(msgpack.packb(create))
+    warm_room = msgpack.unpackb(await warm[0].recv(), raw=False)["data"]["room"]
+    for ws in warm:
+        await ws.send(msgpack.packb({"type": "join", "id": 3, "room": warm_room}))
+    await asyncio.sleep(0.5)
     base = rss_kib(pid)
     sockets = [await connect(url, compression=None, max_size=2**22) for _ in range(conns)]
     replies: list[asyncio.Queue[dict[str, Any]]] = [asyncio.Queue() for _ in sockets]
@@ -317,9 +333,6 @@ async def measure_memory(url: str, pid: int, conns: int, game: str, rules: str |
     per_conn = (rss_kib(pid) - base) / conns
     with_conns = rss_kib(pid)
     rooms = conns // 2
-    create: dict[str, Any] = {"type": "create_room", "id": 2, "game": game, "players": 2}
-    if rules:
-        create["rules"] = rules
     for i in range(rooms):
         a, b = 2 * i, 2 * i + 1
         await sockets[a].send(msgpack.packb(create))
@@ -329,7 +342,7 @@ async def measure_memory(url: str, pid: int, conns: int, game: str, rules: str |
             await replies[j].get()
     await asyncio.sleep(1.0)
     per_room = (rss_kib(pid) - with_conns) / rooms
-    for ws in sockets:
+    for ws in [*sockets, *warm]:
         await ws.close()
     await asyncio.gather(*readers, return_exceptions=True)
     return per_conn, per_room

@@ -91,7 +91,11 @@ class Room(RoomViews, RoomEndings):
         self.on_lost: Callable[[Room], None] | None = None  # another node owns it now
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self.rng = random.Random()
+        self._rng: random.Random | None = None  # 2.5 KiB: made when a bot first needs it
+        # Set here, not first in views.legal_for: an attribute added after __init__
+        # grows the instance dict (about 1.6 KiB a room).
+        self._legal_state: Any = None
+        self._legal_lists: dict[Seat, list[str]] | None = None
         self.bot_players: dict[Seat, Bot] = {}  # seat -> bot object, built on first use
         self.bot_running = False
         self.bot_service = seat_bots.default_service()  # the lobby hands each room the server's
@@ -103,6 +107,13 @@ class Room(RoomViews, RoomEndings):
         self.unsure = False
         self._recovering = False
         self._failures = 0  # consecutive failed writes: spaces out recovery attempts
+
+    @property
+    def rng(self) -> random.Random:
+        """Randomness for server-run bots (fallback moves); made on first use."""
+        if self._rng is None:
+            self._rng = random.Random()
+        return self._rng
 
     # -- construction ---------------------------------------------------------------
 

@@ -273,8 +273,10 @@ class BotTable(Protocol):
     closing: bool
     lock: asyncio.Lock
     metrics: Metrics
-    rng: random.Random
     bot_players: dict[Seat, Bot]
+
+    @property
+    def rng(self) -> random.Random: ...
 
     def pending(self) -> list[Seat]: ...
 
