@@ -6,7 +6,9 @@ every `lease_ttl / 3`; each renewal also checks the room's fence, so a node that
 paused past its TTL and lost a room learns it at its next renewal (or at its next write,
 which the commit script refuses) and calls `on_lost`. Every period the node also looks
 for orphans — live rooms whose lease expired because their owner died — and hands them
-to `on_orphans`, which takes them over (fence bump) and restores them.
+to `on_orphans`, which takes them over (fence bump) and restores them. A dead node is
+noticed by its heartbeat key expiring (same TTL as its leases); that triggers sweeps
+for the next few periods, and a backstop sweep runs every SWEEP_EVERY periods.
 
     node = Node(store, node_id, lease_ttl=2.0)
     node.on_lost, node.on_orphans = lobby.lost, lobby.take_over_many
@@ -35,6 +37,8 @@ from server.store import Store
 
 log = logging.getLogger("giants.node")
 
+SWEEP_EVERY = 15  # periods between backstop sweeps for orphaned rooms (5 lease TTLs)
+
 
 def new_node_id() -> str:
     """A fresh id: host name, process id and randomness (ids are never reused by accident)."""
@@ -57,6 +61,9 @@ class Node:
         self.last_beat = 0.0
         self.renewals = 0
         self.lost = 0
+        self.sweeps = 0
+        self._ticks = 0
+        self._sweep_left = 1  # sweep once at start (rooms released while nobody ran)
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -139,9 +146,24 @@ class Node:
                 self.rooms.pop(room_id, None)
                 if self.on_lost is not None:
                     await self.on_lost(room_id)
-        orphans = await self.orphans()
-        if orphans and self.on_orphans is not None:
-            await self.on_orphans(orphans)
+        # Orphans appear when a node dies (its heartbeat expires with its leases) or a
+        # hand-over message is lost. Sweeping every live room each period would cost
+        # O(rooms) reads per node per period, so sweep fully only for a few periods
+        # after a node vanished (its leases expire about when its heartbeat does), and
+        # every SWEEP_EVERY periods as a backstop.
+        self._ticks += 1
+        nodes = await self.store.nodes()
+        dead = [n for n, info in nodes.items() if info is None]
+        if dead:
+            self._sweep_left = 4
+            for node_id in dead:
+                await self.store.forget_node(node_id)
+        if self._sweep_left > 0 or self._ticks % SWEEP_EVERY == 0:
+            self._sweep_left = max(0, self._sweep_left - 1)
+            self.sweeps += 1
+            orphans = await self.orphans()
+            if orphans and self.on_orphans is not None:
+                await self.on_orphans(orphans)
 
     async def orphans(self) -> list[str]:
         """Live rooms nobody holds a lease on (their owner died or handed them over)."""
