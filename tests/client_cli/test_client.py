@@ -285,12 +285,11 @@ async def test_resume_from_another_client_and_updates_stream(
     assert room_id not in alice2.rooms and a2.lost is not None
 
 
-async def test_server_restart_clients_come_back_and_resume(
-    server_factory: Callable[..., Any], make_client: MakeClient
-) -> None:
+async def test_server_restart_clients_come_back_and_resume(server_factory: Callable[..., Any]) -> None:
     """The server shuts down (clients get `closing`, then close 1001) and a new one
     starts on the same port and Redis: both clients reconnect with backoff, resume
-    their seats with their tokens and finish the game."""
+    their seats with their tokens and finish the game. No other server shares the
+    key prefix: with a live peer node the first one would hand its rooms over to it."""
     first: GiantsServer = await server_factory()
     url = first.url
     alice = Client(url, name="alice", backoff_min=0.05, backoff_max=0.3, request_timeout=10)
