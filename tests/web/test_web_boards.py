@@ -116,7 +116,7 @@ async def test_a_whole_game_by_clicking_against_a_server_bot(
     await page.click('[data-join="0"]')
     await page.wait_for_selector(f'#board [data-board="{game}"]')
     moves = await play_by_clicking(page, random.Random(5), pass_bias=0.85 if game == "giants" else 0.0,
-                                   shot=f"board-{game}" if rules in ("standard", "singles", "barrier") else None)
+                                   shot=f"board-{game}-{rules}")
     assert moves > 0
     watcher = await (await server_client(web_server, "sam")).watch(room)
     assert watcher.outcome is not None  # the server agrees the game is over
@@ -184,3 +184,50 @@ async def test_giants_three_browser_tribes_bid_at_once_and_see_only_their_own(
             assert text in (allowed if member == seat else public), f"seat {seat} held a view the engine never gave it"
             held += 1
         assert held > 10
+
+
+async def _keyboard_to_target(page: Any, limit: int = 400) -> str:
+    """Press Tab until a board target has the focus; return its target id."""
+    for _ in range(limit):
+        await page.keyboard.press("Tab")
+        target = await page.evaluate(
+            "() => { const e = document.activeElement;"
+            " return e && e.classList && e.classList.contains('gt-target') ? e.dataset.target : null; }")
+        if target:
+            return str(target)
+    raise AssertionError("no board target is reachable with Tab")
+
+
+@pytest.mark.parametrize("game", ["giantslayer", "giants"])
+async def test_boards_at_phone_width_by_keyboard_only(web_server: Any, open_page: Any, server_client: Any, game: str) -> None:
+    """A seat plays with Tab and Enter only, at 360 px, and the page never scrolls sideways."""
+    py = await server_client(web_server, "host")
+    options = {"rounds": 1} if game == "giantslayer" else {}
+    room = (await py.create_room(game, options=options, bots={"1": "random"}))["room"]
+    page = await open_page(web_server, path=f"#/room/{room}", name="kim", viewport={"width": 360, "height": 740})
+    await page.click('[data-join="0"]')
+    await page.wait_for_selector(f'#board [data-board="{game}"]')
+    if game == "giants":
+        # The sealed bid form is ordinary form fields: Tab to the button, press Enter.
+        await page.wait_for_selector("#gt-bid-submit")
+        await page.focus("#gt-bid-markers")
+        await page.keyboard.press("Tab")
+        while await page.evaluate("() => document.activeElement.id") != "gt-bid-submit":
+            await page.keyboard.press("Tab")
+        start = (await board_state(page))["sent"]
+        await page.keyboard.press("Enter")
+        assert await wait_sent(page, "#board", start) is None
+    else:
+        for _ in range(3):
+            while not (await board_state(page))["legal"]:
+                await asyncio.sleep(0.05)
+            start = (await board_state(page))["sent"]
+            stone = await _keyboard_to_target(page)
+            await page.keyboard.press("Enter")  # the stone: its destinations light up
+            assert (await board_state(page))["prefix"] == 1, stone
+            await _keyboard_to_target(page)
+            await page.keyboard.press(" ")  # Space works as well as Enter
+            assert await wait_sent(page, "#board", start) is None
+    overflow = await page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the {game} board is {overflow}px wider than a phone"
+    await screenshot(page, f"board-{game}-phone")
