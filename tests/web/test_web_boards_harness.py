@@ -67,10 +67,10 @@ async def test_giants_table_of_n_by_clicking(page: Any, static_server: StaticSer
     for seat in range(players - 1):
         assert await page.inner_text(f'#board [data-seat-bid="{seat}"]') == "has bid ✓"
     assert await page.inner_text(f'#board [data-seat-bid="{players - 1}"]') == "thinking…"
+    if players == 5:
+        await screenshot(page, "board-giants-auction-5")
     await click_moves(page, table, moves=25)
     assert table.state.turn >= 2  # bids, claims, placement and transport went by
-    if players == 5:
-        await screenshot(page, "board-giants-5")
 
 
 def _quarry_transport_state(table: EngineTable) -> list[str]:
@@ -122,7 +122,7 @@ async def test_giants_transport_shows_path_strength_and_pieces(page: Any, static
     used = next(e for e in table.last_events if e["type"] == "transport")["uses"]
     names = await page.evaluate("""async (uses) => {
         const d = await import('/boards/giants-data.js');
-        return uses.map((u) => u.map(d.describeToken).join(' + '));
+        return uses.map((u) => u.map((x) => d.describeToken(x, (s) => 'p' + s)).join(' + '));
     }""", used)
     for (_, line), expected in zip(shown, names, strict=True):
         assert expected in line, (line, expected)

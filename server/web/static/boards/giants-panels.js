@@ -112,7 +112,7 @@ function eventsPanel(ctx) {
     } else if (e.type === "transport") {
       const pts = Object.entries(e.points || {}).map(([s, p]) => `${seatName(ctx, Number(s))} +${p}`).join(", ");
       lines.push(`${seatName(ctx, e.seat)} carried ${e.statue} ${e.path.map((p) => `(${p})`).join("→")} with ${
-        e.uses.map((u) => u.map(describeToken).join(" + ")).join("; ")}${pts ? ` — points: ${pts}` : ""}`);
+        e.uses.map((u) => u.map((x) => describeToken(x, (s) => seatName(ctx, s))).join(" + ")).join("; ")}${pts ? ` — points: ${pts}` : ""}`);
     } else if (e.type === "claim") {
       lines.push(`${seatName(ctx, e.seat)} claimed ${e.statue} (size ${e.size}) with ${e.chief ? "the chief" : "workers"}`);
     } else if (e.type === "erect") {
@@ -246,7 +246,7 @@ export function transportDetail(ctx, action) {
     const pts = use.filter((t) => t.length > 1 && Number(t.slice(1)) !== ctx.seat && t[0] !== "l");
     return h("li", { "data-hex": cell },
       `(${cell}): needs strength ${st.size} — `,
-      use.map(describeToken).join(" + ") || "?",
+      use.map((x) => describeToken(x, (s) => seatName(ctx, s))).join(" + ") || "?",
       pts.length ? ` (scores for ${[...new Set(pts.map((t) => seatName(ctx, Number(t.slice(1)))))].join(", ")})` : "");
   });
   return h("div", { class: "gt-transport-detail" },

@@ -168,7 +168,12 @@ function drawMap(ctx, sel) {
     const cls = ["gt-cell", "gt-land", SPECIAL[k] ? "gt-special" : "", forest ? "gt-forest" : "", last.has(k) ? "gt-last" : ""];
     const kids = [s("polygon", { points: hexPoints(x, y, SIZE - 0.5) })];
     if (SPECIAL[k]) kids.push(s("text", { class: "gt-label", x: x - SIZE * 0.55, y: y - SIZE * 0.35 }, SPECIAL[k]));
-    if (forest) kids.push(s("text", { class: "gt-label", x: x + SIZE * 0.25, y: y - SIZE * 0.35 }, `logs ${v.forests[k]}`));
+    if (forest) {
+      kids.push(s("g", { class: "gt-logs" },
+        s("rect", { x: x + SIZE * 0.05, y: y - SIZE * 0.72, width: SIZE * 0.6, height: SIZE * 0.38, rx: 2, style: "fill:#6d4c41" }),
+        s("text", { class: "gt-label", x: x + SIZE * 0.35, y: y - SIZE * 0.44, "text-anchor": "middle", fill: "#fff" }, String(v.forests[k])),
+        s("title", {}, `forest with ${v.forests[k]} log(s)`)));
+    }
     kids.push(...drawPieces(x, y, (v.board || {})[k] || {}));
     const here = statuesAt[k] || [];
     here.slice(0, 3).forEach((sid, i) => {
@@ -246,6 +251,7 @@ const spec = {
   extra: (ctx, api) => bidForm(ctx, api),
   detail: (ctx, action) => transportDetail(ctx, action),
   after: (ctx, sel) => panels(ctx, sel),
+  retryStale: (text) => text.startsWith("bid "),
 };
 
 export function render(container, ctx) {

@@ -13,6 +13,8 @@
 //                        per-board object kept across renders, api.rerender())
 //   detail(ctx, action)? optional element shown while a `confirm` step waits
 //   after(ctx, sel)?     optional element under all that (GIANTS: the table's panels)
+//   retryStale(text)?    true for actions to send again after a stale_version refusal
+//                        (a sealed bid does not depend on the others' answers)
 
 import { Picker } from "./picker.js";
 
@@ -149,6 +151,7 @@ export function send(container, st, text) {
     .then(
       () => {
         st.pending = false;
+        st.retry = null;
         st.answeredAt = st.seq; // the position this action leads to comes in a later ctx
         st.message = null;
         st.picker.reset();
@@ -156,6 +159,14 @@ export function send(container, st, text) {
       },
       (err) => {
         st.pending = false;
+        if (err && err.code === "stale_version" && st.spec.retryStale && st.spec.retryStale(text) && st.retry !== text) {
+          // Another seat's answer reached the room first (its patch came before this
+          // refusal, so the page is at the new version now); this action does not depend
+          // on it (a sealed bid): send it again, once.
+          st.retry = text;
+          return send(container, st, text);
+        }
+        st.retry = null;
         st.picker.reset();
         const code = err && err.code ? `${err.code}: ` : "";
         st.message = { kind: "error", text: code + ((err && err.message) || String(err)) };
