@@ -514,6 +514,7 @@ def stored_summary(room_id: str, fields: dict[str, bytes]) -> dict[str, Any] | N
         "password": meta["password"] is not None,
         "spectators": 0,
         "created": meta["created"],
+        "outcome": unpack(fields["outcome"]) if fields.get("outcome") and fields["status"] == b"finished" else None,
     }
 
 

@@ -79,6 +79,7 @@ class RoomViews:
             "password": self.meta["password"] is not None,
             "spectators": sum(1 for m in self.members if m.seat is None),
             "created": self.meta["created"],
+            "outcome": self.outcome if self.status == "finished" else None,
         }
 
     # The legal lists of the current state, per seat: computed once per state (a join or

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from client_cli.client import Client, ClientError, RequestFailed, TrackedRoom
+from client_cli.client import Client, ClientError, RequestFailed, TrackedRoom, result_text
 from client_cli.render import render_game, render_room, wrap_items
 from engines import get_engine
 
@@ -142,10 +142,12 @@ class PlaySession:
             lock = " password" if summary.get("password") else ""
             kind = f"{summary.get('game')}/{summary.get('rules')}"
             watchers = summary.get("spectators", 0)
+            result = result_text(summary.get("outcome"), None)
             lines.append(
                 f"{summary.get('room'):<12} {kind:<22} {summary.get('status'):<9} "
                 f"{age_text(now - float(summary.get('created') or now)):>4}  [{names}]"
                 f"{f'  {watchers} watching' if watchers else ''}{lock}"
+                + (f"  {result}" if result else "")
             )
         return "\n".join(lines)
 

@@ -238,6 +238,10 @@ async def test_finished_room_is_shown_as_its_replay(giants_server: Any) -> None:
             await asyncio.sleep(0.05)
         replay = await host.replay(room_id)
         session = PlaySession(host)
+        await session.handle("/rooms all")
+        row = next(line for line in session.lobby_text().splitlines() if line.startswith(room_id))
+        assert "finished" in row and ("won" in row or "draw" in row)
+        assert "[bot:random, bot:random]" in row
         reply = await session.handle(f"/replay {room_id}")
         assert reply.text.startswith(f"replay of room {room_id}: ")
     engine = registry.get_engine("giantslayer")

@@ -55,7 +55,14 @@ async def test_resign_ends_the_game_for_everyone_and_is_in_the_replay(giants_ser
     log = await store.read_log(room)
     assert log[-1]["end"] == "resigned" and log[-1]["seat"] == 1 and "action" not in log[-1]
     listed = await carol.ok("list_rooms", include_finished=True)
-    assert any(r["room"] == room and r["status"] == "finished" for r in listed["rooms"])
+    mine = [r for r in listed["rooms"] if r["room"] == room]
+    assert mine and mine[0]["status"] == "finished" and mine[0]["outcome"]["reason"] == "resigned"
+    # Also once the room left memory: the summary is read from Redis.
+    from server.lobby import stored_summary
+
+    fields = (await giants_server.store.room_summaries_raw([room]))[0][1]
+    summary = stored_summary(room, fields)
+    assert summary is not None and summary["outcome"]["winners"] == [0]
 
 
 async def test_abort_only_during_the_first_moves(giants_server, client_factory) -> None:
