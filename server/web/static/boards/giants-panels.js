@@ -58,7 +58,8 @@ function tablePanel(ctx) {
     const screen = v.screens && v.screens[String(seat)];
     rows.push(h("tr", { "data-seat": seat, class: (ctx.room && (ctx.room.to_act || []).includes(seat)) ? "gt-to-act" : null },
       h("td", {}, swatch(seat), who(ctx, seat), seat === v.first ? " ★" : "", p.passed ? " (passed)" : ""),
-      h("td", { class: "gt-points" }, String(p.points)),
+      h("td", { class: "gt-points" }, String(p.points),
+        ctx.outcome ? h("div", { class: "gt-final" }, `final ${ctx.outcome.scores[seat]}${(ctx.outcome.winners || []).includes(seat) ? " — wins" : ""}`) : null),
       h("td", { class: "gt-bid", "data-seat-bid": seat }, bid),
       h("td", {}, front.join(", ") || "—", statues.length ? h("div", {}, statues) : null),
       h("td", {}, `${p.reserve_workers} w / ${p.reserve_markers} m`, p.looked.length ? ` · looked: ${p.looked.join(" ")}` : "",
@@ -68,7 +69,7 @@ function tablePanel(ctx) {
   return h("section", { class: "gt-panel", "aria-label": "The table" },
     h("h3", {}, "Tribes"),
     h("table", { class: "gt-seat-table" },
-      h("thead", {}, h("tr", {}, h("th", {}, "tribe"), h("th", {}, "points"), h("th", {}, "bid"),
+      h("thead", {}, h("tr", {}, h("th", {}, "tribe"), h("th", {}, "points", ctx.outcome ? " / score" : ""), h("th", {}, "bid"),
         h("th", {}, "in front of the screen"), h("th", {}, "reserve"))),
       h("tbody", {}, rows)),
     v.order && v.order.length ? h("div", {}, "Choice order: ", v.order.map((s) => seatName(ctx, s)).join(" → ")) : null,
