@@ -40,6 +40,18 @@ from protocol.messages import (
 MAX_FRAME = 64 * 1024  # default inbound limit (bytes), configurable per call
 MAX_SERVER_FRAME = 16 * 1024 * 1024  # what a client accepts: snapshots can be large
 MAX_FIELD_ERRORS = 16  # detail["fields"] is capped so an error reply stays small
+# Inbound structure bounds, checked before any schema validation so a hostile frame
+# (a 60 KB map of 7,000 option values) costs microseconds, not a pydantic error per
+# item. No valid request comes near them: the largest containers are `bots` (one entry
+# per seat, at most 64) and `options` (at most 32 scalars), and no request has a
+# container inside a container (request -> options -> scalar values).
+MAX_CONTAINER = 64  # entries in any one map or array of a request
+MAX_VALUES = 256  # values (scalars and containers) in a whole request
+MAX_DEPTH = 2  # the request map is depth 1, its `options` and `bots` maps depth 2
+# The unpacker's own hard limits (msgpack refuses to build anything larger): a
+# backstop for frames that are not requests at all, far above MAX_CONTAINER so that
+# a merely oversized request still gets a `bad_message` carrying its id.
+UNPACK_LIMITS: dict[str, int] = {"max_map_len": 4096, "max_array_len": 4096, "max_ext_len": 0}
 
 
 def _no_ext(code: int, data: bytes) -> Any:
@@ -62,7 +74,8 @@ def unpack_map(frame: bytes, max_size: int = MAX_FRAME, *, str_keys: bool = True
     """Size-check and unpack a frame into a map without validating it against a schema.
 
     Raises FrameTooLarge or BadFrame. With `str_keys` (the default, used for inbound
-    requests) map keys must be strings.
+    requests) map keys must be strings and the unpacker's hard limits apply
+    (`UNPACK_LIMITS`; strings and binaries are bounded by the frame size).
     """
     if not isinstance(frame, bytes | bytearray | memoryview):
         raise BadFrame("send binary frames holding one msgpack map, not text")
@@ -72,12 +85,14 @@ def unpack_map(frame: bytes, max_size: int = MAX_FRAME, *, str_keys: bool = True
             f"frame of {size} bytes exceeds the limit of {max_size}",
             detail={"size": size, "limit": max_size},
         )
+    limits = UNPACK_LIMITS if str_keys else {}
     try:
         data = msgpack.unpackb(
-            frame, raw=False, strict_map_key=str_keys, ext_hook=_no_ext, use_list=True
+            frame, raw=False, strict_map_key=str_keys, ext_hook=_no_ext, use_list=True, **limits
         )
     except Exception as exc:  # msgpack raises many types: ExtraData, ValueError, ...
-        raise BadFrame(f"frame is not one msgpack value: {type(exc).__name__}") from None
+        reason = str(exc)[:120] if isinstance(exc, ValueError) else ""
+        raise BadFrame(f"frame is not one msgpack value: {type(exc).__name__} {reason}".rstrip()) from None
     if not isinstance(data, dict):
         raise BadFrame(f"frame is a msgpack {type(data).__name__}, not a map")
     return data
@@ -160,6 +175,39 @@ def _check_type(data: dict[str, Any], known: Mapping[str, Any], rid: Any) -> str
     return kind
 
 
+def _too_big(kind: str, path: str, error: str, message: str, rid: Any) -> BadMessage:
+    return BadMessage(
+        f"invalid {kind} message: {path or 'the request'} {message}",
+        detail={"type": kind, "fields": [{"field": path, "error": error, "message": message}]},
+        id=rid,
+    )
+
+
+def check_shape(data: dict[str, Any], kind: str, rid: Any) -> None:
+    """Refuse a request whose structure is beyond every valid request's (cheap).
+
+    Walks the unpacked map once, stopping at the first container longer than
+    MAX_CONTAINER, nesting deeper than MAX_DEPTH or the MAX_VALUES-th value. Raises
+    BadMessage (error "too_long", "too_deep" or "too_many_values") with the field's path.
+    """
+    if len(data) > MAX_CONTAINER:
+        raise _too_big(kind, "", "too_long", f"has more than {MAX_CONTAINER} fields", rid)
+    budget = MAX_VALUES
+    stack: list[tuple[str, Any, int]] = [(str(k), v, 2) for k, v in data.items()]
+    while stack:
+        path, value, depth = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise _too_big(kind, path.split(".")[0], "too_many_values", f"holds more than {MAX_VALUES} values", rid)
+        if isinstance(value, dict | list):
+            if depth > MAX_DEPTH:
+                raise _too_big(kind, path, "too_deep", f"nests deeper than {MAX_DEPTH} levels", rid)
+            if len(value) > MAX_CONTAINER:
+                raise _too_big(kind, path, "too_long", f"has more than {MAX_CONTAINER} entries", rid)
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend((f"{path}.{k}", v, depth + 1) for k, v in items)
+
+
 def decode_client(frame: bytes, max_size: int = MAX_FRAME) -> ClientMessage:
     """Decode and validate one inbound request frame.
 
@@ -170,6 +218,7 @@ def decode_client(frame: bytes, max_size: int = MAX_FRAME) -> ClientMessage:
     data = unpack_map(frame, max_size)
     rid = recover_id(data)
     kind = _check_type(data, CLIENT_MESSAGE_TYPES, rid)
+    check_shape(data, kind, rid)
     try:
         return client_adapter.validate_python(data)
     except ValidationError as exc:

@@ -23,6 +23,8 @@ class ErrorCode(StrEnum):
     PROTOCOL_MISMATCH = "protocol_mismatch"
     HELLO_REQUIRED = "hello_required"
     RATE_LIMITED = "rate_limited"
+    SERVER_FULL = "server_full"  # create_room: the node holds as many rooms as it may
+    QUOTA_EXCEEDED = "quota_exceeded"  # create_room: your address has its most open rooms
     NO_SUCH_ROOM = "no_such_room"
     ROOM_FULL = "room_full"
     SEAT_TAKEN = "seat_taken"

@@ -12,9 +12,11 @@ plain dict of the same shape (see the helpers at the end of `codec`).
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter
 
 # -- bounded field types -------------------------------------------------------------
 
@@ -28,10 +30,48 @@ MAX_OPTIONS = 32
 MAX_OPTION_STR_LEN = 256
 MAX_SEATS = 64  # seat numbers are 0 .. MAX_SEATS - 1
 MAX_DEADLINE = 86_400.0  # seconds per move (one day)
+MAX_CURSOR_LEN = 128
+DEFAULT_LIST_LIMIT = 50  # rooms per list_rooms page when the request names no limit
+MAX_LIST_LIMIT = 200
+# Room ids are letters, digits, "-" and "_": never a ":" or anything else that could
+# name another key when an id is put into a storage key.
+ROOM_ID_PATTERN = r"^[A-Za-z0-9_-]+$"
+_ROOM_ID_RE = re.compile(ROOM_ID_PATTERN)
+
+
+def is_room_id(text: str) -> bool:
+    """Whether `text` could name a room at all. Servers check it before building any
+    storage key from an id, so no text names another kind of key (e.g. "<id>:log")."""
+    return 0 < len(text) <= MAX_ROOM_LEN and _ROOM_ID_RE.match(text) is not None
+
+# Bidirectional formatting characters (category Cf, listed for the error message's
+# sake): they reorder how the text *around* a name is displayed.
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _display_safe(text: str) -> str:
+    """Refuse text that would corrupt what others display: control characters
+    (C0, C1, DEL), format characters (bidi overrides, zero-width marks), surrogates,
+    private-use and unassigned code points, line and paragraph separators."""
+    for ch in text:
+        category = unicodedata.category(ch)
+        if category[0] == "C" or category in ("Zl", "Zp"):
+            kind = "a bidirectional override" if ch in _BIDI else "a control or invisible character"
+            raise ValueError(f"contains {kind} (U+{ord(ch):04X}); use printable characters only")
+    if text != text.strip():
+        raise ValueError("has leading or trailing spaces")
+    return text
+
 
 Str64 = Annotated[str, StringConstraints(max_length=64)]
-Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME_LEN)]
-RoomId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ROOM_LEN)]
+# A name others see (player names, bot specs): printable text only.
+Name = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_NAME_LEN), AfterValidator(_display_safe)
+]
+RoomId = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_ROOM_LEN, pattern=ROOM_ID_PATTERN)
+]
+Cursor = Annotated[str, StringConstraints(min_length=1, max_length=MAX_CURSOR_LEN)]
 Token = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TOKEN_LEN)]
 Password = Annotated[str, StringConstraints(max_length=MAX_PASSWORD_LEN)]
 ActionText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ACTION_LEN)]
@@ -73,11 +113,14 @@ class Hello(_Request):
 
 
 class ListRooms(_Request):
-    """Lobby listing, optionally of one game; finished rooms only when asked."""
+    """One page of the lobby listing, optionally of one game; finished rooms only
+    when asked. `cursor` is the `next` of the previous page (absent: the first page)."""
 
     type: Literal["list_rooms"] = "list_rooms"
     game: GameName | None = None
     include_finished: bool = False
+    limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT)] | None = None
+    cursor: Cursor | None = None
 
 
 class CreateRoom(_Request):

@@ -14,14 +14,23 @@ import gc
 import itertools
 import logging
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
+from prometheus_client import Counter as PromCounter
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.http11 import Request, Response
 
 from server.config import Config
 from server.connection import Connection
 from server.embedded_redis import EmbeddedRedis
 from server.http import make_process_request
+from server.limits import (
+    AddressQuotas,
+    address_key,
+    client_address,
+    origin_allowed,
+    parse_origins,
+    redact_url,
+)
 from server.lobby import Lobby
 from server.metrics import Live, Metrics
 from server.node import Node, NodeCollector, new_node_id
@@ -50,6 +59,15 @@ class GiantsServer:
         self.config = config
         self.metrics = Metrics()
         self.metrics.set_live(self._live_gauges)
+        self.quotas = AddressQuotas(config.max_connections_per_address, config.max_rooms_per_address)
+        self.allowed_origins = parse_origins([config.allowed_origin])
+        self.trusted_proxies = frozenset(parse_origins([config.trusted_proxies]))
+        self.limit_closes = PromCounter(
+            "giants_limit_closes",
+            "Connections the server closed (1008) or refused for a limit, by reason.",
+            ["reason"],
+            registry=self.metrics.registry,
+        )
         self.embedded: EmbeddedRedis | None = None
         self.store: Store = None  # type: ignore[assignment]  # set in start()
         self.lobby: Lobby = None  # type: ignore[assignment]
@@ -88,6 +106,13 @@ class GiantsServer:
 
     def render_metrics(self, accept: str) -> tuple[bytes, str]:
         return self.metrics.render(accept)
+
+    def limit_closed(self, reason: str) -> None:
+        """Count a connection closed or refused for a limit (flood, slow, origin...)."""
+        self.limit_closes.labels(reason).inc()
+
+    def counts_against_quota(self, room_id: str) -> bool:
+        return self.lobby is not None and self.lobby.counts_against_quota(room_id)
 
     def _live_gauges(self) -> Live:
         rooms = self.lobby.counts() if self.lobby is not None else {}
@@ -138,7 +163,7 @@ class GiantsServer:
         try:
             cluster = await is_cluster(url)
         except Exception as exc:
-            raise ConnectionError(f"Redis at {redact(url)} does not answer ({exc})") from None
+            raise ConnectionError(f"Redis at {redact_url(url)} does not answer ({exc})") from None
         self.store = Store(
             url,
             self.config.key_prefix,
@@ -148,7 +173,7 @@ class GiantsServer:
         )
         self.store.on_batch = self.metrics.observe_batch
         if not await self.store.ping():
-            raise ConnectionError(f"Redis at {url} does not answer")
+            raise ConnectionError(f"Redis at {redact_url(url)} does not answer")
         await self.store.migrate_layout()
         limits = BotLimits(
             move_seconds=self.config.bot_move_seconds,
@@ -177,7 +202,7 @@ class GiantsServer:
             self._handler,
             self.config.host,
             self.config.port,
-            process_request=make_process_request(self),
+            process_request=self._check_origin(make_process_request(self)),
             max_size=self.config.hard_max_frame,
             compression=None,  # patches are small; deflate would cost CPU and ~64 KiB per connection
             ping_interval=20,
@@ -190,7 +215,7 @@ class GiantsServer:
         if sockets:
             self.port = sockets[0].getsockname()[1]
         node.address = self.url
-        log.info("listening on %s:%s (redis %s, prefix %r)", self.config.host, self.port, redact(url), self.config.key_prefix)
+        log.info("listening on %s:%s (redis %s, prefix %r)", self.config.host, self.port, redact_url(url), self.config.key_prefix)
         if self.embedded is not None:
             self.spawn(self._supervise_redis())
         else:
@@ -232,12 +257,12 @@ class GiantsServer:
         if not aof and not rdb:
             log.warning(
                 "the Redis at %s has no persistence (appendonly no, no save points): a Redis restart "
-                "loses every room; enable appendonly (see docs/operations.md)", redact(self.store.url)
+                "loses every room; enable appendonly (see docs/operations.md)", redact_url(self.store.url)
             )
         elif not aof:
             log.warning(
                 "the Redis at %s persists by snapshots only (appendonly no): a Redis crash loses the "
-                "moves since the last snapshot; enable appendonly (see docs/operations.md)", redact(self.store.url)
+                "moves since the last snapshot; enable appendonly (see docs/operations.md)", redact_url(self.store.url)
             )
 
     async def _restore(self) -> None:
@@ -248,8 +273,31 @@ class GiantsServer:
         gc.freeze()
         gc.set_threshold(50_000, 20, 100)
 
+    def _check_origin(self, then: Any) -> Any:
+        """Wrap the HTTP hook: a WebSocket handshake from a browser page of another
+        origin than ours (and not allowed by --allowed-origin) gets 403."""
+
+        async def process_request(connection: ServerConnection, request: Request) -> Response | None:
+            headers = request.headers
+            if headers.get("Upgrade", "").lower() == "websocket" and not origin_allowed(
+                headers.get("Origin"), headers.get("Host"), self.allowed_origins
+            ):
+                self.limit_closed("origin")
+                return connection.respond(403, "this origin may not connect; see --allowed-origin\n")
+            response: Response | None = await then(connection, request)
+            return response
+
+        return process_request
+
     async def _handler(self, ws: ServerConnection) -> None:
-        conn = Connection(ws, self)
+        peer = ws.remote_address[0] if ws.remote_address else ""
+        forwarded = ws.request.headers.get("X-Forwarded-For") if ws.request is not None else None
+        address = address_key(client_address(str(peer), forwarded, self.trusted_proxies))
+        if not self.quotas.open_connection(address):
+            self.limit_closed("connections")
+            await ws.close(1008, "too many connections from your address")
+            return
+        conn = Connection(ws, self, address)
         self.connections.add(conn)
         self.metrics.connections_total += 1
         if self.relay is not None:
@@ -260,6 +308,7 @@ class GiantsServer:
             self.connections.discard(conn)
             if self.relay is not None:
                 self.relay.unregister(conn)
+            self.quotas.close_connection(address)
 
     async def stop(self) -> None:
         """Graceful shutdown: refuse new requests, let in-flight changes finish, tell
@@ -321,12 +370,3 @@ class GiantsServer:
         finally:
             await self.stop()
 
-
-def redact(url: str) -> str:
-    """A Redis URL without its password (never log one)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))

@@ -32,7 +32,12 @@ class Config:
     burst: int = 100  # token-bucket depth
     snapshot_every: int = 50  # actions between engine snapshots in Redis
     max_rooms: int = 10_000
-    max_write_buffer: int = 1024 * 1024  # a client slower than this is disconnected
+    max_write_buffer: int = 1024 * 1024  # bytes queued to a client before it is closed (1008)
+    max_connections_per_address: int = 64  # 0 = unlimited
+    max_rooms_per_address: int = 20  # live rooms one address created; 0 = unlimited
+    hello_timeout: float = 10.0  # seconds a new connection has to send hello
+    allowed_origin: str = ""  # extra WebSocket origins (comma list; "*" = any)
+    trusted_proxies: str = ""  # proxy addresses whose X-Forwarded-For is believed
     shutdown_timeout: float = 10.0
     loop: str = "auto"  # auto = uvloop when installed (the `speed` extra), else asyncio
     # Server-run bots (server/seat_bots.py): what a room creator's bot spec is clamped to.
@@ -86,6 +91,11 @@ class Config:
     def data_path(self) -> Path:
         return Path(os.path.expanduser(self.data_dir))
 
+    @property
+    def flood_refusals(self) -> int:
+        """Outstanding refused frames (draining at `rate`/s) that close a connection."""
+        return 4 * self.burst
+
     # -- command line ---------------------------------------------------------------
 
     @staticmethod
@@ -104,7 +114,16 @@ class Config:
             "burst": "request burst per connection (GIANTS_BURST, default 100)",
             "snapshot_every": "actions between state snapshots (GIANTS_SNAPSHOT_EVERY, default 50)",
             "max_rooms": "most live rooms (GIANTS_MAX_ROOMS, default 10000)",
-            "max_write_buffer": "bytes queued to a slow client before it is dropped (GIANTS_MAX_WRITE_BUFFER)",
+            "max_write_buffer": "bytes queued to a client before it is closed (GIANTS_MAX_WRITE_BUFFER)",
+            "max_connections_per_address": "open connections per client address, 0 = unlimited "
+            "(GIANTS_MAX_CONNECTIONS_PER_ADDRESS, default 64)",
+            "max_rooms_per_address": "live rooms one client address may have created, 0 = unlimited "
+            "(GIANTS_MAX_ROOMS_PER_ADDRESS, default 20)",
+            "hello_timeout": "seconds a new connection has to send hello (GIANTS_HELLO_TIMEOUT, default 10)",
+            "allowed_origin": "also accept WebSocket connections from this browser origin; repeat or "
+            "comma-separate, '*' = any (GIANTS_ALLOWED_ORIGIN; same-origin and no Origin always pass)",
+            "trusted_proxies": "comma list of reverse-proxy addresses whose X-Forwarded-For names "
+            "the client (GIANTS_TRUSTED_PROXIES)",
             "shutdown_timeout": "seconds to finish in-flight work on shutdown (GIANTS_SHUTDOWN_TIMEOUT)",
             "default_deadline": "seconds per move in rooms created without a deadline; 0 = no deadline (GIANTS_DEFAULT_DEADLINE, default 0)",
             "loop": "event loop: auto (uvloop if installed), uvloop or asyncio (GIANTS_LOOP)",
@@ -124,6 +143,9 @@ class Config:
         }
         for f in fields(Config):
             flag = "--" + f.name.replace("_", "-")
+            if f.name == "allowed_origin":  # repeatable: --allowed-origin A --allowed-origin B
+                parser.add_argument(flag, dest=f.name, default=None, action="append", help=helps[f.name])
+                continue
             parser.add_argument(flag, dest=f.name, default=None, help=helps.get(f.name))
 
     @classmethod
@@ -138,6 +160,8 @@ class Config:
             raw = getattr(args, f.name, None) if args is not None else None
             if raw is None:
                 raw = env.get("GIANTS_" + f.name.upper())
+            if isinstance(raw, list):  # a repeatable flag
+                raw = ",".join(raw)
             if raw is None or raw == "":
                 continue
             default = f.default

@@ -1,14 +1,22 @@
-"""One WebSocket connection: decode, rate-limit, dispatch, reply.
+"""One WebSocket connection: charge, decode, dispatch, reply, bounded output.
 
-Each inbound frame is size-checked, decoded and validated (server.wire), charged
-against a token bucket, then dispatched through the router (server.router) to the lobby or a room. Every request gets
-exactly one reply (`ok` or `error` with a stable code); a bad frame never closes the
-connection, except a flood far beyond the limit (close 1008) or a frame above the hard
-size cap (websockets closes with 1009).
+Each inbound frame is first charged to the connection's frame budget (a token bucket,
+before anything is decoded: garbage costs tokens too), then size-checked, decoded and
+validated (server.wire), then dispatched through the router (server.router) to the
+lobby or a room. Every request gets exactly one reply (`ok` or `error` with a stable
+code); a bad frame never closes the connection. The connection is closed with 1008
+when it floods (keeps sending far beyond its rate), when more bytes are queued to it
+than `max_write_buffer` (it does not read), or when it sends no `hello` within
+`hello_timeout`; websockets closes it with 1009 above the hard frame size cap.
+
+Scheduling: the reader yields to the event loop after every frame, so frames that
+arrived in one TCP read are not handled back to back ahead of other connections.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import logging
 import secrets
@@ -24,9 +32,11 @@ from websockets.protocol import State
 from engines import registry
 from engines.bots import registry as bot_registry
 from protocol import messages as msgs
+from protocol.codec import recover_id, unpack_map
 from server import replays
 from server.config import Config
 from server.errors import RequestError
+from server.limits import AddressQuotas, FrameBudget
 from server.metrics import Metrics
 from server.router import RoomHandle, Router
 from server.wire import PROTOCOL_VERSION, ProtocolError, decode_client, encode
@@ -34,6 +44,7 @@ from server.wire import PROTOCOL_VERSION, ProtocolError, decode_client, encode
 log = logging.getLogger("giants.connection")
 
 SERVER_NAME = "giants-table/0.1"
+FRAME_OVERHEAD = 10  # WebSocket header bytes of a server frame, at most
 
 
 @functools.cache
@@ -46,34 +57,20 @@ def bundled_bots() -> list[dict[str, Any]]:
     return out
 
 
-class TokenBucket:
-    """`rate` tokens per second up to `burst`; one token per request."""
-
-    def __init__(self, rate: float, burst: int) -> None:
-        self.rate = rate
-        self.burst = float(burst)
-        self.tokens = float(burst)
-        self.stamp = time.monotonic()
-
-    def take(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
-            return True
-        return False
-
-
 class Host(Protocol):
     """What a connection needs from the server that accepted it (server.app wires it)."""
 
     config: Config
     metrics: Metrics
     router: Router
+    quotas: AddressQuotas
 
     @property
     def shutting_down(self) -> bool: ...
+
+    def limit_closed(self, reason: str) -> None: ...
+
+    def counts_against_quota(self, room_id: str) -> bool: ...
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None: ...
 
@@ -81,7 +78,7 @@ class Host(Protocol):
 
 
 class Connection:
-    """Per-connection state: session, name, the rooms it is in, its rate limit."""
+    """Per-connection state: session, name, the rooms it is in, its budgets."""
 
     # Request type -> handler method name: one table for the class, not a dict of
     # bound methods per connection (about 1 KiB each).
@@ -103,18 +100,18 @@ class Connection:
         "ping": "on_ping",
     }
 
-    def __init__(self, ws: ServerConnection, server: Host) -> None:
+    def __init__(self, ws: ServerConnection, server: Host, address: str = "") -> None:
         self.ws = ws
         self.server = server
         self.config = server.config
         self.metrics = server.metrics
         self.router = server.router
         self.id = secrets.token_hex(8)  # names this connection to the relay (other nodes)
+        self.address = address  # the quota key of the client's address (server.limits)
         self.session: str | None = None
         self.name = "anonymous"
         self.rooms: dict[str, RoomHandle] = {}
-        self.bucket = TokenBucket(self.config.rate, self.config.burst)
-        self.limited = 0  # consecutive rate-limited frames
+        self.budget = FrameBudget(self.config.rate, self.config.burst, self.config.flood_refusals)
         self.corked = False  # frames queued, flush scheduled
         # The handshake (Origin included) is over and nothing reads its headers again:
         # free them, about 3 KiB a connection.
@@ -122,6 +119,9 @@ class Connection:
             ws.request.headers = Headers()
         if ws.response is not None:
             ws.response.headers = Headers()
+        self.queued = 0  # bytes framed into the protocol's buffer since the last flush
+        self.dropped: str | None = None  # why the server is closing this connection
+        self.drop_message = ""
 
     # -- output ---------------------------------------------------------------------
 
@@ -130,16 +130,21 @@ class Connection:
 
         Frames are framed into the connection's buffer now and written when the
         current callback ends (`flush`), so a reply and the patches that follow it
-        leave in one write: one system call instead of one per frame.
+        leave in one write: one system call instead of one per frame. Bytes not yet
+        written (framed here or in the transport's buffer) count against
+        `max_write_buffer`; a client over it is closed (1008) and gets nothing more.
         """
         ws = self.ws
-        if ws.protocol.state is not State.OPEN or getattr(ws, "send_in_progress", None) is not None:
+        if self.dropped is not None or ws.protocol.state is not State.OPEN:
             return
-        if ws.transport.get_write_buffer_size() > self.config.max_write_buffer:
-            log.warning("dropping a client that does not read (%s)", ws.remote_address)
-            self.server.spawn(ws.close(1008, "too slow: not reading its messages"))
+        if getattr(ws, "send_in_progress", None) is not None:
+            return
+        size = len(frame) + FRAME_OVERHEAD
+        if ws.transport.get_write_buffer_size() + self.queued + size > self.config.max_write_buffer:
+            self.drop("slow", "too slow: not reading its messages")
             return
         ws.protocol.send_binary(frame)
+        self.queued += size
         self.metrics.frames_out += 1
         if not self.corked:
             self.corked = True
@@ -148,6 +153,7 @@ class Connection:
     def flush(self) -> None:
         """Write everything `push` queued, in one write."""
         self.corked = False
+        self.queued = 0
         ws = self.ws
         chunks = ws.protocol.data_to_send()
         if all(chunks):
@@ -172,36 +178,70 @@ class Connection:
             msg["detail"] = detail
         self.push(encode(msg))
 
+    def drop(self, reason: str, message: str) -> None:
+        """Close the connection with 1008: it stops being read and gets nothing more.
+
+        `reason` is the short label counted in /metrics (flood, slow, hello_timeout).
+        Frames queued before are written first; a client that never reads them is cut
+        off after websockets' close timeout.
+        """
+        if self.dropped is not None:
+            return
+        self.dropped = reason
+        self.drop_message = message
+        self.server.limit_closed(reason)
+        log.info("closing %s (%s): %s", self.address or "a client", reason, message)
+        self.server.spawn(self.ws.close(1008, message))
+
     # -- input ----------------------------------------------------------------------
 
     async def run(self) -> None:
         """Serve the connection until it closes, then detach it from its rooms."""
+        loop = asyncio.get_running_loop()
+        hello_timer = loop.call_later(self.config.hello_timeout, self._hello_deadline)
         try:
             async for frame in self.ws:
+                if self.dropped is not None:
+                    break
                 await self.handle(frame)
+                # Let other connections' frames, timers and flushes run before our
+                # next frame: frames that came in one TCP read are otherwise all
+                # handled back to back.
+                await asyncio.sleep(0)
+                if self.dropped is not None:
+                    break
         except ConnectionClosed:
             pass
         finally:
+            hello_timer.cancel()
             for room in list(self.rooms.values()):
                 try:
                     await room.leave(self, explicit=False)
                 except Exception:
                     log.exception("detaching from room %s failed", room.id)
             self.rooms.clear()
+            if self.dropped is not None:
+                # Close before returning: websockets closes with 1000 when the handler
+                # returns first. A client that does not read is cut off after the
+                # close timeout.
+                with contextlib.suppress(Exception):
+                    await self.ws.close(1008, self.drop_message)
+
+    def _hello_deadline(self) -> None:
+        if self.session is None:
+            self.drop("hello_timeout", f"no hello within {self.config.hello_timeout:g} s")
 
     async def handle(self, frame: bytes | str) -> None:
+        """Charge, decode, validate and dispatch one frame; exactly one reply."""
         self.metrics.frames_in += 1
+        verdict = self.budget.charge()
+        if verdict != FrameBudget.ACCEPT:
+            self._refuse(frame, verdict)
+            return
         req_id: Any = None
         try:
             msg = decode_client(frame, self.config.max_frame)  # type: ignore[arg-type]
             req_id = msg.id
-            if not self.bucket.take():
-                self.limited += 1
-                if self.limited > 4 * self.config.burst:
-                    await self.ws.close(1008, "flooding: too many requests")
-                    return
-                raise RequestError("rate_limited", f"more than {self.config.rate:g} requests per second; slow down")
-            self.limited = 0
             if self.server.shutting_down:
                 raise RequestError("shutting_down", "the server is shutting down")
             if isinstance(msg, msgs.Hello):
@@ -219,6 +259,18 @@ class Connection:
         except Exception:
             log.exception("request %r failed", req_id)
             self.send_error(req_id, "internal_error", "the server failed on this request; it was logged")
+
+    def _refuse(self, frame: bytes | str, verdict: int) -> None:
+        """A frame over the rate: `rate_limited` (its id read without validating
+        anything), or the 1008 close once the refusals show a flood."""
+        if verdict == FrameBudget.FLOOD:
+            self.drop("flood", "flooding: too many requests")
+            return
+        req_id = None
+        if isinstance(frame, bytes):
+            with contextlib.suppress(ProtocolError):
+                req_id = recover_id(unpack_map(frame, self.config.max_frame))
+        self.send_error(req_id, "rate_limited", f"more than {self.config.rate:g} requests per second; slow down")
 
     # -- handlers -------------------------------------------------------------------
 
@@ -251,11 +303,27 @@ class Connection:
         self.send_ok(req_id, {})
 
     async def on_list_rooms(self, req_id: Any, m: msgs.ListRooms) -> None:
-        rooms = await self.router.list(m.game, m.include_finished)
-        self.send_ok(req_id, {"rooms": rooms})
+        rooms, cursor = await self.router.list(
+            m.game, m.include_finished, m.limit or msgs.DEFAULT_LIST_LIMIT, m.cursor
+        )
+        self.send_ok(req_id, {"rooms": rooms, "next": cursor})
 
     async def on_create_room(self, req_id: Any, m: msgs.CreateRoom) -> None:
-        room = await self.router.create(m)
+        quotas = self.server.quotas
+        # Reserved before the first await, so concurrent creates cannot overshoot.
+        ticket = quotas.reserve_room(self.address, self.server.counts_against_quota)
+        if ticket is None:
+            raise RequestError(
+                "quota_exceeded",
+                f"your address already has {quotas.max_rooms} open rooms; finish or leave one first",
+                {"limit": quotas.max_rooms},
+            )
+        try:
+            room = await self.router.create(m)
+        except BaseException:
+            quotas.release_room(self.address, ticket)
+            raise
+        quotas.room_created(self.address, ticket, room.id)
         # An all-bot room starts playing on its own, before the one reply: if the start
         # cannot be stored the create answers the error (a retry with the same key
         # finds the room and starts it).

@@ -32,8 +32,8 @@ from prometheus_client.registry import Collector
 
 from engines import registry
 from engines.base import Engine, GameError
-from protocol.messages import CreateRoom
-from server import seat_bots
+from protocol.messages import CreateRoom, is_room_id
+from server import listing, seat_bots
 from server.errors import RequestError
 from server.metrics import Metrics
 from server.node import Node
@@ -90,6 +90,7 @@ class Lobby:
         self.max_rooms = max_rooms
         self.node = node or Node(store, "standalone")
         self.rooms: dict[str, Room] = {}
+        self.creating = 0  # creations in flight: they count against max_rooms
         self.loaded = False  # every listed live room restored (or quarantined, or elsewhere)
         self.listed = asyncio.Event()  # the live ids are known (requests may wait on them)
         self.pending: dict[str, asyncio.Future[Room | None]] = {}  # listed, not restored yet
@@ -161,9 +162,18 @@ class Lobby:
     async def _take_over(self, room_id: str) -> Room | None:
         """Acquire, load and restore, retrying while Redis is away (acquire and load are
         redone together: a fence bumped by an attempt whose reply was lost is read back
-        by the next one); a room that cannot be replayed is quarantined."""
-        if len(self.rooms) >= self.max_rooms:
+        by the next one); a room that cannot be replayed is quarantined. None when
+        this node holds `max_rooms` rooms (the slot is reserved before any await, so
+        concurrent restores cannot overshoot it either)."""
+        if len(self.rooms) + self.creating >= self.max_rooms:
             return None
+        self.creating += 1
+        try:
+            return await self._take_over_reserved(room_id)
+        finally:
+            self.creating -= 1
+
+    async def _take_over_reserved(self, room_id: str) -> Room | None:
         delays = backoff_delays(float("inf"), first=0.1, cap=5.0)
         while True:
             try:
@@ -248,6 +258,11 @@ class Lobby:
                     log.warning("room %s: hand-over message failed; its lease is free anyway", room.id)
             moved += 1
         return moved
+
+    def counts_against_quota(self, room_id: str) -> bool:
+        """Whether a room still counts against its creator's quota: live here, not finished."""
+        room = self.rooms.get(room_id)
+        return room is not None and room.status != "finished"
 
     def counts(self) -> Counter[tuple[str, str]]:
         """Live rooms of this node by (status, game), for /metrics."""
@@ -384,9 +399,18 @@ class Lobby:
         return room
 
     async def create(self, msg: CreateRoom) -> Room:
-        """Create a room from a create_room request; raises RequestError with the engine's code."""
-        if len(self.rooms) >= self.max_rooms:
-            raise RequestError("internal_error", "this server is at its room limit; try later")
+        """Create a room from a create_room request; raises RequestError with the engine's
+        code, or `server_full` when this node holds `max_rooms` rooms (creations in
+        flight included, so concurrent requests cannot overshoot the limit)."""
+        if len(self.rooms) + self.creating >= self.max_rooms:
+            raise RequestError("server_full", "this server has as many rooms as it may hold; try again later")
+        self.creating += 1
+        try:
+            return await self._create(msg)
+        finally:
+            self.creating -= 1
+
+    async def _create(self, msg: CreateRoom) -> Room:
         try:
             engine: Engine = registry.get_engine(msg.game, msg.rules)
             players = msg.players or engine.info.min_players
@@ -456,28 +480,63 @@ class Lobby:
         room.seats = seats
         return self._adopt(room)
 
-    async def list(self, game: str | None, include_finished: bool) -> list[dict[str, Any]]:
-        rooms = [
-            room.summary()
-            for room in self.rooms.values()
-            if not room.meta["private"] and (game is None or room.meta["game"] == game)
-            and (include_finished or room.status != "finished")
-        ]
-        local = set(self.rooms)
-        # Rooms other nodes own: read from their hashes in Redis (one pipeline).
-        ids = [i for i in await self.store.live_room_ids() if i not in local]
-        if include_finished:
-            ids += [i for i in await self.store.finished_room_ids() if i not in local]
-        for room_id, fields in await self.store.room_summaries_raw(ids):
-            summary = stored_summary(room_id, fields)
+    async def list(
+        self, game: str | None, include_finished: bool, limit: int, cursor: str | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of public rooms of every node (server.listing) and the cursor of
+        the next page, or None. Bounded work: at most `listing.SCAN` rooms looked at."""
+        at = listing.parse_cursor(cursor)
+        rooms: list[dict[str, Any]] = []
+        if at.phase == listing.LIVE:
+            live = set(await self.store.live_room_ids())
+            live.update(i for i, r in self.rooms.items() if r.status != "finished")
+
+            async def summarize(chunk: list[str]) -> list[dict[str, Any] | None]:
+                # This node's rooms from memory, other nodes' from their stored hashes.
+                remote = dict(await self.store.room_summaries_raw([i for i in chunk if i not in self.rooms]))
+                out: list[dict[str, Any] | None] = []
+                for room_id in chunk:
+                    room = self.rooms.get(room_id)
+                    if room is not None:
+                        summary = room.summary() if not room.meta["private"] and room.status != "finished" else None
+                    else:
+                        fields = remote.get(room_id)
+                        summary = stored_summary(room_id, fields) if fields is not None else None
+                        if summary is not None and summary["status"] == "finished":
+                            summary = None
+                    if summary is not None and game is not None and summary["game"] != game:
+                        summary = None
+                    out.append(summary)
+                return out
+
+            rooms, next_cursor, done = await listing.live_page(live, at.after, limit, summarize)
+            if not done or not include_finished:
+                return rooms, next_cursor
+            at = listing.Cursor(listing.FINISHED)
+        want = limit - len(rooms)
+        if want == 0:
+            return rooms, at.text()
+        scan = listing.finished_scan(want)
+        ids = await self.store.finished_room_ids(scan, start=at.offset)
+        rows = dict(await self.store.room_summaries_raw(ids))
+        offset = at.offset
+        for room_id in ids:
+            offset += 1
+            fields = rows.get(room_id)
+            summary = stored_summary(room_id, fields) if fields is not None else None
             if summary is None or (game is not None and summary["game"] != game):
                 continue
-            if include_finished or summary["status"] != "finished":
-                rooms.append(summary)
-        return rooms
+            rooms.append(summary)
+            if len(rooms) == limit:
+                break
+        if len(ids) < scan and offset == at.offset + len(ids):
+            return rooms, None  # no finished room left to read
+        return rooms, listing.Cursor(listing.FINISHED, offset=offset).text()
 
     async def replay(self, room_id: str) -> dict[str, Any]:
         """A finished room's replay, from memory or (after eviction/restart) from Redis."""
+        if not is_room_id(room_id):
+            raise RequestError("no_such_room", f"there is no room {room_id!r}")
         room = self.rooms.get(room_id)
         if room is not None:
             return await room.replay()

@@ -527,7 +527,12 @@ class Room(RoomViews, RoomEndings):
                     raise RequestError("room_full", "every seat is taken")
                 seat = free[0]
             elif not 0 <= seat < len(self.seats):
-                raise RequestError("bad_message", f"seat must be 0..{len(self.seats) - 1}", {"fields": ["seat"]})
+                message = f"seat must be 0..{len(self.seats) - 1} in this room"
+                raise RequestError(
+                    "bad_message",
+                    f"invalid join message: {message}",
+                    {"type": "join", "fields": [{"field": "seat", "error": "out_of_range", "message": message}]},
+                )
             elif self.seats[seat].taken:
                 raise RequestError("seat_taken", f"seat {seat} is taken")
             old = self.member_of(peer)

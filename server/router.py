@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from engines.base import Seat
-from protocol.messages import CreateRoom
+from protocol.messages import CreateRoom, is_room_id
 from server.errors import RequestError
 from server.seats import Peer
 
@@ -61,7 +61,9 @@ class LocalRooms(Protocol):
 
     async def create(self, msg: CreateRoom) -> Any: ...
 
-    async def list(self, game: str | None, include_finished: bool) -> list[dict[str, Any]]: ...
+    async def list(
+        self, game: str | None, include_finished: bool, limit: int, cursor: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]: ...
 
     async def replay(self, room_id: str) -> dict[str, Any]: ...
 
@@ -81,6 +83,8 @@ class Router:
 
     async def room(self, room_id: str) -> RoomHandle:
         """The room `room_id`, local or remote; RequestError(no_such_room) if none is live."""
+        if not is_room_id(room_id):  # before the relay builds any key from it
+            raise RequestError("no_such_room", f"there is no live room {room_id!r}")
         room = await self.lobby.open(room_id)
         if room is not None:
             return room
@@ -94,8 +98,11 @@ class Router:
         """A new room, owned by this node (the node that received create_room)."""
         return await self.lobby.create(msg)
 
-    async def list(self, game: str | None, include_finished: bool) -> list[dict[str, Any]]:
-        return await self.lobby.list(game, include_finished)
+    async def list(
+        self, game: str | None, include_finished: bool, limit: int, cursor: str | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of the listing and the cursor of the next (server.listing)."""
+        return await self.lobby.list(game, include_finished, limit, cursor)
 
     async def replay(self, room_id: str) -> dict[str, Any]:
         return await self.lobby.replay(room_id)

@@ -610,9 +610,9 @@ class Store:
         members = await self.redis.smembers(self.k_live)
         return sorted(_text(m) for m in members)
 
-    async def finished_room_ids(self, limit: int = 100) -> list[str]:
-        """Most recently finished first."""
-        ids = await self.redis.zrevrange(self.k_finished, 0, limit - 1)
+    async def finished_room_ids(self, limit: int = 100, start: int = 0) -> list[str]:
+        """Most recently finished first: `limit` ids from position `start`."""
+        ids = await self.redis.zrevrange(self.k_finished, start, start + limit - 1)
         return [_text(i) for i in ids]
 
     async def load_room(self, room_id: str) -> RoomRecord | None:

@@ -15,6 +15,7 @@ from typing import TextIO
 
 from client_cli.client import Client, ClientError, RequestFailed
 from client_cli.seat_store import SeatStore
+from client_cli.render.safe import printable
 from client_cli.tui.session import PlaySession, replay_screen
 
 
@@ -39,7 +40,7 @@ async def watch_plain(url: str, room_id: str, out: TextIO, *, once: bool, passwo
             if str(exc.code) != "no_such_room":
                 raise
             # Not live any more: a finished room is still readable as a replay.
-            print(replay_screen(await client.replay(room_id)), file=out, flush=True)
+            print(printable(replay_screen(await client.replay(room_id))), file=out, flush=True)
             return 0
         session.room = room
         print(session.screen(), file=out, flush=True)
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             return asyncio.run(watch_plain(args.url, args.room, sys.stdout, once=args.once,
                                            password=args.password, name=args.name))
         except RequestFailed as exc:
-            print(f"error [{exc.code}]: {exc.message}", file=sys.stderr)
+            print(printable(f"error [{exc.code}]: {exc.message}"), file=sys.stderr)
             return 2
         except (OSError, ClientError) as exc:
             print(f"error: cannot reach {args.url}: {exc}", file=sys.stderr)

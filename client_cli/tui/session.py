@@ -16,6 +16,7 @@ from typing import Any
 
 from client_cli.client import Client, ClientError, RequestFailed, TrackedRoom, result_text
 from client_cli.render import render_game, render_room, wrap_items
+from client_cli.render.safe import printable
 from engines import get_engine
 
 HELP = """\
@@ -61,6 +62,9 @@ class Reply:
     quit: bool = False
     panel: bool = False  # long text (help, moves): the app shows it in the board pane
 
+    def __post_init__(self) -> None:
+        self.text = printable(self.text)  # it may quote the server or other players
+
 
 @dataclass
 class PlaySession:
@@ -80,16 +84,17 @@ class PlaySession:
     # ------------------------------------------------------------------ showing
 
     def screen(self) -> str:
-        """The text to display now: the current room, or the lobby."""
+        """The text to display now: the current room, or the lobby (terminal-safe:
+        other people's names and texts cannot carry control characters through)."""
         if self.panel is not None:
-            return self.panel
+            return printable(self.panel)
         if self.room is None and self.replay is not None:
-            return replay_screen(self.replay, self.replay_at)
+            return printable(replay_screen(self.replay, self.replay_at))
         if self.room is not None and self.room.view is not None:
-            return render_room(
+            return printable(render_room(
                 self.room.view, self.room.seat, self.room.legal, self.recent(), self.legal_limit,
                 now=time.time(),
-            )
+            ))
         return self.lobby_text()
 
     def recent(self) -> list[str]:
@@ -149,7 +154,7 @@ class PlaySession:
                 f"{f'  {watchers} watching' if watchers else ''}{lock}"
                 + (f"  {result}" if result else "")
             )
-        return "\n".join(lines)
+        return printable("\n".join(lines))
 
     def games_text(self) -> str:
         lines = []

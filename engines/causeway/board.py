@@ -38,7 +38,7 @@ DIRECTIONS = hexgrid.DIRECTIONS
 
 PHASE_SETUP, PHASE_PLAY, PHASE_DESTROY, PHASE_OVER = "setup", "play", "destroy", "over"
 
-_CELL_RE = re.compile(r"^\s*([+-]?\d{1,6})\s*,\s*([+-]?\d{1,6})\s*$")
+_CELL_RE = re.compile(r"^\s*([+-]?[0-9]{1,6})\s*,\s*([+-]?[0-9]{1,6})\s*$")
 
 
 def cell_name(cell: Hex) -> str:

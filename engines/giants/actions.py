@@ -38,7 +38,7 @@ from engines.giants.state import Bid
 
 FIGURES = ("worker", "sorcerer", "chief")
 POWERS = ("village", "hut", "forest", "reserve", "clay")
-TOKEN_RE = re.compile(r"^(?:[wsc]\d|n\d?|l)$")
+TOKEN_RE = re.compile(r"^(?:[wsc][0-9]|n[0-9]?|l)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +118,8 @@ Action = (
 )
 
 _SPECIAL_HEX = {"village": ISLAND.village, "hut": ISLAND.hut, "clay": ISLAND.clay_pit}
-_STATUE_RE = re.compile(r"^[MH]\d+$")
-_AHU_RE = re.compile(r"^A\d\d$")
+_STATUE_RE = re.compile(r"^[MH][0-9]+$")
+_AHU_RE = re.compile(r"^A[0-9][0-9]$")
 
 
 def format_action(action: Action) -> str:
@@ -175,8 +175,14 @@ def _hex(text: str) -> Hex:
     return cell
 
 
+def _digits(text: str) -> bool:
+    # ASCII digits only: str.isdigit() is also true for "²" or "①", which int() refuses,
+    # and int() reads other scripts' digits ("٣") that no notation shows.
+    return text.isascii() and text.isdigit()
+
+
 def _int(text: str) -> int:
-    if not text.isdigit():
+    if not _digits(text) or len(text) > 6:
         raise NotationError(f"expected a number, got {text!r}")
     return int(text)
 
@@ -203,8 +209,8 @@ def _parse_bid(words: list[str]) -> Bid:
     for word in words[1:]:
         if word == "c" and not chief:
             chief = True
-        elif word.startswith("w") and word[1:].isdigit() and workers == 0:
-            workers = int(word[1:])
+        elif word.startswith("w") and workers == 0:
+            workers = _int(word[1:])
         else:
             raise NotationError(f"unexpected {word!r} in a bid")
     return Bid(markers, workers, chief)

@@ -63,7 +63,8 @@ def key_hex(key: str) -> Hex:
     return (int(col), int(row))
 
 
-_HEX_RE = re.compile(r"^\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)$")
+# ASCII digits only ([0-9], not \d: that also matches other scripts' digits).
+_HEX_RE = re.compile(r"^\(\s*(-?[0-9]{1,4})\s*,\s*(-?[0-9]{1,4})\s*\)$")
 
 
 def parse_hex(text: str) -> Hex | None:

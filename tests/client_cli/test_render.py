@@ -286,3 +286,17 @@ def test_room_frame_shows_draw_offers_answers_and_early_endings() -> None:
     aborted = {"scores": [0.0, 0.0], "winners": [], "reason": "aborted", "detail": "seat 0 aborted the game"}
     assert "Game aborted: no result - seat 0 aborted the game" in render_room(
         {"room": done, "game": None, "outcome": aborted}, 1)
+
+
+def test_network_text_is_printed_without_control_characters() -> None:
+    """A name or message from another player cannot move the cursor, recolour the
+    terminal or reverse the text around it (ANSI escapes, bidi overrides)."""
+    from client_cli.render.safe import printable
+    from client_cli.tui.session import Reply
+
+    hostile = "eve\x1b[2J\x1b[31m\u202egnp.exe\u200b\r"
+    shown = printable(hostile)
+    assert shown == "eve\\u001b[2J\\u001b[31m\\u202egnp.exe\\u200b\\u000d"
+    assert shown.isprintable()
+    assert printable("line one\nline two: (5,3) ✓") == "line one\nline two: (5,3) ✓"
+    assert Reply(f"error [no_such_room]: {hostile}").text.replace("\n", "").isprintable()

@@ -201,6 +201,8 @@ CONTRACT_CODES = [
     "protocol_mismatch",
     "hello_required",
     "rate_limited",
+    "server_full",
+    "quota_exceeded",
     "no_such_room",
     "room_full",
     "seat_taken",

@@ -92,3 +92,42 @@ def test_notation_reads_and_writes_every_action(text: str, action: Action) -> No
 def test_unreadable_text_is_a_notation_error(text: str) -> None:
     with pytest.raises(NotationError):
         parse_action(text)
+
+
+# Numbers in the notation are ASCII digits only. Other characters that Python calls
+# digits ("²", "①") or reads as numbers ("٣", "𝟙") are a notation error like any
+# other unreadable text, never a crash (`int("²")` raises ValueError).
+@pytest.mark.parametrize(
+    ("rule", "text"),
+    [
+        ("GI-8", "bid ²"),
+        ("GI-8", "bid ٣"),
+        ("GI-8", "bid 1 w²"),
+        ("GI-8", "bid 1 w٢ c"),
+        ("GI-8", "bid 99999999999999999999"),
+        ("GI-10", "claim 2① workers"),
+        ("GI-10", "claim ³ chief"),
+        ("GI-12", "place worker (5,3) logs ³"),
+        ("GI-12", "place worker (٥,3) logs 1"),
+        ("GI-12", "place chief (𝟙,3)"),
+        ("GI-13", "sorcerer forest (6,٤)"),
+        ("GI-13", "sorcerer reserve A٠5 (6,0)"),
+        ("GI-16", "neutral (5,3)>(6,³)"),
+        ("GI-18", "transport M7 (12,4)>(11,4)=w¹"),
+        ("GI-18", "transport M٧ (12,4)>(11,4)"),
+        ("GI-20", "erect M7 A1٠"),
+        ("GI-22", "mark M²"),
+        ("GI-23", "look A①②"),
+    ],
+)
+def test_non_ascii_digits_are_notation_errors(rule: str, text: str) -> None:
+    with pytest.raises(NotationError):
+        parse_action(text)
+
+
+@pytest.mark.parametrize(("rule", "text", "action"), [
+    ("GI-8", "BID 3 W1 C", Bid(3, 1, True)),
+    ("GI-12", "PLACE WORKER (5,3) LOGS 2", Place("worker", (5, 3), 2)),
+])
+def test_ascii_notation_still_reads(rule: str, text: str, action: Action) -> None:
+    assert parse_action(text) == action
