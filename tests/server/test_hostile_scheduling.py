@@ -13,6 +13,11 @@ pytestmark = pytest.mark.redis
 HONEST = "127.0.0.2"  # another client address than the attacker's 127.0.0.1
 
 
+async def _until(predicate) -> None:
+    while not predicate():
+        await asyncio.sleep(0.05)
+
+
 async def make_rooms(client, n: int) -> None:
     for start in range(0, n, 20):
         await asyncio.gather(*(client.ok("create_room", game="giantslayer") for _ in range(min(20, n - start))))
@@ -42,6 +47,13 @@ async def test_pipelined_listing_that_is_never_read_is_closed_and_starves_nobody
     assert [r["type"] for r in replies] == ["ok"] * 30
     listing = await honest.ok("list_rooms", limit=10)
     assert len(listing["rooms"]) == 10 and listing["next"]
+
+    # The attacker is still being served meanwhile; wait (reading nothing) until the
+    # server gives up on it.
+    conn = next(c for c in server.connections if c.address == "127.0.0.1")
+    await asyncio.wait_for(_until(lambda: conn.dropped is not None or not server.connections), 60)
+    assert conn.dropped == "slow"
+    await honest.ok("ping")
 
     got = await attacker.read_all()
     assert got.close_code == 1008, got.close_reason
