@@ -150,7 +150,7 @@ async def one_attacker(kind: str, url: str, stop_at: float, closes: list[int], s
                     await asyncio.sleep(0.2)
             elif kind == "no_hello":
                 await asyncio.wait_for(drain_until_closed(reader), max(0.1, stop_at - time.monotonic()))
-        except (OSError, ConnectionError, asyncio.TimeoutError):
+        except (TimeoutError, OSError, ConnectionError):
             pass
         finally:
             if reader.at_eof():

@@ -14,8 +14,8 @@ import sys
 from typing import TextIO
 
 from client_cli.client import Client, ClientError, RequestFailed
-from client_cli.seat_store import SeatStore
 from client_cli.render.safe import printable
+from client_cli.seat_store import SeatStore
 from client_cli.tui.session import PlaySession, replay_screen
 
 
