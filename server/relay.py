@@ -456,13 +456,15 @@ class Relay:
             receivers = await self._publish(self.channel(owner), msg)
             if receivers == 0:
                 raise OwnerGone(delivered=False)
-            for _ in range(4):
-                # A busy owner is still an owner: keep waiting while it renews its lease.
-                done, _pending = await asyncio.wait([fut], timeout=self.timeout)
+            # A busy owner is still an owner: keep waiting while it holds the room's
+            # lease (checked twice a second), up to 4 relay timeouts; a dead one loses
+            # the lease within the lease TTL.
+            end = time.monotonic() + 4 * self.timeout
+            while True:
+                done, _pending = await asyncio.wait([fut], timeout=min(self.timeout, 0.5))
                 if done:
                     return fut.result()
-                if await self.rooms.owner(remote.id) != owner:
-                    break
-            raise OwnerGone(delivered=True)
+                if time.monotonic() > end or await self.rooms.owner(remote.id) != owner:
+                    raise OwnerGone(delivered=True)
         finally:
             self._pending.pop(rid, None)
