@@ -431,6 +431,8 @@ async def main() -> int:
     parser.add_argument("--knee-duration", type=float, default=8.0)
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--redis-url", default=None, help="external Redis (default: embedded in a temp dir)")
+    parser.add_argument("--fsync", choices=("always", "everysec"), default=None,
+                        help="embedded Redis appendfsync policy (default: the server's)")
     parser.add_argument("--memory-conns", type=int, default=1000, help="0 skips the memory figures")
     parser.add_argument("--memory-only", action="store_true", help="stop after the memory figures")
     parser.add_argument("--loop", default="auto", help="server (and echo) event loop: auto, uvloop or asyncio")
@@ -450,6 +452,8 @@ async def main() -> int:
     loop = resolve_loop(args.loop)
     tmp = tempfile.mkdtemp(prefix="giants-bench-")
     redis_args = ["--redis-url", args.redis_url] if args.redis_url else ["--data-dir", tmp]
+    if args.fsync and not args.redis_url:
+        redis_args += ["--fsync", args.fsync]
     prefix = f"giants-bench:{os.getpid()}:"
     runner = ["-m", "cProfile", "-o", args.profile, "-m", "client_cli.cli"] if args.profile else ["-m", "client_cli.cli"]
     server, url = start([sys.executable, *runner, "serve", "--port", "0", "--log-level", "warning",
@@ -462,7 +466,8 @@ async def main() -> int:
                   f"{args.rate:g} moves/s; {args.duration:g} s per game; loop {loop}", flush=True)
             await run_patches(url, args)
             return 0
-        print(f"server {url} (pid {server.pid}); echo {echo_url}; loop {loop} for both; {args.game}; "
+        fsync = f"; fsync {args.fsync}" if args.fsync else ""
+        print(f"server {url} (pid {server.pid}){fsync}; echo {echo_url}; loop {loop} for both; {args.game}; "
               f"{args.rooms} rooms x (2 seats + {args.spectators} spectators)", flush=True)
         per_conn = per_room = float("nan")
         if args.memory_conns:

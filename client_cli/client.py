@@ -20,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+import secrets
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from client_cli.connection import CLIENT_NAME, Connection
@@ -91,6 +92,14 @@ def result_text(outcome: dict[str, Any] | None, seat: int | None) -> str:
     return f"{word} ({reason})" if reason in ("resigned", "draw_agreed") else word
 
 
+KEYED_ATTEMPTS = 5  # tries of a create/join/start whose answer was lost
+
+
+def new_request_key() -> str:
+    """128 random bits: the key that makes a retried create/join/start safe."""
+    return secrets.token_urlsafe(16)
+
+
 class Client(Connection):
     """A connection (see `Connection` for the settings) plus the rooms it follows.
 
@@ -130,7 +139,7 @@ class Client(Connection):
                 self.url, room.id, room.seat, room.token, game=str(info.get("game", "")),
                 rules=str(info.get("rules", "")), name=self.name or "", status=status,
                 result=result_text(room.outcome, room.seat) if status == "finished" else "",
-            )  # fmt: skip
+            )
         except OSError as exc:  # a read-only home must not stop the game
             log.warning("could not save the seat token of room %s: %s", room.id, exc)
 
@@ -167,7 +176,7 @@ class Client(Connection):
             log.info(
                 "room %s: patch %s->%s does not fit version %s; resyncing",
                 room.id, msg.from_, msg.to, room.version,
-            )  # fmt: skip
+            )
             room.mark_resyncing()
             self._spawn(self._resync_quietly(room.id))
 
@@ -234,11 +243,34 @@ class Client(Connection):
         autostart: bool = True,
     ) -> dict[str, Any]:
         """Create a room; return `{room, summary}`. It does not seat you: `join` next."""
-        msg = CreateRoom(
-            id=self._new_id(), game=game, rules=rules, players=players, options=options, private=private,
-            password=password, bots=bots, deadline=deadline, autostart=autostart,
-        )  # fmt: skip
-        return await self._request(msg)
+        key = new_request_key()
+        return await self._keyed(
+            lambda: CreateRoom(
+                id=self._new_id(), game=game, rules=rules, players=players, options=options, private=private,
+                password=password, bots=bots, deadline=deadline, autostart=autostart, key=key,
+            )
+        )
+
+    async def _keyed(self, make: Callable[[], Any], on_ok: Any = None) -> dict[str, Any]:
+        """Send a request carrying a request key; if its answer is lost (the connection
+        dropped, it timed out) or the server says storage_unavailable, send it again
+        with the same key once reconnected: the server answers a retry of a stored
+        request like the first attempt, so nothing is created or taken twice."""
+        delay = 0.2
+        for attempt in range(KEYED_ATTEMPTS):
+            try:
+                return await self._request(make(), on_ok=on_ok)
+            except (ConnectionLost, TimeoutError) as exc:
+                if attempt == KEYED_ATTEMPTS - 1:
+                    raise
+                log.info("no answer to a keyed request (%s); retrying with its key", exc)
+            except RequestFailed as exc:
+                if exc.code != ErrorCode.STORAGE_UNAVAILABLE or attempt == KEYED_ATTEMPTS - 1:
+                    raise
+                log.info("server storage unavailable; retrying with the same key")
+            await asyncio.sleep(delay)
+            delay = min(5.0, delay * 2)
+        raise AssertionError("unreachable")
 
     async def join(
         self, room: str, seat: int | None = None, password: str | None = None
@@ -264,8 +296,9 @@ class Client(Connection):
                 room, seat=data.get("seat"), token=data.get("token"), password=password
             )
 
-        await self._request(
-            Join(id=self._new_id(), room=room, seat=seat, password=password), on_ok=on_ok
+        key = new_request_key()
+        await self._keyed(
+            lambda: Join(id=self._new_id(), room=room, seat=seat, password=password, key=key), on_ok=on_ok
         )
         return await self._synced(room)
 
@@ -306,7 +339,8 @@ class Client(Connection):
 
     async def start(self, room: str) -> None:
         """Start a room created with autostart=False (all seats must be taken)."""
-        await self._request(Start(id=self._new_id(), room=room))
+        key = new_request_key()
+        await self._keyed(lambda: Start(id=self._new_id(), room=room, key=key))
 
     async def act(self, room: str, action: str, *, guard: bool = False) -> int:
         """Play `action` (game notation) in `room`; return the room's new version.
