@@ -53,7 +53,7 @@ class Config:
     default_deadline: float = 0.0  # seconds per move for rooms created without one; 0 = none
     redis_timeout: float = 5.0  # a Redis reply later than this puts the command's outcome in doubt
     redis_retry_window: float = 10.0  # how long a write in doubt is settled while Redis is away
-    fsync: str = "everysec"  # embedded Redis appendfsync: always or everysec
+    fsync: str = "always"  # embedded Redis appendfsync: always (acknowledged = on disk) or everysec
     # A seat may replace its action in one simultaneous step (a GIANTS bid) this often.
     max_replacements: int = 20
 
@@ -138,7 +138,7 @@ class Config:
             "reuse_port": "listen with SO_REUSEPORT, sharing the port with other nodes (GIANTS_REUSE_PORT; --workers sets it)",
             "redis_timeout": "seconds before an unanswered Redis command is settled (GIANTS_REDIS_TIMEOUT, default 5)",
             "redis_retry_window": "seconds a write in doubt is settled while Redis is away (GIANTS_REDIS_RETRY_WINDOW, default 10)",
-            "fsync": "embedded Redis fsync policy: always or everysec (GIANTS_FSYNC, default everysec)",
+            "fsync": "embedded Redis fsync policy: always or everysec (GIANTS_FSYNC, default always; see docs/operations.md)",
             "max_replacements": "times a seat may replace its action in one simultaneous step (GIANTS_MAX_REPLACEMENTS, default 20)",
         }
         for f in fields(Config):

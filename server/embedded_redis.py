@@ -116,7 +116,7 @@ def _pid_alive(pid: int) -> bool:
 class EmbeddedRedis:
     """One redis-server child bound to a data directory."""
 
-    def __init__(self, data_dir: Path, start_timeout: float = 10.0, fsync: str = "everysec") -> None:
+    def __init__(self, data_dir: Path, start_timeout: float = 10.0, fsync: str = "always") -> None:
         if fsync not in FSYNC_POLICIES:
             raise ValueError(f"fsync must be one of {FSYNC_POLICIES}, not {fsync!r}")
         self.data_dir = Path(data_dir).resolve()

@@ -52,7 +52,8 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if url:
         yield url
         return
-    embedded = EmbeddedRedis(tmp_path_factory.mktemp("redis"))
+    # everysec: the suite simulates no power cuts, and an fsync per write would only slow it
+    embedded = EmbeddedRedis(tmp_path_factory.mktemp("redis"), fsync="everysec")
     yield embedded.start()
     embedded.stop()
 
