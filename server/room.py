@@ -322,8 +322,13 @@ class Room(RoomViews, RoomEndings):
         self.unsure = False
         self._arm_timer()
         if changed:
+            # Only members with something new to see get a snapshot: after a hidden
+            # change (a replaced sealed bid) the others must not even learn that the
+            # room reloaded (GI-8).
+            views = self._views()
             for member in self.members:
-                self.send_snapshot(member)
+                if missed or views(member.seat) != member.view:
+                    self.send_snapshot(member)
         self._after_change()
         return True
 
