@@ -55,6 +55,10 @@ from protocol import PROTOCOL_VERSION  # noqa: E402
 from server.embedded_redis import EmbeddedRedis  # noqa: E402
 
 
+# The load generator is one address with hundreds of connections and rooms.
+LIMITS = ("--max-connections-per-address", "0", "--max-rooms-per-address", "0")
+
+
 class PlacedLoad(bs.Load):  # type: ignore[misc, name-defined]
     """bench/server.py's load, with each member's node chosen per room."""
 
@@ -130,7 +134,7 @@ async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[
 
 def start_node(redis_url: str, prefix: str, args: argparse.Namespace, *extra: str) -> tuple[subprocess.Popen[str], str]:
     return bs.start([sys.executable, "-m", "client_cli.cli", "serve", "--port", "0", "--log-level", "warning",
-                     "--redis-url", redis_url, "--key-prefix", prefix, "--rate", "1000", "--burst", "1000",
+                     "--redis-url", redis_url, "--key-prefix", prefix, "--rate", "1000", "--burst", "1000", *LIMITS,
                      "--lease-ttl", str(args.lease_ttl), *extra])
 
 
@@ -229,7 +233,7 @@ async def main() -> int:
         if "workers" in only:
             proc, url = bs.start([sys.executable, "-m", "client_cli.cli", "serve", "--port", "0", "--workers", "2",
                                   "--log-level", "warning", "--redis-url", redis_url, "--key-prefix", "giants-scale:w:",
-                                  "--rate", "1000", "--burst", "1000"])
+                                  "--rate", "1000", "--burst", "1000", *LIMITS])
             try:
                 results.append(await run_scenario("--workers 2", [url], [proc], redis_pid, False, args))
             finally:
