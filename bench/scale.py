@@ -54,7 +54,6 @@ _spec.loader.exec_module(bs)
 from protocol import PROTOCOL_VERSION  # noqa: E402
 from server.embedded_redis import EmbeddedRedis  # noqa: E402
 
-
 # The load generator is one address with hundreds of connections and rooms.
 LIMITS = ("--max-connections-per-address", "0", "--max-rooms-per-address", "0")
 
