@@ -62,9 +62,10 @@ def _static(path: str, request: Request) -> Response | None:
         ]
     )
     if found.content_type.startswith("text/html"):
-        headers["Content-Security-Policy"] = web.CSP
+        hosts = request.headers.get_all("Host")  # get() raises on a repeated header
+        headers["Content-Security-Policy"] = web.csp_for(hosts[0] if len(hosts) == 1 else None)
         headers["Referrer-Policy"] = "no-referrer"
-    if request.headers.get("If-None-Match") == found.etag:
+    if found.etag in request.headers.get_all("If-None-Match"):
         headers["Content-Length"] = "0"
         return Response(304, "Not Modified", headers, b"")
     headers["Content-Length"] = str(len(found.body))
@@ -83,9 +84,10 @@ def make_process_request(server: HealthSource) -> ProcessRequest:
                 return _response(200, "OK", "application/json", body)
             return _response(503, "Service Unavailable", "application/json", body)
         if path == "/metrics":
-            body, content_type = server.render_metrics(request.headers.get("Accept", ""))
+            body, content_type = server.render_metrics(", ".join(request.headers.get_all("Accept")))
             return _response(200, "OK", content_type, body)
-        if request.headers.get("Upgrade", "").lower() != "websocket":
+        # get_all: headers.get() raises when a header is repeated (a 500 and a traceback).
+        if [v.lower() for v in request.headers.get_all("Upgrade")] != ["websocket"]:
             static = _static(path, request)
             if static is not None:
                 return static

@@ -40,6 +40,16 @@ CSP = (
     "style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
 
+_HOST = re.compile(r"^[A-Za-z0-9.-]+(?::[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::[0-9]{1,5})?$")
+
+
+def csp_for(host: str | None) -> str:
+    """The page's policy; names the WebSocket origin of `host` explicitly, since older
+    browsers do not let 'self' cover ws:/wss: (a malformed Host gets 'self' only)."""
+    if host and len(host) <= 262 and _HOST.match(host):
+        return CSP.replace("connect-src 'self'", f"connect-src 'self' ws://{host} wss://{host}")
+    return CSP
+
 
 @dataclass(frozen=True)
 class StaticFile:

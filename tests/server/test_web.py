@@ -16,7 +16,7 @@ def raw_get(port: int, path: str, headers: dict[str, str] | None = None) -> tupl
     """GET `path` exactly as written (no client-side normalisation of '..' or '%')."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
     try:
-        conn.putrequest("GET", path, skip_accept_encoding=True)
+        conn.putrequest("GET", path, skip_accept_encoding=True, skip_host="Host" in (headers or {}))
         for name, value in (headers or {}).items():
             conn.putheader(name, value)
         conn.endheaders()
@@ -36,6 +36,35 @@ async def test_root_serves_the_web_client(giants_server) -> None:
     assert headers["content-type"] == "text/html; charset=utf-8"
     assert b'<script type="module"' in body
     assert "default-src 'self'" in headers["content-security-policy"]
+    port = giants_server.port
+    assert f"connect-src 'self' ws://127.0.0.1:{port} wss://127.0.0.1:{port};" in headers["content-security-policy"]
+    # A forged Host cannot inject into the policy.
+    _, forged, _ = await get(giants_server, "/", {"Host": "evil; script-src *"})
+    assert "script-src *" not in forged["content-security-policy"]
+    assert "connect-src 'self';" in forged["content-security-policy"]
+
+
+async def test_repeated_headers_do_not_break_the_page(giants_server) -> None:
+    def twice() -> tuple[int, dict[str, str]]:
+        conn = http.client.HTTPConnection("127.0.0.1", giants_server.port, timeout=5)
+        try:
+            conn.putrequest("GET", "/", skip_host=True)
+            conn.putheader("Host", "a.example")
+            conn.putheader("Host", "b.example")
+            conn.putheader("If-None-Match", '"x"')
+            conn.putheader("If-None-Match", '"y"')
+            conn.putheader("Upgrade", "h2c")
+            conn.putheader("Upgrade", "other")
+            conn.endheaders()
+            resp = conn.getresponse()
+            resp.read()
+            return resp.status, {k.lower(): v for k, v in resp.getheaders()}
+        finally:
+            conn.close()
+
+    status, headers = await asyncio.to_thread(twice)
+    assert status == 200
+    assert "connect-src 'self';" in headers["content-security-policy"]
     assert headers["x-content-type-options"] == "nosniff"
     assert headers["cache-control"] == "no-cache"
 
