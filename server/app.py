@@ -279,9 +279,13 @@ class GiantsServer:
 
         async def process_request(connection: ServerConnection, request: Request) -> Response | None:
             headers = request.headers
-            if headers.get("Upgrade", "").lower() == "websocket" and not origin_allowed(
-                headers.get("Origin"), headers.get("Host"), self.allowed_origins
-            ):
+            # get_all: headers.get() raises on a repeated header (a 500 and a traceback).
+            # A repeated Origin or Host is never same-origin.
+            origins, hosts = headers.get_all("Origin"), headers.get_all("Host")
+            origin = None if not origins else origins[0] if len(origins) == 1 else "invalid:"
+            host = hosts[0] if len(hosts) == 1 else None
+            upgrade = [v.lower() for v in headers.get_all("Upgrade")]
+            if "websocket" in upgrade and not origin_allowed(origin, host, self.allowed_origins):
                 self.limit_closed("origin")
                 return connection.respond(403, "this origin may not connect; see --allowed-origin\n")
             response: Response | None = await then(connection, request)
