@@ -48,10 +48,10 @@ MAX_FIELD_ERRORS = 16  # detail["fields"] is capped so an error reply stays smal
 MAX_CONTAINER = 64  # entries in any one map or array of a request
 MAX_VALUES = 256  # values (scalars and containers) in a whole request
 MAX_DEPTH = 2  # the request map is depth 1, its `options` and `bots` maps depth 2
-# The unpacker's own hard limits (msgpack refuses to build anything larger): a
-# backstop for frames that are not requests at all, far above MAX_CONTAINER so that
-# a merely oversized request still gets a `bad_message` carrying its id.
-UNPACK_LIMITS: dict[str, int] = {"max_map_len": 4096, "max_array_len": 4096, "max_ext_len": 0}
+# The unpacker's own hard limits: msgpack refuses a longer map or array as soon as it
+# reads its header, before building anything. Above MAX_CONTAINER, so that a merely
+# oversized request still gets a `bad_message` carrying its id.
+UNPACK_LIMITS: dict[str, int] = {"max_map_len": MAX_VALUES, "max_array_len": MAX_VALUES, "max_ext_len": 0}
 
 
 def _no_ext(code: int, data: bytes) -> Any:

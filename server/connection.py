@@ -45,6 +45,12 @@ log = logging.getLogger("giants.connection")
 
 SERVER_NAME = "giants-table/0.1"
 FRAME_OVERHEAD = 10  # WebSocket header bytes of a server frame, at most
+# Requests that cost far more than a frame spend more tokens (a frame spends one):
+# a listing page per room it may return, a replay for reading a whole action log.
+LIST_TOKENS_PER_ROOM = 0.1
+REPLAY_TOKENS = 5.0
+REFUSED_ID_MAX = 512  # a refused frame is unpacked for its id only when this small
+DROP_CLOSE_TIMEOUT = 2.0  # seconds a dropped client gets to answer the close frame
 
 
 @functools.cache
@@ -189,6 +195,7 @@ class Connection:
             return
         self.dropped = reason
         self.drop_message = message
+        self.ws.close_timeout = DROP_CLOSE_TIMEOUT  # no need to wait long on a hostile peer
         self.server.limit_closed(reason)
         log.info("closing %s (%s): %s", self.address or "a client", reason, message)
         self.server.spawn(self.ws.close(1008, message))
@@ -267,7 +274,7 @@ class Connection:
             self.drop("flood", "flooding: too many requests")
             return
         req_id = None
-        if isinstance(frame, bytes):
+        if isinstance(frame, bytes) and len(frame) <= REFUSED_ID_MAX:
             with contextlib.suppress(ProtocolError):
                 req_id = recover_id(unpack_map(frame, self.config.max_frame))
         self.send_error(req_id, "rate_limited", f"more than {self.config.rate:g} requests per second; slow down")
@@ -302,10 +309,16 @@ class Connection:
     async def on_ping(self, req_id: Any, m: msgs.Ping) -> None:
         self.send_ok(req_id, {})
 
+    def _charge_more(self, tokens: float) -> None:
+        if not self.budget.charge_more(tokens):
+            raise RequestError(
+                "rate_limited", f"this request costs {tokens + 1:g} requests of your rate; slow down"
+            )
+
     async def on_list_rooms(self, req_id: Any, m: msgs.ListRooms) -> None:
-        rooms, cursor = await self.router.list(
-            m.game, m.include_finished, m.limit or msgs.DEFAULT_LIST_LIMIT, m.cursor
-        )
+        limit = m.limit or msgs.DEFAULT_LIST_LIMIT
+        self._charge_more(limit * LIST_TOKENS_PER_ROOM)
+        rooms, cursor = await self.router.list(m.game, m.include_finished, limit, m.cursor)
         self.send_ok(req_id, {"rooms": rooms, "next": cursor})
 
     async def on_create_room(self, req_id: Any, m: msgs.CreateRoom) -> None:
@@ -376,6 +389,7 @@ class Connection:
         await (await self._my_room(m.room)).resync(self, req_id)
 
     async def on_replay(self, req_id: Any, m: msgs.Replay) -> None:
+        self._charge_more(REPLAY_TOKENS)
         data = await self.router.replay(m.room)
         if m.positions:
             data["positions"] = await replays.positions(m.room, data)

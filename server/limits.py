@@ -64,6 +64,20 @@ class FrameBudget:
         self.refused = 0.0
         self.stamp = self.bucket.stamp
 
+    def charge_more(self, tokens: float) -> bool:
+        """Spend `tokens` more for an expensive request (after its frame's one token
+        was charged); False, and a refusal counted, if the bucket holds too few."""
+        bucket = self.bucket
+        now = time.monotonic()
+        bucket.tokens = min(bucket.burst, bucket.tokens + (now - bucket.stamp) * bucket.rate)
+        bucket.stamp = now
+        if bucket.tokens >= tokens:
+            bucket.tokens -= tokens
+            return True
+        self.refused = max(0.0, self.refused - (now - self.stamp) * bucket.rate) + 1.0
+        self.stamp = now
+        return False
+
     def charge(self, now: float | None = None) -> int:
         now = time.monotonic() if now is None else now
         if self.bucket.take(now):

@@ -93,7 +93,7 @@ async def test_a_create_room_with_thousands_of_options_is_refused_before_validat
     await attacker.send_raw(big)
     await attacker.wait_for(lambda: any(p["type"] == "error" for p in attacker.pushes))
     reply = next(p for p in attacker.pushes if p["type"] == "error")
-    # Beyond the unpacker's own limit (4,096 entries): not even unpacked, so no id.
+    # Beyond the unpacker's own limit (256 entries): not even unpacked, so no id.
     assert reply["code"] == "bad_frame" and reply["id"] is None
     assert "max_map_len" in reply["message"]
 
@@ -111,3 +111,23 @@ async def test_a_create_room_with_thousands_of_options_is_refused_before_validat
     await honest.ok("ping")
     assert await stored(redis_url, key_prefix) == before
     assert server.lobby.rooms == {}
+
+
+async def test_expensive_requests_spend_more_of_the_rate(server_factory, client_factory) -> None:
+    """A listing page of 200 rooms costs 21 tokens: 60 of them pipelined get a
+    handful of pages (the burst of 100 buys 4), the rest `rate_limited`."""
+    server = await server_factory()
+    honest = await client_factory(server.url, "honest", local_addr=(HONEST, 0))
+    await honest.ok("create_room", game="tara")
+    attacker = await RawWs.open(server.url)
+    await attacker.write([request("hello", 0, protocol=1)] + [request("list_rooms", i, limit=200) for i in range(1, 61)])
+    await attacker.write([frame(b"\xc1" * 10000)])  # flood on, until the server closes it
+    for _ in range(5):
+        await attacker.write([request("ping", 1000 + i) for i in range(100)])
+    got = await attacker.read_all()
+    pages = [m for m in got.messages if m["type"] == "ok" and 1 <= m["id"] <= 60]
+    refused = [m for m in got.messages if m.get("code") == "rate_limited" and m["id"] is not None and m["id"] <= 60]
+    assert 4 <= len(pages) < 20  # 99 tokens after hello, 21 a page; a few refill meanwhile
+    assert len(pages) + len(refused) == 60
+    assert got.close_code == 1008
+    await honest.ok("list_rooms")
