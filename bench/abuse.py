@@ -1,6 +1,6 @@
 """Abuse benchmark: an honest client's ping latency, alone and under each attack.
 
-    python bench/abuse.py --rooms 400 --duration 8
+    python bench/abuse.py --rooms 400 --duration 10
 
 A `giants serve` subprocess (embedded Redis in a temp dir unless --redis-url) is
 filled with --rooms waiting rooms. One honest client (source address 127.0.0.2, so
@@ -192,15 +192,51 @@ async def honest_pings(url: str, seconds: float, rate: float) -> list[float]:
     return rtts
 
 
-async def fill_rooms(url: str, rooms: int) -> None:
-    async with connect(url, compression=None, local_addr=(HONEST, 0)) as ws:
-        await ws.send(msgpack.packb({"type": "hello", "id": 0, "protocol": 1, "name": "owner"}))
-        await ws.recv()
-        for i in range(rooms):
-            await ws.send(msgpack.packb({"type": "create_room", "id": i + 1, "game": "giantslayer"}))
+async def fill_rooms(url: str, rooms: int, connections: int = 10) -> None:
+    """Create `rooms` waiting rooms over several connections (each has its own rate)."""
+
+    async def one(count: int) -> None:
+        async with connect(url, compression=None, local_addr=(HONEST, 0)) as ws:
+            await ws.send(msgpack.packb({"type": "hello", "id": 0, "protocol": 1, "name": "owner"}))
             await ws.recv()
-            if i % 40 == 39:
-                await asyncio.sleep(0.9)  # stay under the rate limit
+            for i in range(count):
+                await ws.send(msgpack.packb({"type": "create_room", "id": i + 1, "game": "giantslayer"}))
+                await ws.recv()
+                if i % 40 == 39:
+                    await asyncio.sleep(0.9)  # stay under the rate limit
+
+    share = [rooms // connections + (1 if i < rooms % connections else 0) for i in range(connections)]
+    await asyncio.gather(*(one(n) for n in share if n))
+
+
+async def listing_cost(url: str, samples: int = 20) -> tuple[float, float, int]:
+    """Round trip (median, max) and reply size of one default `list_rooms` page."""
+    times: list[float] = []
+    size = 0
+    async with connect(url, compression=None, max_size=2**24, local_addr=(HONEST, 0)) as ws:
+        await ws.send(msgpack.packb({"type": "hello", "id": 0, "protocol": 1, "name": "lister"}))
+        await ws.recv()
+        for i in range(samples):
+            t0 = time.perf_counter()
+            await ws.send(msgpack.packb({"type": "list_rooms", "id": i + 1}))
+            reply = await ws.recv()
+            times.append(time.perf_counter() - t0)
+            size = len(reply)
+            await asyncio.sleep(0.15)  # 6 tokens a page: stay under the rate
+    return pct(times, 50), max(times), size
+
+
+def limit_closes(url: str) -> dict[str, float]:
+    """The server's giants_limit_closes_total by reason, from /metrics."""
+    import urllib.request
+
+    http = url.replace("ws://", "http://").rstrip("/") + "/metrics"
+    with urllib.request.urlopen(http, timeout=10) as response:
+        text = response.read().decode()
+    out: dict[str, float] = {}
+    for match in re.finditer(r'^giants_limit_closes_total\{reason="([a-z_]+)"\} ([0-9.e+]+)$', text, re.M):
+        out[match.group(1)] = float(match.group(2))
+    return out
 
 
 def cpu_seconds(pid: int) -> float:
@@ -232,8 +268,8 @@ def start_server(args: argparse.Namespace, data_dir: str) -> tuple[subprocess.Po
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rooms", type=int, default=400, help="waiting rooms in the lobby")
-    parser.add_argument("--duration", type=float, default=8.0, help="seconds per row")
-    parser.add_argument("--ping-rate", type=float, default=40.0, help="honest pings per second")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds per row")
+    parser.add_argument("--ping-rate", type=float, default=100.0, help="honest pings per second")
     parser.add_argument("--connections", type=int, default=4, help="hostile connections per attack")
     parser.add_argument("--attacks", default=",".join(ATTACKS))
     parser.add_argument("--redis-url", default=None)
@@ -250,6 +286,7 @@ async def main() -> int:
         rows.append(("alone", alone, 0, cpu_seconds(proc.pid) - cpu0))
         ctx = multiprocessing.get_context("spawn")
         for kind in args.attacks.split(","):
+            closed_before = await asyncio.to_thread(limit_closes, url)
             queue = ctx.Queue()
             child = ctx.Process(target=attack_process, args=(kind, url, args.duration + 1.0, args.connections, queue))
             child.start()
@@ -258,18 +295,27 @@ async def main() -> int:
             rtts = await honest_pings(url, args.duration - 0.5, args.ping_rate)
             cpu = cpu_seconds(proc.pid) - cpu0
             await asyncio.to_thread(child.join, 30)
-            closes = queue.get(timeout=5) if not queue.empty() else -1
+            await asyncio.sleep(2.5)  # closes in flight finish (2 s close timeout)
+            after = await asyncio.to_thread(limit_closes, url)
+            closes = int(sum(after.values()) - sum(closed_before.values()))
             rows.append((kind, rtts, closes, cpu))
             await asyncio.sleep(1.0)  # let the server settle between rows
+        cpu0 = cpu_seconds(proc.pid)
+        again = await honest_pings(url, args.duration, args.ping_rate)
+        rows.append(("alone again", again, 0, cpu_seconds(proc.pid) - cpu0))
+        list_p50, list_max, list_bytes = await listing_cost(url)
         base = pct(alone, 99)
         print(f"\nhonest ping round trip, {args.rooms} rooms, {args.connections} hostile connections per attack, "
               f"{args.duration:g} s per row, server loop {args.loop}")
         print(f"{'row':<12} {'pings':>6} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p99/alone':>10} "
               f"{'closed':>7} {'server CPU %':>13}")
+        print("(closed: hostile connections the server closed for a limit during the row, from /metrics)")
         for kind, rtts, closes, cpu in rows:
             print(f"{kind:<12} {len(rtts):>6} {pct(rtts, 50) * 1e3:>8.2f} {pct(rtts, 99) * 1e3:>8.2f} "
-                  f"{max(rtts) * 1e3:>8.2f} {pct(rtts, 99) / base:>10.2f} {closes if kind != 'alone' else '-':>7} "
+                  f"{max(rtts) * 1e3:>8.2f} {pct(rtts, 99) / base:>10.2f} {closes if not kind.startswith('alone') else '-':>7} "
                   f"{100 * cpu / args.duration:>13.0f}")
+        print(f"\nlist_rooms (default page of 50) with {args.rooms} rooms: round trip median "
+              f"{list_p50 * 1e3:.2f} ms, max {list_max * 1e3:.2f} ms, reply {list_bytes:,} bytes")
         return 0
     finally:
         proc.terminate()

@@ -16,7 +16,8 @@ clients: `live:<room id>` or `finished:<offset>`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+import bisect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,24 +55,28 @@ def parse_cursor(text: str | None) -> Cursor:
 
 
 SCAN = 400  # most rooms one request looks at (summaries built or read from Redis)
+LIVE_IDS_SECONDS = 1.0  # how stale the other nodes' live room ids may be in a listing
 CHUNK = 100  # rooms summarized per step (one Redis pipeline for other nodes' rooms)
 
 Summarize = Callable[[list[str]], Awaitable[list[dict[str, Any] | None]]]
 
 
 async def live_page(
-    ids: Iterable[str], after: str | None, limit: int, summarize: Summarize
+    ids: list[str], after: str | None, limit: int, summarize: Summarize
 ) -> tuple[list[dict[str, Any]], str | None, bool]:
-    """One page of live rooms from `ids` (any order), after the id `after`.
+    """One page of live rooms from `ids` (sorted), after the id `after`.
 
     `summarize(chunk)` returns a RoomSummary, or None for a room not to list, for each
     id of a sorted chunk. Returns (rooms, cursor, done): `done` when no live room is
     left after this page (the listing moves on to finished rooms, if asked).
     """
-    todo = sorted(i for i in ids if after is None or i > after)
+    todo = ids[bisect.bisect_right(ids, after):] if after is not None else ids
     rooms: list[dict[str, Any]] = []
-    for start in range(0, min(len(todo), SCAN), CHUNK):
-        chunk = todo[start : min(start + CHUNK, SCAN)]
+    start, end = 0, min(len(todo), SCAN)
+    while start < end:
+        # The first chunk is the page itself (filters usually pass most rooms).
+        chunk = todo[start : min(start + (limit if start == 0 else CHUNK), end)]
+        start += len(chunk)
         for room_id, summary in zip(chunk, await summarize(chunk), strict=True):
             if summary is None:
                 continue

@@ -91,6 +91,11 @@ class Lobby:
         self.node = node or Node(store, "standalone")
         self.rooms: dict[str, Room] = {}
         self.creating = 0  # creations in flight: they count against max_rooms
+        # The live room ids of every node, sorted, read from Redis at most once per
+        # listing.LIVE_IDS_SECONDS however many clients list (server.listing).
+        self._listed: tuple[float, list[str]] = (0.0, [])
+        self._listing: asyncio.Future[list[str]] | None = None
+        self._adopted: list[str] = []  # rooms this node took since that read
         self.loaded = False  # every listed live room restored (or quarantined, or elsewhere)
         self.listed = asyncio.Event()  # the live ids are known (requests may wait on them)
         self.pending: dict[str, asyncio.Future[Room | None]] = {}  # listed, not restored yet
@@ -114,6 +119,9 @@ class Lobby:
         room.max_replacements = self.max_replacements
         self.rooms[room.id] = room
         self.node.own(room.id, room.fence)
+        self._adopted.append(room.id)  # listed before the next read of the live ids
+        if len(self._adopted) > 1000:
+            self._listed = (0.0, [])  # read the ids again rather than grow this list
         return room
 
     def _evict(self, room: Room) -> None:
@@ -480,6 +488,29 @@ class Lobby:
         room.seats = seats
         return self._adopt(room)
 
+    async def _listed_ids(self) -> list[str]:
+        """The live ids of every node (sorted), cached briefly; one read at a time."""
+        stamp, ids = self._listed
+        if time.monotonic() - stamp < listing.LIVE_IDS_SECONDS:
+            return ids
+        if self._listing is not None:
+            return await asyncio.shield(self._listing)
+        fut: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
+        self._listing = fut
+        try:
+            adopted = len(self._adopted)
+            ids = sorted(await self.store.live_room_ids())
+            self._listed = (time.monotonic(), ids)
+            del self._adopted[:adopted]  # those are in Redis's set by now
+            fut.set_result(ids)
+            return ids
+        except BaseException as exc:
+            fut.set_exception(exc)
+            fut.exception()  # retrieved: waiters re-raise it, nobody logs it as lost
+            raise
+        finally:
+            self._listing = None
+
     async def list(
         self, game: str | None, include_finished: bool, limit: int, cursor: str | None = None
     ) -> tuple[list[dict[str, Any]], str | None]:
@@ -488,8 +519,8 @@ class Lobby:
         at = listing.parse_cursor(cursor)
         rooms: list[dict[str, Any]] = []
         if at.phase == listing.LIVE:
-            live = set(await self.store.live_room_ids())
-            live.update(i for i, r in self.rooms.items() if r.status != "finished")
+            listed = await self._listed_ids()
+            live = sorted({*listed, *self._adopted}) if self._adopted else listed
 
             async def summarize(chunk: list[str]) -> list[dict[str, Any] | None]:
                 # This node's rooms from memory, other nodes' from their stored hashes.
