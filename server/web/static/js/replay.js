@@ -58,14 +58,14 @@ export function showReplay(app, client, roomId) {
     const where = h("span", { id: "replay-where", "aria-live": "polite" });
     const moveList = h("ol", { class: "move-list", id: "replay-moves", start: 1 });
     boardEl = h("div", { class: "board", id: "board" });
-    const result = h("p", { class: "result", id: "replay-result" });
+    const result = h("p", { class: "replay-result", id: "replay-result" });
     const button = (id, label, text, fn) => h("button", { type: "button", id, "aria-label": label, onclick: fn }, text);
     const controls = h("div", { class: "replay-controls", role: "group", "aria-label": "replay controls" },
-      button("replay-first", "first position", "⏮", () => go(0)),
+      button("replay-first", "first position", "|◀", () => go(0)),
       button("replay-prev", "previous move", "◀", () => go(index - 1)),
       slider,
       button("replay-next", "next move", "▶", () => go(index + 1)),
-      button("replay-last", "last position", "⏭", () => go(last)),
+      button("replay-last", "last position", "▶|", () => go(last)),
       where);
     slider.addEventListener("input", () => go(Number(slider.value)));
     pos.steps.forEach((step, i) => {
@@ -101,6 +101,7 @@ export function showReplay(app, client, roomId) {
       const step = index > 0 ? pos.steps[index - 1] : null;
       const finished = index === last && data.outcome;
       result.textContent = finished ? outcomeText(data.outcome, names, null) : "";
+      result.hidden = !finished;
       const room = {
         id: roomId, game: data.game, rules: data.rules, players: data.players,
         status: finished ? "finished" : "playing",

@@ -142,7 +142,7 @@ export function showRoom(app, client, roomId) {
       const text = els.input.value.trim();
       if (text) act(text).then(() => (els.input.value = "")).catch(() => {});
     });
-    els.log = h("ol", { class: "event-log", id: "event-log", "aria-label": "events" });
+    els.log = h("ul", { class: "event-log", id: "event-log", "aria-label": "events, newest first" });
     els.controls = h("div", { class: "room-controls" });
     page.replaceChildren(
       h("header", { class: "room-header panel" }, els.title, els.seats, els.turn, els.deadline, els.joinBox, els.controls),
@@ -150,8 +150,8 @@ export function showRoom(app, client, roomId) {
       h("div", { class: "room-body" },
         h("section", { class: "board-area", "aria-label": "board" }, els.board),
         h("aside", { class: "side" },
-          h("section", { class: "panel" }, els.moveForm),
-          h("section", { class: "panel" }, h("h2", {}, "Events"), els.log))));
+          els.movePanel = h("section", { class: "panel" }, els.moveForm),
+          h("section", { class: "panel" }, h("h2", {}, "Events ", h("small", { class: "muted" }, "(newest first)")), els.log))));
   }
 
   function showError(err) {
@@ -255,7 +255,7 @@ export function showRoom(app, client, roomId) {
 
     // Moves
     const legal = room.legal;
-    els.moveForm.hidden = me === null || r.status !== "playing";
+    els.movePanel.hidden = els.moveForm.hidden = me === null || r.status !== "playing";
     els.legalCount.textContent = `Legal moves (${legal.length})`;
     els.datalist.replaceChildren(...legal.slice(0, MAX_LEGAL_SHOWN).map((a) => h("option", { value: a })));
     els.legal.replaceChildren(...legal.slice(0, MAX_LEGAL_SHOWN).map((a) => h("li", {},
