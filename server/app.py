@@ -23,6 +23,7 @@ from server.config import Config
 from server.connection import Connection
 from server.embedded_redis import EmbeddedRedis
 from server.http import make_process_request
+from server.lifecycle import Lifecycle, LifecycleSettings
 from server.limits import (
     AddressQuotas,
     address_key,
@@ -71,6 +72,7 @@ class GiantsServer:
         self.embedded: EmbeddedRedis | None = None
         self.store: Store = None  # type: ignore[assignment]  # set in start()
         self.lobby: Lobby = None  # type: ignore[assignment]
+        self.lifecycle: Lifecycle | None = None
         self.router: Router = None  # type: ignore[assignment]
         self.node: Node | None = None
         self.relay: Relay | None = None
@@ -193,6 +195,17 @@ class GiantsServer:
         node.on_lost = lobby.lost
         node.on_orphans = lobby.take_over_many
         self.router = Router(lobby, relay)
+        self.lifecycle = lobby.lifecycle = Lifecycle(
+            self.store, lobby.rooms,
+            LifecycleSettings(
+                waiting_ttl=self.config.waiting_ttl,
+                seat_grace=self.config.seat_grace,
+                abandon_after=self.config.abandon_after,
+                retention=self.config.retention,
+                interval=self.config.lifecycle_interval,
+            ),
+            self.metrics,
+        )
         lobby.default_deadline = self.config.default_deadline or None
         self.metrics.registry.register(NodeCollector(node, relay))
         await relay.start()
@@ -267,6 +280,8 @@ class GiantsServer:
 
     async def _restore(self) -> None:
         await self.lobby.restore_pending()
+        if self.lifecycle is not None:
+            self.lifecycle.start()
         # Views, frames and states are acyclic and freed by reference counting; the
         # cyclic collector's full passes over a large heap of them only add latency
         # spikes. Move what exists now out of its reach and run it less often.
@@ -334,6 +349,8 @@ class GiantsServer:
                 await asyncio.wait_for(self.ws_server.wait_closed(), self.config.shutdown_timeout)
         if self.restore_task is not None:
             self.restore_task.cancel()
+        if self.lifecycle is not None:
+            await self.lifecycle.stop()
         for task in list(self._tasks):
             task.cancel()
         if self.relay is not None:

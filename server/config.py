@@ -56,6 +56,12 @@ class Config:
     fsync: str = "always"  # embedded Redis appendfsync: always (acknowledged = on disk) or everysec
     # A seat may replace its action in one simultaneous step (a GIANTS bid) this often.
     max_replacements: int = 20
+    # Rooms that end (server/lifecycle.py), in seconds.
+    waiting_ttl: float = 3600.0  # a waiting room with no change for this long expires
+    seat_grace: float = 120.0  # a seat left by a disconnect before the start is freed after this
+    abandon_after: float = 1800.0  # a game (no deadline) with every human away this long ends
+    retention: float = 30 * 86400.0  # finished rooms (and their replays) are kept this long
+    lifecycle_interval: float = 5.0  # seconds between lifecycle sweeps
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting out of range (checked before
@@ -84,6 +90,9 @@ class Config:
         for name in ("bot_max_iterations", "bot_threads", "max_replacements"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(self, name)}")
+        for name in ("waiting_ttl", "seat_grace", "abandon_after", "retention", "lifecycle_interval"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"--{name.replace('_', '-')} must be positive, not {getattr(self, name)}")
         if self.bot_move_seconds <= 0 or self.bot_max_rollout < 0:
             raise ValueError("--bot-move-seconds must be positive and --bot-max-rollout at least 0")
 
@@ -139,6 +148,11 @@ class Config:
             "redis_timeout": "seconds before an unanswered Redis command is settled (GIANTS_REDIS_TIMEOUT, default 5)",
             "redis_retry_window": "seconds a write in doubt is settled while Redis is away (GIANTS_REDIS_RETRY_WINDOW, default 10)",
             "fsync": "embedded Redis fsync policy: always or everysec (GIANTS_FSYNC, default always; see docs/operations.md)",
+            "waiting_ttl": "seconds a waiting room may stay unchanged before it expires (GIANTS_WAITING_TTL, default 3600)",
+            "seat_grace": "seconds before a seat left by a disconnect before the start is freed (GIANTS_SEAT_GRACE, default 120)",
+            "abandon_after": "seconds a game without a deadline waits with every human away before it ends (GIANTS_ABANDON_AFTER, default 1800)",
+            "retention": "seconds finished rooms and their replays are kept in Redis (GIANTS_RETENTION, default 2592000 = 30 days)",
+            "lifecycle_interval": "seconds between lifecycle sweeps (GIANTS_LIFECYCLE_INTERVAL, default 5)",
             "max_replacements": "times a seat may replace its action in one simultaneous step (GIANTS_MAX_REPLACEMENTS, default 20)",
         }
         for f in fields(Config):

@@ -35,6 +35,7 @@ from engines.base import Engine, GameError
 from protocol.messages import CreateRoom, is_room_id
 from server import listing, seat_bots
 from server.errors import RequestError
+from server.lifecycle import Lifecycle
 from server.metrics import Metrics
 from server.node import Node
 from server.room import Room
@@ -111,12 +112,16 @@ class Lobby:
         self._taking: dict[str, asyncio.Future[Room | None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self.default_deadline: float | None = None  # for rooms created without a deadline
+        self.lifecycle: Lifecycle | None = None  # set by the app: rooms that end
 
     def _adopt(self, room: Room) -> Room:
         room.on_idle = self._evict
         room.bot_service = self.bots
         room.on_lost = self._room_lost
         room.max_replacements = self.max_replacements
+        if self.lifecycle is not None:
+            room.on_change = self.lifecycle.changed
+            self.lifecycle.adopted(room)
         self.rooms[room.id] = room
         self.node.own(room.id, room.fence)
         self._adopted.append(room.id)  # listed before the next read of the live ids

@@ -83,6 +83,9 @@ class Room(RoomViews, RoomEndings):
         # Replacements each seat made in the current simultaneous step (bounded).
         self.replacements: dict[Seat, int] = {}
         self.max_replacements = 20
+        # Set by the lobby: told after every stored change (server.lifecycle).
+        self.on_change: Callable[[Any], None] | None = None
+        self.life: dict[str, float] = {}  # lifecycle timestamps (server.lifecycle)
         self.draw_offer: Seat | None = None  # a seat's standing draw offer (server.endings)
         self.members: list[Member] = []
         self.lock = asyncio.Lock()
@@ -237,6 +240,8 @@ class Room(RoomViews, RoomEndings):
         self.outcome, self.actions, self.deadline = cand.outcome, cand.actions, cand.deadline
         self.answered, self.start_key, self.hidden = cand.answered, cand.start_key, cand.hidden
         self._arm_timer()
+        if self.on_change is not None:
+            self.on_change(self)  # server.lifecycle: idle, abandoned and retention timers
 
     def _failed(self, unsure: bool) -> None:
         """A write failed: make sure the room's bots and deadline resume once Redis

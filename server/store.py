@@ -703,3 +703,76 @@ class Store:
         async for key in self.redis.scan_iter(match=self.prefix.replace("*", r"\*") + "*", count=500):
             deleted += int(await self.redis.delete(key))
         return deleted
+
+
+class LifecycleStore:
+    """Redis commands of server/lifecycle.py (kept apart from the write path above).
+
+        P room:{<id>}:life   hash  lifecycle timestamps of a live room (touched, gone, seat:N)
+        P rooms:due          zset  live room ids scored by when the lifecycle looks next
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.redis = store.redis
+
+    def k_life(self, room_id: str) -> str:
+        return f"{self.store.prefix}room:{{{room_id}}}:life"
+
+    @property
+    def k_due(self) -> str:
+        return f"{self.store.prefix}rooms:due"
+
+    def room_keys(self, room_id: str) -> list[str]:
+        """Every key of one room (they share its hash tag)."""
+        s = self.store
+        return [s.k_room(room_id), s.k_log(room_id), s.k_snap(room_id), self.k_life(room_id)]
+
+    async def read(self, room_id: str) -> dict[str, float]:
+        raw = await self.redis.hgetall(self.k_life(room_id))
+        return {_text(k): float(v) for k, v in raw.items()}
+
+    async def write(self, entries: Sequence[tuple[str, dict[str, float], float | None]]) -> None:
+        """Replace each room's timestamps and its due time (None: nothing due)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for room_id, life, due in entries:
+            pipe.delete(self.k_life(room_id))
+            if life:
+                pipe.hset(self.k_life(room_id), mapping={k: repr(v) for k, v in life.items()})
+            if due is None:
+                pipe.zrem(self.k_due, room_id)
+            else:
+                pipe.zadd(self.k_due, {room_id: due})
+        await pipe.execute()
+
+    async def due(self, now: float, limit: int = 500) -> list[str]:
+        ids = await self.redis.zrangebyscore(self.k_due, "-inf", now, start=0, num=limit)
+        return [_text(i) for i in ids]
+
+    async def status(self, room_id: str) -> str | None:
+        raw = await self.redis.hget(self.store.k_room(room_id), "status")
+        return None if raw is None else _text(raw)
+
+    async def forget(self, room_id: str) -> None:
+        await self.redis.zrem(self.k_due, room_id)
+
+    async def retain(self, room_id: str, seconds: float) -> None:
+        """A finished room: every key of it expires after the retention period."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.delete(self.k_life(room_id))
+        pipe.zrem(self.k_due, room_id)
+        for key in self.room_keys(room_id):
+            pipe.expire(key, max(1, int(seconds)))
+        await pipe.execute()
+
+    async def purge_finished(self, before: float, limit: int = 500) -> list[str]:
+        """Rooms finished before `before` leave the finished index and are deleted
+        (their keys normally expired already; older rooms had no TTL)."""
+        ids = [_text(i) for i in await self.redis.zrangebyscore(self.store.k_finished, "-inf", before, start=0, num=limit)]
+        if ids:
+            pipe = self.redis.pipeline(transaction=False)
+            for room_id in ids:
+                pipe.zrem(self.store.k_finished, room_id)
+                pipe.delete(*self.room_keys(room_id))
+            await pipe.execute()
+        return ids
