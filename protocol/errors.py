@@ -44,6 +44,7 @@ class ErrorCode(StrEnum):
     # storage could not be reached; detail["outcome"] says whether the change is in:
     # "not_applied" (the room is unchanged) or "unknown" (resync before deciding)
     STORAGE_UNAVAILABLE = "storage_unavailable"
+    TOO_MANY_GUESSES = "too_many_guesses"  # wrong room passwords: wait detail["retry_after"] s
     TOO_MANY_CHANGES = "too_many_changes"  # a seat replaced its action too often in one step
     # engine codes (engines.base.GameError.code)
     UNKNOWN_GAME = "unknown_game"

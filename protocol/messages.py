@@ -198,6 +198,7 @@ class Replay(_Request):
     type: Literal["replay"] = "replay"
     room: RoomId
     positions: bool = False  # also the spectator view at every move (replay viewers)
+    password: Password | None = None  # a password room's replay needs it
 
 
 class Resign(_Request):

@@ -26,6 +26,7 @@ from server.http import make_process_request
 from server.lifecycle import Lifecycle, LifecycleSettings
 from server.limits import (
     AddressQuotas,
+    GuessLimiter,
     address_key,
     client_address,
     origin_allowed,
@@ -61,6 +62,9 @@ class GiantsServer:
         self.metrics = Metrics()
         self.metrics.set_live(self._live_gauges)
         self.quotas = AddressQuotas(config.max_connections_per_address, config.max_rooms_per_address)
+        # Wrong room passwords: per address here (the connection charges them), per
+        # room in the lobby (server.passwords).
+        self.guesses = GuessLimiter(config.password_guesses_per_address, config.password_guess_window)
         self.allowed_origins = parse_origins([config.allowed_origin])
         self.trusted_proxies = frozenset(parse_origins([config.trusted_proxies]))
         self.limit_closes = PromCounter(
@@ -195,6 +199,7 @@ class GiantsServer:
         node.on_lost = lobby.lost
         node.on_orphans = lobby.take_over_many
         self.router = Router(lobby, relay)
+        lobby.guesses = GuessLimiter(self.config.password_guesses_per_room, self.config.password_guess_window)
         self.lifecycle = lobby.lifecycle = Lifecycle(
             self.store, lobby.rooms,
             LifecycleSettings(

@@ -62,6 +62,10 @@ class Config:
     abandon_after: float = 1800.0  # a game (no deadline) with every human away this long ends
     retention: float = 30 * 86400.0  # finished rooms (and their replays) are kept this long
     lifecycle_interval: float = 5.0  # seconds between lifecycle sweeps
+    # Wrong room passwords allowed per window, per client address and per room.
+    password_guesses_per_address: int = 10
+    password_guesses_per_room: int = 30
+    password_guess_window: float = 60.0
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting out of range (checked before
@@ -90,7 +94,10 @@ class Config:
         for name in ("bot_max_iterations", "bot_threads", "max_replacements"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(self, name)}")
-        for name in ("waiting_ttl", "seat_grace", "abandon_after", "retention", "lifecycle_interval"):
+        for name in ("password_guesses_per_address", "password_guesses_per_room"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(self, name)}")
+        for name in ("waiting_ttl", "seat_grace", "abandon_after", "retention", "lifecycle_interval", "password_guess_window"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"--{name.replace('_', '-')} must be positive, not {getattr(self, name)}")
         if self.bot_move_seconds <= 0 or self.bot_max_rollout < 0:
@@ -153,6 +160,9 @@ class Config:
             "abandon_after": "seconds a game without a deadline waits with every human away before it ends (GIANTS_ABANDON_AFTER, default 1800)",
             "retention": "seconds finished rooms and their replays are kept in Redis (GIANTS_RETENTION, default 2592000 = 30 days)",
             "lifecycle_interval": "seconds between lifecycle sweeps (GIANTS_LIFECYCLE_INTERVAL, default 5)",
+            "password_guesses_per_address": "wrong room passwords one address may send per window (GIANTS_PASSWORD_GUESSES_PER_ADDRESS, default 10)",
+            "password_guesses_per_room": "wrong passwords one room accepts per window from everyone (GIANTS_PASSWORD_GUESSES_PER_ROOM, default 30)",
+            "password_guess_window": "seconds of the wrong-password window (GIANTS_PASSWORD_GUESS_WINDOW, default 60)",
             "max_replacements": "times a seat may replace its action in one simultaneous step (GIANTS_MAX_REPLACEMENTS, default 20)",
         }
         for f in fields(Config):

@@ -22,7 +22,7 @@ import logging
 import secrets
 import time
 from collections.abc import Coroutine
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
@@ -36,12 +36,14 @@ from protocol.codec import recover_id, unpack_map
 from server import replays
 from server.config import Config
 from server.errors import RequestError
-from server.limits import AddressQuotas, FrameBudget
+from server.limits import AddressQuotas, FrameBudget, GuessLimiter
 from server.metrics import Metrics
 from server.router import RoomHandle, Router
 from server.wire import PROTOCOL_VERSION, ProtocolError, decode_client, encode
 
 log = logging.getLogger("giants.connection")
+
+T = TypeVar("T")
 
 SERVER_NAME = "giants-table/0.1"
 FRAME_OVERHEAD = 10  # WebSocket header bytes of a server frame, at most
@@ -70,6 +72,7 @@ class Host(Protocol):
     metrics: Metrics
     router: Router
     quotas: AddressQuotas
+    guesses: GuessLimiter  # wrong room passwords per address
 
     @property
     def shutting_down(self) -> bool: ...
@@ -343,18 +346,35 @@ class Connection:
         await room.autostart_if_full()
         self.send_ok(req_id, {"room": room.id, "summary": room.summary()})
 
+    async def _guessing(self, password: str | None, call: Coroutine[Any, Any, T]) -> T:
+        """Run a request that may check a room password, charging a wrong one to this
+        client's address (too_many_guesses once it missed too often)."""
+        key = f"addr:{self.address}"
+        if password is not None:
+            try:
+                self.server.guesses.check(key)
+            except RequestError:
+                call.close()
+                raise
+        try:
+            return await call
+        except RequestError as exc:
+            if exc.code == "bad_password" and password is not None:
+                self.server.guesses.failed(key)
+            raise
+
     async def on_join(self, req_id: Any, m: msgs.Join) -> None:
         room = await self.router.room(m.room)
         self.rooms[room.id] = room
         try:
-            await room.join(self, req_id, m.seat, m.password, m.key)
+            await self._guessing(m.password, room.join(self, req_id, m.seat, m.password, m.key))
         finally:
             if not room.has_member(self):
                 self.rooms.pop(room.id, None)
 
     async def on_watch(self, req_id: Any, m: msgs.Watch) -> None:
         room = await self.router.room(m.room)
-        await room.watch(self, req_id, m.password)
+        await self._guessing(m.password, room.watch(self, req_id, m.password))
         self.rooms[room.id] = room
 
     async def on_resume(self, req_id: Any, m: msgs.Resume) -> None:
@@ -390,7 +410,7 @@ class Connection:
 
     async def on_replay(self, req_id: Any, m: msgs.Replay) -> None:
         self._charge_more(REPLAY_TOKENS)
-        data = await self.router.replay(m.room)
+        data = await self._guessing(m.password, self.router.replay(m.room, m.password))
         if m.positions:
             data["positions"] = await replays.positions(m.room, data)
         self.send_ok(req_id, data)

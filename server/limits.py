@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import ipaddress
 import time
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
+
+from server.errors import RequestError
 
 
 class TokenBucket:
@@ -240,3 +243,45 @@ def redact_url(url: str) -> str:
         return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
     except ValueError:
         return "<redis url not shown: it does not parse>"
+
+
+class GuessLimiter:
+    """Wrong password guesses per key (a room, an address): after `limit` misses within
+    `window` seconds the key is refused (`too_many_guesses`, detail `retry_after`)
+    until the oldest miss leaves the window. `check` before verifying, `failed` after
+    a miss. Memory is bounded (`max_keys`, oldest keys dropped first)."""
+
+    def __init__(self, limit: int = 10, window: float = 60.0, max_keys: int = 100_000) -> None:
+        self.limit = limit
+        self.window = window
+        self.max_keys = max_keys
+        self._fails: OrderedDict[str, deque[float]] = OrderedDict()
+
+    def check(self, key: str) -> None:
+        """Raise RequestError(too_many_guesses) if `key` is out of guesses for now."""
+        fails = self._fails.get(key)
+        if fails is None:
+            return
+        now = time.monotonic()
+        while fails and fails[0] <= now - self.window:
+            fails.popleft()
+        if not fails:
+            del self._fails[key]
+            return
+        if len(fails) >= self.limit:
+            retry = round(fails[0] + self.window - now, 1)
+            raise RequestError(
+                "too_many_guesses",
+                f"too many wrong passwords; try again in {retry:g} s",
+                {"retry_after": retry},
+            )
+
+    def failed(self, key: str) -> None:
+        fails = self._fails.get(key)
+        if fails is None:
+            fails = self._fails[key] = deque(maxlen=self.limit)
+            while len(self._fails) > self.max_keys:  # the oldest keys go first
+                self._fails.popitem(last=False)
+        else:
+            self._fails.move_to_end(key)
+        fails.append(time.monotonic())

@@ -36,8 +36,11 @@ from protocol.messages import CreateRoom, is_room_id
 from server import listing, seat_bots
 from server.errors import RequestError
 from server.lifecycle import Lifecycle
+from server.limits import GuessLimiter
 from server.metrics import Metrics
 from server.node import Node
+from server.passwords import hash_password_async
+from server.passwords import require as require_password
 from server.room import Room
 from server.seats import Peer, SeatState, hash_secret, replay_data
 from server.store import StorageUnavailable, Store, backoff_delays, is_transient, unpack
@@ -113,12 +116,14 @@ class Lobby:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.default_deadline: float | None = None  # for rooms created without a deadline
         self.lifecycle: Lifecycle | None = None  # set by the app: rooms that end
+        self.guesses = GuessLimiter()  # wrong room passwords, per room (the app sets the limits)
 
     def _adopt(self, room: Room) -> Room:
         room.on_idle = self._evict
         room.bot_service = self.bots
         room.on_lost = self._room_lost
         room.max_replacements = self.max_replacements
+        room.guesses = self.guesses
         if self.lifecycle is not None:
             room.on_change = self.lifecycle.changed
             self.lifecycle.adopted(room)
@@ -388,6 +393,7 @@ class Lobby:
                 engine = registry.get_engine(record.meta["game"], record.meta["rules"])
                 room = Room.restore(record, engine, self.store, self.metrics, self.snapshot_every)
                 room.on_idle = self._evict
+                room.guesses = self.guesses
                 self.rooms[room_id] = room
                 # Evicted again once nobody is in it (checked after a grace period, so
                 # the request that loaded it can take its seat first).
@@ -457,7 +463,9 @@ class Lobby:
             "options": options,
             "seed": seed,
             "private": msg.private,
-            "password": hash_secret(password, salt) if password else None,
+            # scrypt with its own salt (server.passwords); "salt" stays for old rooms'
+            # sha256 hashes, which still verify.
+            "password": await hash_password_async(password) if password else None,
             "salt": salt,
             "created": time.time(),
             "deadline": deadline,
@@ -569,16 +577,19 @@ class Lobby:
             return rooms, None  # no finished room left to read
         return rooms, listing.Cursor(listing.FINISHED, offset=offset).text()
 
-    async def replay(self, room_id: str) -> dict[str, Any]:
-        """A finished room's replay, from memory or (after eviction/restart) from Redis."""
+    async def replay(self, room_id: str, password: str | None = None) -> dict[str, Any]:
+        """A finished room's replay, from memory or (after eviction/restart) from Redis;
+        a password room's needs its password (bad_password, too_many_guesses)."""
         if not is_room_id(room_id):
             raise RequestError("no_such_room", f"there is no room {room_id!r}")
         room = self.rooms.get(room_id)
         if room is not None:
-            return await room.replay()
+            return await room.replay(password)
         record = await self.store.load_room(room_id)
         if record is None:
             raise RequestError("no_such_room", f"there is no room {room_id!r}")
+        meta = record.meta
+        await require_password(password, meta["password"], meta.get("salt", ""), self.guesses, f"room:{room_id}", set())
         if record.status != "finished":
             raise RequestError("not_finished", "replays are available once the game is over")
         return await replay_data(self.store, room_id, record.meta, record.outcome)
@@ -592,6 +603,8 @@ class Lobby:
 def stored_summary(room_id: str, fields: dict[str, bytes]) -> dict[str, Any] | None:
     """A RoomSummary from a room's stored hash (rooms of other nodes, finished rooms);
     None for a private room. Connection flags are not stored: only bots show connected."""
+    if "meta" not in fields:
+        return None  # expired (past the retention period) or never written
     meta = unpack(fields["meta"])
     if meta["private"]:
         return None

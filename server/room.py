@@ -21,9 +21,10 @@ from typing import Any
 
 from engines.base import Engine, GameError, Seat
 from engines.bots.base import Bot
-from server import seat_bots
+from server import passwords, seat_bots
 from server.endings import RoomEndings
 from server.errors import RequestError
+from server.limits import GuessLimiter
 from server.metrics import Metrics
 from server.seats import Candidate, Member, Peer, SeatState, derive_token, hash_secret, replay_data
 from server.store import (
@@ -38,6 +39,8 @@ from server.store import (
 from server.views import RoomViews
 
 log = logging.getLogger("giants.room")
+
+_NO_GUESSES = GuessLimiter()  # rooms built without a lobby (tests, tools)
 
 NOT_APPLIED = "storage is unreachable: the change was not applied and the room is unchanged; try again shortly"
 UNKNOWN = (
@@ -83,6 +86,8 @@ class Room(RoomViews, RoomEndings):
         # Replacements each seat made in the current simultaneous step (bounded).
         self.replacements: dict[Seat, int] = {}
         self.max_replacements = 20
+        self.guesses = _NO_GUESSES  # the server's wrong-password limiter (set by the lobby)
+        self._opened: set[str] = set()  # sha256 of passwords verified for this room
         # Set by the lobby: told after every stored change (server.lifecycle).
         self.on_change: Callable[[Any], None] | None = None
         self.life: dict[str, float] = {}  # lifecycle timestamps (server.lifecycle)
@@ -463,12 +468,12 @@ class Room(RoomViews, RoomEndings):
         member = self.member_of(peer)
         return (member is not None, member.seat if member is not None else None)
 
-    def check_password(self, password: str | None) -> None:
-        stored = self.meta["password"]
-        if stored is None:
-            return
-        if password is None or not hmac.compare_digest(hash_secret(password, self.meta["salt"]), stored):
-            raise RequestError("bad_password", "this room needs the right password")
+    async def check_password(self, password: str | None) -> None:
+        """Raise bad_password unless `password` opens this room (too_many_guesses after
+        repeated misses). scrypt runs in a thread: call it *before* taking the lock."""
+        await passwords.require(
+            password, self.meta["password"], self.meta.get("salt", ""), self.guesses, f"room:{self.id}", self._opened
+        )
 
     async def act(self, peer: Peer, req_id: Any, text: str, version: int | None) -> None:
         """Apply a seated member's action; reply ok {version} after it is persisted."""
@@ -520,8 +525,8 @@ class Room(RoomViews, RoomEndings):
         same write. With a request `key` a retried join is answered like the first
         one: if that one was stored, the same seat and token again (derive_token).
         """
+        await self.check_password(password)
         async with self.lock:
-            self.check_password(password)
             token = derive_token(self.id, key) if key is not None else secrets.token_urlsafe(24)
             digest = hash_secret(token)
             if key is not None:
@@ -621,8 +626,8 @@ class Room(RoomViews, RoomEndings):
         self._after_change()
 
     async def watch(self, peer: Peer, req_id: Any, password: str | None) -> None:
+        await self.check_password(password)
         async with self.lock:
-            self.check_password(password)
             if self.member_of(peer) is not None:
                 raise RequestError("seat_taken", "you are already in this room")
             member = Member(peer, None)
@@ -733,7 +738,9 @@ class Room(RoomViews, RoomEndings):
             return
         self.publish([event])
 
-    async def replay(self) -> dict[str, Any]:
+    async def replay(self, password: str | None = None) -> dict[str, Any]:
+        """The finished game's replay; a password room's needs its password."""
+        await self.check_password(password)
         if self.status != "finished":
             raise RequestError("not_finished", "replays are available once the game is over")
         return await replay_data(self.store, self.id, self.meta, self.outcome)

@@ -65,7 +65,7 @@ class LocalRooms(Protocol):
         self, game: str | None, include_finished: bool, limit: int, cursor: str | None
     ) -> tuple[list[dict[str, Any]], str | None]: ...
 
-    async def replay(self, room_id: str) -> dict[str, Any]: ...
+    async def replay(self, room_id: str, password: str | None = None) -> dict[str, Any]: ...
 
 
 class Remote(Protocol):
@@ -104,5 +104,5 @@ class Router:
         """One page of the listing and the cursor of the next (server.listing)."""
         return await self.lobby.list(game, include_finished, limit, cursor)
 
-    async def replay(self, room_id: str) -> dict[str, Any]:
-        return await self.lobby.replay(room_id)
+    async def replay(self, room_id: str, password: str | None = None) -> dict[str, Any]:
+        return await self.lobby.replay(room_id, password)
