@@ -121,7 +121,9 @@ class Lifecycle:
         self.due_gauge = Gauge(
             "giants_rooms_timed", "Live rooms of this node with a lifecycle timer running.", registry=registry
         )
-        self.due_gauge.set_function(lambda: sum(1 for r in list(self.rooms.values()) if r.life))
+        self.due_gauge.set_function(
+            lambda: sum(1 for r in list(self.rooms.values()) if r.life and r.status != "finished")
+        )
 
     # -- timestamps ---------------------------------------------------------------------
 
@@ -152,7 +154,10 @@ class Lifecycle:
         before = dict(room.life)
         life = room.life
         if room.status == "finished":
+            if life.get("finished"):
+                return  # already given its retention TTL (a resume must not extend it)
             life.clear()
+            life["finished"] = now
             self._dirty[room.id] = room
             self._flush_soon()
             return

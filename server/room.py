@@ -408,7 +408,10 @@ class Room(RoomViews, RoomEndings):
         )
         replaced = seat in self.answered and step is not None
         await self._commit(cand)
-        self.draw_offer = None  # any move answers a draw offer
+        if not hidden:
+            # Any move answers a draw offer, but not one nobody else can see (GI-8):
+            # the offer vanishing from everyone's view would give the replacement away.
+            self.draw_offer = None
         if step is None:
             self.replacements = {}  # the step is over: a new one starts afresh
         elif replaced:
