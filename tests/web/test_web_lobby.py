@@ -62,3 +62,20 @@ async def test_create_form_rejection_shows_the_server_message(web_server, open_p
     await wait_until(page, "() => document.querySelector('#create-error').textContent.length > 0")
     assert "rounds" in await error.inner_text()
     assert "#/room/" not in page.url
+
+
+async def test_more_rooms_than_one_page(server_factory, open_page, server_client) -> None:
+    """The listing comes in pages of 50; "More rooms" shows the rest, also after a refresh."""
+    server = await server_factory(max_rooms_per_address=0)
+    py = await server_client(server, "zoe")
+    for _ in range(55):
+        await py.create_room("tara")
+    page = await open_page(server)
+    await page.wait_for_selector("#rooms tbody tr")
+    assert await page.locator("#rooms tbody tr").count() == 50
+    await page.click("#more-rooms")
+    await page.wait_for_selector("#rooms tbody tr >> nth=54")
+    assert await page.locator("#rooms tbody tr").count() == 55
+    assert await page.locator("#more-rooms").is_hidden()
+    await page.click("text=Refresh")
+    await page.wait_for_selector("#rooms tbody tr >> nth=54")

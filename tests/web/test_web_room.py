@@ -221,3 +221,19 @@ async def test_unknown_room_link_says_so(web_server, open_page) -> None:
     await page.wait_for_selector("text=There is no room no-such-room")
     await page.click("text=Back to the lobby")
     await page.wait_for_selector("#rooms")
+
+
+async def test_replay_of_a_password_room_asks_for_the_password(web_server, open_page, server_client) -> None:
+    py = await server_client(web_server, "bob")
+    room = (await py.create_room("giantslayer", options={"rounds": 1}, password="pw", bots={"0": "random", "1": "random"}))["room"]
+    await (await py.watch(room, password="pw")).wait_finished(timeout=120)
+    page = await open_page(web_server, path=f"#/replay/{room}")
+    await page.wait_for_selector("#password-form")
+    assert await page.locator("#replay-slider").count() == 0
+    await page.fill("#room-password", "nope")
+    await page.press("#room-password", "Enter")
+    await page.wait_for_selector("#password-form >> text=Wrong password.")
+    await page.fill("#room-password", "pw")
+    await page.press("#room-password", "Enter")
+    await page.wait_for_selector("#replay-slider")
+    assert (await page.inner_text("#replay-where")).startswith("move ")

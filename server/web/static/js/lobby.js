@@ -86,15 +86,31 @@ export function showLobby(app, client) {
       h("td", { class: "actions" }, actions));
   }
 
+  // The listing comes in pages (`next` cursor); a refresh re-reads as many pages as
+  // are shown, so "More rooms" survives the periodic refresh.
+  let pages = 1;
+  let more = false;
+  const moreButton = h("button", { type: "button", id: "more-rooms", hidden: true, onclick: () => { pages += 1; refresh(); } }, "More rooms");
+  listSection.append(moreButton);
+
   async function refresh() {
     clearTimeout(timer);
     try {
-      const fields = {};
+      const fields = { limit: 50 };
       if (filters.game) fields.game = filters.game;
       if (filters.status === "finished" || filters.status === "all") fields.include_finished = true;
-      const data = await client.request("list_rooms", fields);
+      const found = [];
+      let next = null;
+      for (let i = 0; i < pages; i++) {
+        const data = await client.request("list_rooms", next ? { ...fields, cursor: next } : fields);
+        found.push(...(data.rooms ?? []));
+        next = data.next ?? null;
+        if (!next) break;
+      }
       if (closed) return;
-      rooms = data.rooms ?? [];
+      rooms = found;
+      more = Boolean(next);
+      moreButton.hidden = !more;
       render();
     } catch (err) {
       if (closed) return;

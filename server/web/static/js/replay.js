@@ -18,13 +18,16 @@ export function showReplay(app, client, roomId) {
   let board = null;
   let boardEl = null;
 
-  async function load() {
+  async function load(password) {
     await client.ready;
     let data;
     try {
-      data = await client.request("replay", { room: roomId, positions: true });
+      const fields = { room: roomId, positions: true };
+      if (password) fields.password = password;
+      data = await client.request("replay", fields);
     } catch (err) {
       if (closed) return;
+      if (err.code === "bad_password") return askPassword(password !== undefined);
       const text = err.code === "not_finished"
         ? "This game is not over yet: its replay opens when it ends."
         : `No replay: ${err.message}`;
@@ -36,7 +39,7 @@ export function showReplay(app, client, roomId) {
     if (closed) return;
     // Seat names are not part of the replay: the lobby lists them for public rooms.
     try {
-      const { rooms } = await client.request("list_rooms", { game: data.game, include_finished: true });
+      const { rooms } = await client.request("list_rooms", { game: data.game, include_finished: true, limit: 200 });
       const summary = (rooms ?? []).find((r) => r.room === roomId);
       if (summary) data.names = summary.seats.map((s) => s.name ?? null);
     } catch {
@@ -44,6 +47,23 @@ export function showReplay(app, client, roomId) {
     }
     if (closed) return;
     show(data);
+  }
+
+  function askPassword(wrong) {
+    const input = h("input", { type: "password", id: "room-password", maxlength: 128, autocomplete: "current-password", required: true });
+    const form = h("form", { class: "panel password-form", id: "password-form" },
+      h("h1", {}, `Replay of room ${roomId}`),
+      h("p", {}, "This room's replay needs its password."),
+      wrong ? h("p", { class: "error", role: "alert" }, "Wrong password.") : null,
+      h("div", { class: "field" }, h("label", { for: "room-password" }, "Password"), input),
+      h("button", { type: "submit", class: "primary" }, "Open"), " ", h("a", { href: "#/" }, "Back to the lobby"));
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      page.replaceChildren(status);
+      load(input.value);
+    });
+    page.replaceChildren(form);
+    input.focus();
   }
 
   function show(data) {
