@@ -24,11 +24,8 @@ import logging
 import secrets
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from typing import Any
-
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
 
 from engines import registry
 from engines.base import Engine, GameError
@@ -41,6 +38,7 @@ from server.metrics import Metrics
 from server.node import Node
 from server.passwords import hash_password_async
 from server.passwords import require as require_password
+from server.restore import LobbyRestore, RestoreCollector
 from server.room import Room
 from server.seats import Peer, SeatState, hash_secret, replay_data
 from server.store import StorageUnavailable, Store, backoff_delays, is_transient, unpack
@@ -51,7 +49,6 @@ ROOM_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no look-alikes: easy to 
 
 
 ROOM_ID_LEN = 8
-EVICT_AFTER = 60.0  # seconds a finished room loaded on demand stays without members
 
 
 def new_room_id() -> str:
@@ -69,11 +66,7 @@ def keyed_room_id(key: str, attempt: int) -> str:
     return "".join(chars)
 
 
-def plausible_room_id(room_id: str) -> bool:
-    return len(room_id) == ROOM_ID_LEN and all(c in ROOM_ID_ALPHABET for c in room_id)
-
-
-class Lobby:
+class Lobby(LobbyRestore):
     """Every live room of this node, by id."""
 
     def __init__(
@@ -107,7 +100,7 @@ class Lobby:
         self.restore_retries = 0  # transient failures retried during restore
         self.restore_concurrency = 8
         self._loading: dict[str, asyncio.Future[Room | None]] = {}  # finished rooms on demand
-        metrics.registry.register(_RestoreCollector(self))
+        metrics.registry.register(RestoreCollector(self))
         self.closing = False  # shutting down: take nothing over
         # Set by the app to the relay: a room was taken over here / moved away from here.
         self.on_adopted: Callable[[str], Awaitable[None]] | None = None
@@ -286,130 +279,11 @@ class Lobby:
         """Live rooms of this node by (status, game), for /metrics."""
         return Counter((room.status, room.meta["game"]) for room in self.rooms.values())
 
-    # -- restore --------------------------------------------------------------------
-
-    async def restore_all(self) -> int:
-        """Take over every unfinished room no live node holds (restore from Redis).
-
-        Rooms other nodes own stay theirs. Returns how many were restored (tests and
-        tools; the server calls `list_live` before listening, `restore_pending` after).
-        """
-        await self.list_live()
-        return await self.restore_pending()
-
-    async def list_live(self) -> None:
-        """Read the ids of the live rooms, retrying while Redis is away; each becomes
-        a pending restore that `find` waits for."""
-        delays = backoff_delays(float("inf"), first=0.1, cap=5.0)
-        while True:
-            try:
-                ids = await self.store.live_room_ids()
-                break
-            except Exception as exc:
-                if not is_transient(exc):
-                    raise
-                self.restore_retries += 1
-                log.warning("restore: cannot list the live rooms yet (%r); retrying", exc)
-                await asyncio.sleep(next(delays))
-        loop = asyncio.get_running_loop()
-        for room_id in ids:
-            if room_id not in self.rooms and room_id not in self.pending:
-                self.pending[room_id] = loop.create_future()
-        self.listed.set()
-
-    async def restore_pending(self) -> int:
-        """Take the listed rooms over a few at a time; returns how many were restored.
-
-        A transient Redis failure is retried with backoff until it succeeds (the server
-        is not healthy meanwhile); a room that cannot be replayed is quarantined.
-        """
-        ids = [room_id for room_id, fut in self.pending.items() if not fut.done()]
-        gate = asyncio.Semaphore(self.restore_concurrency)
-        restored = 0
-
-        async def one(room_id: str) -> None:
-            nonlocal restored
-            room: Room | None = None
-            try:
-                async with gate:
-                    room = await self.take_over(room_id)
-            finally:
-                fut = self.pending.pop(room_id, None)
-                if fut is not None and not fut.done():
-                    fut.set_result(room)
-            if room is not None:
-                restored += 1
-
-        await asyncio.gather(*(one(room_id) for room_id in ids))
-        self.loaded = True
-        log.info("restored %d room(s), %d quarantined", restored, len(self.quarantined))
-        return restored
-
     # -- requests -------------------------------------------------------------------
 
     def find(self, room_id: str) -> Room | None:
         """This node's live room `room_id` in memory, or None (no waiting: the relay)."""
         return self.rooms.get(room_id)
-
-    async def open(self, room_id: str) -> Room | None:
-        """This node's room `room_id`: in memory, being restored (waits for it), or
-        finished and loaded from Redis on demand; None if this node has no such room
-        (the router then asks the relay). Raises storage_unavailable when the room
-        exists but cannot be served now (quarantined, not restored yet, Redis away)."""
-        room = self.rooms.get(room_id)
-        if room is not None:
-            return room
-        wait = self.store.retry_window
-        try:
-            if not self.listed.is_set():
-                await asyncio.wait_for(self.listed.wait(), wait)
-            fut = self.pending.get(room_id) or self._taking.get(room_id) or self._loading.get(room_id)
-            if fut is None and room_id not in self.quarantined and plausible_room_id(room_id):
-                fut = self._loading[room_id] = asyncio.get_running_loop().create_future()
-                self._spawn(self._load_finished(room_id, fut))
-            if fut is not None:
-                room = await asyncio.wait_for(asyncio.shield(fut), wait)
-        except TimeoutError:
-            raise RequestError(
-                "storage_unavailable", f"room {room_id} is not restored yet (storage is slow or away); try again"
-            ) from None
-        if room is not None:
-            return room
-        if room_id in self.quarantined:
-            raise RequestError(
-                "storage_unavailable",
-                f"room {room_id} is stored but cannot be restored; the operator has been told (see the server log)",
-            )
-        return None
-
-    async def _load_finished(self, room_id: str, fut: asyncio.Future[Room | None]) -> None:
-        """Load a finished room read-only (resume and watch get its final snapshot)."""
-        room: Room | None = None
-        try:
-            record = await self.store.retrying(lambda: self.store.load_room(room_id), "load")
-            if room_id in self.rooms:
-                room = self.rooms[room_id]
-            elif record is not None and record.status == "finished":
-                engine = registry.get_engine(record.meta["game"], record.meta["rules"])
-                room = Room.restore(record, engine, self.store, self.metrics, self.snapshot_every)
-                room.on_idle = self._evict
-                room.guesses = self.guesses
-                self.rooms[room_id] = room
-                # Evicted again once nobody is in it (checked after a grace period, so
-                # the request that loaded it can take its seat first).
-                asyncio.get_running_loop().call_later(EVICT_AFTER, self._evict, room)
-        except StorageUnavailable as exc:
-            log.warning("loading room %s: %s", room_id, exc)
-            if not fut.done():
-                fut.set_exception(RequestError("storage_unavailable", f"room {room_id}: storage is away; try again"))
-                fut.exception()  # marked retrieved: waiters get it through their shield
-        except Exception:
-            log.exception("loading finished room %s failed", room_id)
-        finally:
-            if self._loading.get(room_id) is fut:
-                del self._loading[room_id]
-            if not fut.done():
-                fut.set_result(room)
 
     def get(self, room_id: str) -> Room:
         room = self.rooms.get(room_id)
@@ -625,26 +499,3 @@ def stored_summary(room_id: str, fields: dict[str, bytes]) -> dict[str, Any] | N
         "outcome": unpack(fields["outcome"]) if fields.get("outcome") and fields["status"] == b"finished" else None,
     }
 
-
-class _RestoreCollector(Collector):
-    """/metrics series of the restore: pending, quarantined, retried."""
-
-    def __init__(self, lobby: Lobby) -> None:
-        self.lobby = lobby
-
-    def describe(self) -> Iterable[Metric]:
-        return []
-
-    def collect(self) -> Iterable[Metric]:
-        lobby = self.lobby
-        yield GaugeMetricFamily(
-            "giants_rooms_restore_pending", "Live rooms listed in Redis and not restored yet.", value=len(lobby.pending)
-        )
-        yield GaugeMetricFamily(
-            "giants_rooms_quarantined",
-            "Rooms whose stored log cannot be replayed: left in Redis, not served (see the log).",
-            value=len(lobby.quarantined),
-        )
-        yield CounterMetricFamily(
-            "giants_restore_retries", "Transient Redis failures retried while restoring rooms.", value=lobby.restore_retries
-        )
