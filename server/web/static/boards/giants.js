@@ -133,11 +133,15 @@ function status(ctx) {
   ];
 }
 
-/** The hexes of the last transport (its path) to highlight. */
+/** The hexes and Ahu the last action named (a transport's whole path) to highlight. */
 function lastPath(ctx) {
   const a = ctx.lastMove && ctx.lastMove.action;
-  if (!a || !a.startsWith("transport ")) return [];
-  return a.split(/\s+/)[2].split(">").map((p) => hexKey(p.split("=")[0]));
+  if (!a) return [];
+  const out = [...a.matchAll(/\((-?\d+),(-?\d+)\)/g)].map((m) => `${m[1]},${m[2]}`);
+  for (const m of a.matchAll(/\b(A\d\d)\b/g)) out.push(`ahu:${m[1]}`);
+  const power = /^(sorcerer|chief) (village|hut|clay)$/.exec(a);
+  if (power) out.push(POWER_HEX[power[2]]);
+  return out;
 }
 
 function pathOf(sel, ctx) {
@@ -206,7 +210,7 @@ function drawMap(ctx, sel) {
       s("title", {}, `Moai of size ${st.moai}${st.owner != null ? `, base of ${seatName(ctx, st.owner)}` : ", base hidden"}`)));
       if (st.headdress) kids.push(s("circle", { cx: x, cy: y - 5, r: 3.5, fill: "#c62828" }));
     }
-    layer.push(s("g", { class: "gt-cell gt-ahu", "data-target": `ahu:${a.id}`, "data-ahu": a.id }, kids));
+    layer.push(s("g", { class: `gt-cell gt-ahu${last.has(`ahu:${a.id}`) ? " gt-last" : ""}`, "data-target": `ahu:${a.id}`, "data-ahu": a.id }, kids));
   }
   const path = pathOf(sel, ctx);
   if (path) {
