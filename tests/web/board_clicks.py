@@ -10,13 +10,21 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+_MARKS = """([sel, key]) => {
+    const b = document.querySelector(sel + ' .gt-board');
+    if (!b) return [null, 0, false, false];
+    return [b.dataset.sent, Number(b.dataset.prefixLen || 0),
+            !!(key && b.querySelector(`button[data-choose="${CSS.escape(key)}"]`)),
+            !!b.querySelector('button[data-cmd=done]')];
+}"""
+
 
 async def click_action(page: Any, board: str, text: str) -> None:
     """Play the legal action `text` on the board in `board` (a CSS selector) by clicking.
 
     The board's own reading of the action (`planFor`) says which target or button
-    chooses each part; every part is chosen through the DOM as a person would. Parts
-    the picker chose by itself (a single way on) are skipped.
+    chooses each part; every part is chosen with a real click (or by the picker itself
+    when there is a single way on, which is then skipped).
     """
     plan = await page.evaluate(
         """async ([sel, text]) => {
@@ -26,30 +34,24 @@ async def click_action(page: Any, board: str, text: str) -> None:
         [board, text],
     )
     assert plan, f"the board does not offer {text!r}"
-    root = page.locator(f"{board} .gt-board")
-    sent = await root.get_attribute("data-sent")
-
-    async def was_sent() -> bool:
-        return await root.get_attribute("data-sent") != sent
-
+    sent, _, _, _ = await page.evaluate(_MARKS, [board, None])
     for i, part in enumerate(plan):
-        if await was_sent():
-            break  # the rest was chosen automatically (a single way on)
-        if int(await root.get_attribute("data-prefix-len") or 0) > i:
+        now, prefix, _, _ = await page.evaluate(_MARKS, [board, None])
+        if now != sent:
+            return  # sent: the rest was chosen automatically (a single way on)
+        if prefix > i:
             continue
         if part["target"] is not None:
             await page.locator(f'{board} [data-target="{part["target"]}"].gt-target').first.click()
-            choice = page.locator(f'{board} button[data-choose="{part["key"]}"]')
-            if not await was_sent() and await root.get_attribute("data-prefix-len") == str(i) \
-                    and await choice.count():
-                await choice.first.click()
+            now, prefix, menu, _ = await page.evaluate(_MARKS, [board, part["key"]])
+            if now == sent and prefix == i and menu:  # one cell, several moves: a menu
+                await page.locator(f'{board} button[data-choose="{part["key"]}"]').first.click()
         else:
             await page.locator(f'{board} button[data-choose="{part["key"]}"]').first.click()
     # A whole action that longer ones extend waits for "Done".
-    if not await was_sent():
-        done = page.locator(f"{board} button[data-cmd=done]")
-        if await done.count():
-            await done.first.click()
+    now, _, _, done = await page.evaluate(_MARKS, [board, None])
+    if now == sent and done:
+        await page.locator(f"{board} button[data-cmd=done]").first.click()
 
 
 async def submit_bid(page: Any, board: str, text: str) -> None:
@@ -66,15 +68,21 @@ async def submit_bid(page: Any, board: str, text: str) -> None:
     await page.locator(f"{board} #gt-bid-submit").click()
 
 
-async def board_state(page: Any, board: str = "#board") -> dict[str, Any] | None:
-    """The board's own idea of the position: {legal, view, status, seat, pending, sent, prefix}."""
+async def board_state(page: Any, board: str = "#board", full: bool = False) -> dict[str, Any] | None:
+    """The board's own idea of the position: {legal, view, status, seat, pending, sent,
+    prefix, seq, answeredAt}; `view` holds only phase, turn and my_bid unless `full`."""
     return await page.evaluate(
-        """async (sel) => {
+        """async ([sel, full]) => {
             const ui = await import('/boards/ui.js');
             const el = document.querySelector(sel);
-            return el ? ui.boardState(el) : null;
+            const st = el ? ui.boardState(el) : null;
+            if (st && !full && st.view) {
+                const v = st.view;
+                st.view = { phase: v.phase, turn: v.turn, my_bid: v.my_bid };
+            }
+            return st;
         }""",
-        board,
+        [board, full],
     )
 
 

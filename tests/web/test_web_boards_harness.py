@@ -1,4 +1,4 @@
-"""The GIANTS board against its engine for 3 to 5 tribes, in Chromium, without a server.
+"""The GIANTS board against its engine for 3 and 5 tribes, in Chromium, without a server.
 
 The page imports the real board; the engine runs in the test (board_harness.py) and a
 seeded random policy plays the other tribes. Every move of the page's tribe is made by
@@ -55,10 +55,18 @@ async def click_moves(page: Any, table: EngineTable, moves: int, seed: int = 3, 
         assert table.sent[before:] == [choice]
 
 
-@pytest.mark.parametrize("players", [3, 4, 5])
+@pytest.mark.parametrize("players", [3, 5])
 async def test_giants_table_of_n_by_clicking(page: Any, static_server: StaticServer, players: int) -> None:
     table = EngineTable("giants", None, players, {}, seat=players - 1)
     await open_board(page, static_server, table)
+    if players == 3:
+        # The page may destroy a board and draw one again in the same element (another
+        # room): a click must still send exactly one action (checked by click_moves).
+        await page.evaluate("""async () => {
+            const m = await import('/boards/index.js');
+            m.boardFor('giants').destroy(document.getElementById('board'));
+        }""")
+        await page.evaluate("(c) => window.gtShow(c)", table.ctx())
     # The page shows its own screen and one row per tribe, and never another screen.
     assert await page.locator("#board .gt-private").count() == 1
     assert await page.locator("#board .gt-seat-table tbody tr").count() == players

@@ -76,14 +76,27 @@ export function lastMoveText(ctx) {
 }
 
 const boards = new WeakMap();
+const wired = new WeakSet(); // containers that have our listeners (they outlive destroy)
 
 function stateOf(container) {
   let st = boards.get(container);
   if (!st) {
     st = { picker: new Picker(), menu: null, pending: false, message: null, ctx: null, spec: null, own: {}, sent: 0, seq: 0, answeredAt: -1 };
     boards.set(container, st);
+  }
+  if (!wired.has(container)) {
+    wired.add(container);
     container.addEventListener("click", (ev) => onActivate(container, ev));
     container.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape") {
+        const now = boards.get(container);
+        if (now && !now.pending && (now.picker.prefix.length || now.menu)) {
+          now.menu = null;
+          now.picker.reset();
+          rerender(container);
+        }
+        return;
+      }
       if (ev.key !== "Enter" && ev.key !== " ") return;
       const el = ev.target.closest && ev.target.closest("[data-target].gt-target");
       if (el && el.tagName !== "BUTTON") {
