@@ -284,3 +284,20 @@ def test_recent_moves_never_show_another_seats_sealed_bid() -> None:
     ])
     session = PlaySession(Client("ws://127.0.0.1:1"), room=room)
     assert session.recent() == ["seat 1: bid (sealed)", "seat 0: bid 1 c", "seat 2: place worker (5,3) logs 0"]
+
+
+async def test_create_joins_you_and_keeps_the_rooms_password(giants_server: Any) -> None:
+    """/create sits you down in a password room; /join @created after `nojoin` reuses
+    the password given to /create."""
+    import io
+
+    out = io.StringIO()
+    code = await run_script(giants_server.url, ["/create tara password=s3cret nojoin", "/join @created"], out,
+                            name="p", start=["/create tara password=s3cret bots=1:random"])
+    text = out.getvalue()
+    assert code == 0, text
+    assert "and joined it as seat 0" in text
+    assert "> /join @created\njoined room" in text
+    async with Client(giants_server.url, name="other") as other:
+        rooms = await other.list_rooms()
+        assert rooms and all(r["password"] for r in rooms)
