@@ -124,6 +124,29 @@ def resolve_loop(name: str) -> str:
     return "uvloop"
 
 
+def scrape(url: str) -> str:
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return str(resp.read().decode())
+
+
+def histogram(text: str, name: str) -> tuple[float, float, float, float]:
+    """(count, mean, p50 bucket bound, p99 bucket bound) of a Prometheus histogram."""
+    buckets: list[tuple[float, float]] = []
+    total = count = 0.0
+    for line in text.splitlines():
+        if line.startswith(name + "_bucket"):
+            bound = line.split('le="')[1].split('"')[0]
+            buckets.append((float("inf") if bound == "+Inf" else float(bound), float(line.split()[-1])))
+        elif line.startswith(name + "_sum"):
+            total = float(line.split()[-1])
+        elif line.startswith(name + "_count"):
+            count = float(line.split()[-1])
+    q = [next((b for b, c in buckets if c >= f * count), float("nan")) for f in (0.5, 0.99)]
+    return count, (total / count if count else float("nan")), q[0], q[1]
+
+
 def pct(values: list[float], p: float) -> float:
     if not values:
         return float("nan")
@@ -481,7 +504,10 @@ async def main() -> int:
         tasks = [asyncio.ensure_future(load.room_loop(ready)) for _ in range(args.rooms)]
         for _ in range(args.rooms):
             await ready.get()
+        metrics_url = url.replace("ws://", "http://") + "/metrics"
+        before = await asyncio.to_thread(scrape, metrics_url)
         main_phase = await measure(load, server.pid, args.rate, args.rooms, args.duration, args.warmup)
+        after = await asyncio.to_thread(scrape, metrics_url)
         rss_loaded = rss_kib(server.pid)
         knee_phases: list[Phase] = []
         for rate in [float(r) for r in args.knee.split(",") if r.strip()]:
@@ -521,6 +547,13 @@ async def main() -> int:
           f"redis-server {m.redis_us:.0f} us; echo {ecpu:.0f} us per round trip -> "
           f"{m.server_us / ecpu:.2f}x echo")
     print(f"load               clients {100 * m.client_core:.0f}% of a core; load average {os.getloadavg()[0]:.2f}")
+    for label, name in (("server-side", "giants_action_seconds"), ("Redis pipeline", "giants_redis_commit_seconds")):
+        n0, mean0, _, _ = histogram(before, name)
+        n1, mean1, h50, h99 = histogram(after, name)
+        n = n1 - n0
+        mean = (mean1 * n1 - (mean0 * n0 if n0 else 0.0)) / n if n else float("nan")
+        print(f"{label + ' ms':18} mean {1e3 * mean:6.3f} over {n:.0f} (since start: p50 <= {1e3 * h50:g}, "
+              f"p99 <= {1e3 * h99:g})")
     for p in knee_phases:
         print(f"at {p.target:g}/s      {p.moves_per_s:8.1f} moves/s  p50 {p.p50:6.3f}  p99 {p.p99:6.3f} ms  "
               f"server {p.server_us:.0f} us/move ({100 * p.server_core:.0f}%, clients {100 * p.client_core:.0f}%)  "
