@@ -480,7 +480,9 @@ async def main() -> int:
     prefix = f"giants-bench:{os.getpid()}:"
     runner = ["-m", "cProfile", "-o", args.profile, "-m", "client_cli.cli"] if args.profile else ["-m", "client_cli.cli"]
     server, url = start([sys.executable, *runner, "serve", "--port", "0", "--log-level", "warning",
-                         "--key-prefix", prefix, "--loop", loop, "--rate", "1000", "--burst", "1000", *redis_args])
+                         "--key-prefix", prefix, "--loop", loop, "--rate", "1000", "--burst", "1000",
+                         # every client of the benchmark comes from 127.0.0.1
+                         "--max-connections-per-address", "0", "--max-rooms-per-address", "0", *redis_args])
     echo, echo_url = start([sys.executable, "-c", ECHO_SERVER, loop])
     game, rules = parse_game(args.game)
     try:

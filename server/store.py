@@ -57,6 +57,12 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 log = logging.getLogger("giants.store")
 
+_pack_command: Callable[[tuple[Any, ...]], bytes] | None
+try:  # the speed extra: commands packed in C
+    from hiredis import pack_command as _pack_command
+except ImportError:  # pragma: no cover - plain install
+    _pack_command = None
+
 T = TypeVar("T")
 
 _COMMIT = """
@@ -272,6 +278,7 @@ class Store:
         self._pending: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
         self._flushing = False
         self._flush_task: asyncio.Task[None] | None = None
+        self._commit_conn: Any = None  # the group commit's own connection (not cluster)
         self.on_batch: Callable[[int, float], None] | None = None  # metrics hook
 
     # -- keys -----------------------------------------------------------------------
@@ -324,6 +331,8 @@ class Store:
             return bool(int(info.get("aof_enabled", 0))), True  # snapshots unknown: assume set
 
     async def close(self) -> None:
+        if self._commit_conn is not None:
+            await self._commit_conn.disconnect()
         await self.redis.aclose()
 
     # -- writes ---------------------------------------------------------------------
@@ -413,14 +422,17 @@ class Store:
 
     async def _send_batch(self) -> None:
         batch, self._pending = self._pending, []
-        pipe = self.redis.pipeline(transaction=False)
-        # EVALSHA through execute_command: redis-py's cluster pipeline blocks the
-        # evalsha() method but routes the raw command by its first key's slot.
-        for keys, args, _ in batch:
-            pipe.execute_command("EVALSHA", self._commit.sha, len(keys), *keys, *args)
         started = time.perf_counter()
         try:
-            results = await pipe.execute(raise_on_error=False)
+            if self.cluster:
+                pipe = self.redis.pipeline(transaction=False)
+                # EVALSHA through execute_command: redis-py's cluster pipeline blocks the
+                # evalsha() method but routes the raw command by its first key's slot.
+                for keys, args, _ in batch:
+                    pipe.execute_command("EVALSHA", self._commit.sha, len(keys), *keys, *args)
+                results = await pipe.execute(raise_on_error=False)
+            else:
+                results = await self._send_direct(batch)
         except BaseException as exc:
             for _, _, fut in batch:
                 if not fut.done():
@@ -443,6 +455,45 @@ class Store:
                 fut.set_exception(result)
             else:
                 fut.set_result(result)
+
+    async def _send_direct(self, batch: list[tuple[list[str], list[Any], asyncio.Future[Any]]]) -> list[Any]:
+        """One batch of commits over the store's own commit connection: one write, the
+        replies read in order (an error reply becomes that commit's result).
+
+        The same wire traffic as a redis-py pipeline without its per-batch client work
+        (pool checkout and health check, events, per-argument encoding): the commands
+        are packed by hiredis when installed. Only one batch is in flight at a time
+        (`_flushing`), so the connection is never shared. Any failure drops the
+        connection (its replies can no longer be matched) and the next batch opens a
+        fresh one; the exception goes to every commit of the batch, as before.
+        """
+        conn = self._commit_conn
+        if conn is None:
+            conn = self._commit_conn = self.redis.connection_pool.make_connection()
+        sha = self._commit.sha
+        try:
+            # What the pool's health check does before lending a connection: one that
+            # Redis closed meanwhile (a restart) is reconnected before anything is sent.
+            reader = getattr(conn, "_reader", None)
+            if conn.is_connected and (reader is None or reader.at_eof()):
+                await conn.disconnect()
+            if not conn.is_connected:
+                await conn.connect()
+            if _pack_command is not None:
+                data = [b"".join([_pack_command(("EVALSHA", sha, len(keys), *keys, *args)) for keys, args, _ in batch])]
+            else:
+                data = conn.pack_commands([("EVALSHA", sha, len(keys), *keys, *args) for keys, args, _ in batch])
+            await conn.send_packed_command(data, check_health=False)
+            results: list[Any] = []
+            for _ in batch:
+                try:
+                    results.append(await conn.read_response(disable_decoding=True))
+                except ResponseError as exc:  # an error reply: the stream stays in step
+                    results.append(exc)
+        except BaseException:
+            await conn.disconnect()
+            raise
+        return results
 
     # -- nodes and leases -----------------------------------------------------------
 
