@@ -114,3 +114,28 @@ async def test_replacements_in_one_step_are_bounded(server_factory, client_facto
     live = server.lobby.rooms[room]
     await alice.wait_for(lambda: live.actions >= 4)
     assert live.replacements == {}
+
+
+async def test_a_replaced_bid_leaves_a_draw_offer_standing(giants_server, client_factory) -> None:
+    """A move answers a draw offer, but a replaced sealed bid is no move anyone else
+    may notice: the offer stays, and the offering seat is sent nothing."""
+    alice = await client_factory(giants_server.url, "alice")
+    bob = await client_factory(giants_server.url, "bob")
+    room = (await alice.ok("create_room", game="giants", players=2))["room"]
+    await alice.ok("join", room=room, seat=0)
+    await bob.ok("join", room=room, seat=1)
+    await bid_step(alice, room)
+    await bid_step(bob, room)
+    bids = [a for a in bob.rooms[room].legal if a.startswith("bid")]
+    alice_before = alice.rooms[room].version
+    await bob.ok("act", room=room, action=bids[0])
+    await alice.wait_version(room, alice_before + 1)
+    offered = await alice.ok("offer_draw", room=room)
+    await alice.wait_version(room, offered["version"])
+    await bob.wait_for(lambda: bob.rooms[room].view["room"].get("draw_offer") == 0)
+    seen = (alice.rooms[room].version, len(alice.pushes))
+    again = await bob.ok("act", room=room, action=bids[-1])  # replace the bid
+    await bob.wait_version(room, again["version"])
+    await asyncio.sleep(0.3)
+    assert (alice.rooms[room].version, len(alice.pushes)) == seen
+    assert giants_server.lobby.rooms[room].draw_offer == 0
