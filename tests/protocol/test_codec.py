@@ -221,6 +221,7 @@ CONTRACT_CODES = [
     "no_draw_offer",
     "storage_unavailable",
     "too_many_changes",
+    "too_many_guesses",
     "unknown_game",
     "unknown_rules",
     "bad_options",
