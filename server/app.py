@@ -198,6 +198,7 @@ class GiantsServer:
         lobby.on_moved = relay.room_lost
         node.on_lost = lobby.lost
         node.on_orphans = lobby.take_over_many
+        node.on_dead = relay.forget_nodes
         self.router = Router(lobby, relay)
         lobby.guesses = GuessLimiter(self.config.password_guesses_per_room, self.config.password_guess_window)
         self.lifecycle = lobby.lifecycle = Lifecycle(

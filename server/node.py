@@ -58,6 +58,7 @@ class Node:
         self.rooms: dict[str, int] = {}  # owned room id -> the fence this node holds
         self.on_lost: Callable[[str], Awaitable[None]] | None = None
         self.on_orphans: Callable[[list[str]], Awaitable[None]] | None = None
+        self.on_dead: Callable[[list[str]], Awaitable[None]] | None = None  # nodes that vanished
         self.last_beat = 0.0
         self.renewals = 0
         self.lost = 0
@@ -158,6 +159,8 @@ class Node:
             self._sweep_left = 4
             for node_id in dead:
                 await self.store.forget_node(node_id)
+            if self.on_dead is not None:
+                await self.on_dead(dead)
         if self._sweep_left > 0 or self._ticks % SWEEP_EVERY == 0:
             self._sweep_left = max(0, self._sweep_left - 1)
             self.sweeps += 1

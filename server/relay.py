@@ -289,6 +289,18 @@ class Relay:
             entries.append((peer, seat))
         await room.reattach(entries)
 
+    async def forget_nodes(self, node_ids: list[str]) -> None:
+        """Nodes that died: their members leave this node's rooms (their clients will
+        reconnect somewhere and resume), so seats stop showing them connected."""
+        for key in [k for k in self.peers if k[0] in node_ids]:
+            peer = self.peers.pop(key)
+            for room_id in list(peer.rooms):
+                room = self.rooms.find(room_id)
+                if room is not None:
+                    with contextlib.suppress(Exception):
+                        await room.leave(peer, False)
+            peer.rooms.clear()
+
     async def _adopt(self, room_id: str) -> None:
         """Another node hands this room over (graceful shutdown): take it now."""
         await self.rooms.take_over(room_id)

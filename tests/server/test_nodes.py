@@ -162,3 +162,17 @@ async def test_server_run_bot_plays_on_at_the_new_owner(serve_process, client_fa
         await human.wait_for(lambda: human.rooms[room].legal or human.rooms[room].view["room"]["status"] != "playing")
     later = sum(1 for e in human.rooms[room].events if e["type"] == "action" and e["seat"] == 1)
     assert later >= bot_moves + 3
+
+
+async def test_members_of_a_dead_node_stop_showing_connected(serve_process, client_factory) -> None:
+    """Bob plays through node two; node two is killed. The owner notices the node's
+    heartbeat is gone and drops its members: Alice sees Bob's seat disconnected."""
+    one, two = serve_process(*FAST), serve_process(*FAST)
+    alice = await client_factory(one.url, "alice")
+    bob = await client_factory(two.url, "bob")
+    room, _ = await two_player_room(alice, bob)
+    assert alice.rooms[room].view["room"]["seats"][1]["connected"]
+    two.proc.send_signal(signal.SIGKILL)
+    two.proc.wait(10)
+    await alice.wait_for(lambda: not alice.rooms[room].view["room"]["seats"][1]["connected"], timeout=20)
+    assert any(e["type"] == "left" and e["seat"] == 1 for e in alice.rooms[room].events)
