@@ -144,7 +144,7 @@ async def test_giants_three_browser_tribes_bid_at_once_and_see_only_their_own(
     # All three fill in and seal their bids concurrently, turn after turn.
     await asyncio.gather(*(
         play_by_clicking(page, random.Random(seat), pass_bias=0.5, stop=lambda v: v["turn"] >= 3,
-                         shot="board-giants-reveal" if seat == 0 else None, shot_after=1)
+                         shot="board-giants-three-tribes" if seat == 0 else None, shot_after=1)
         for seat, page in enumerate(pages)
     ))
 

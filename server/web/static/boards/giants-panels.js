@@ -66,7 +66,7 @@ function tablePanel(ctx) {
         screen ? h("div", {}, `screen: ${screen.workers}w ${screen.markers}m ${screen.tablets}t ${screen.logs}l ${screen.bases}b`) : null),
     ));
   }
-  return h("section", { class: "gt-panel", "aria-label": "The table" },
+  return h("section", { class: "gt-panel gt-table-panel", "aria-label": "The table" },
     h("h3", {}, "Tribes"),
     h("table", { class: "gt-seat-table" },
       h("thead", {}, h("tr", {}, h("th", {}, "tribe"), h("th", {}, "points", ctx.outcome ? " / score" : ""), h("th", {}, "bid"),
