@@ -192,7 +192,16 @@ class Room(RoomViews, RoomEndings):
         store settles it first (docs/architecture.md, "How a write's outcome is known").
         """
         if self.unsure:
+            before = self.version
             await self._heal()
+            if self.version != before:
+                # The write in doubt was in after all: this candidate was computed from
+                # the state before it, so it must not be stored. Members got snapshots.
+                raise RequestError(
+                    "storage_unavailable",
+                    "the room was reloaded from storage (an earlier change was applied); look at it and try again",
+                    {"outcome": "not_applied"},
+                )
         now = time.time()
         try:
             await self.store.commit(

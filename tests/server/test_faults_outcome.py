@@ -130,7 +130,13 @@ async def test_redis_away_longer_than_the_window_says_unknown_then_heals(
     reply = await task
     assert reply["type"] == "error" and reply["code"] == "storage_unavailable", reply
     assert reply["detail"] == {"outcome": "unknown"}
+    stale_move = actor.rooms[room].legal[1] if len(actor.rooms[room].legal) > 1 else actor.rooms[room].legal[0]
     fault_proxy.reopen()
+    # At once, from the position before the move in doubt (no version guard): the room
+    # reloads first and must not store a change computed from the stale position.
+    again = await actor.request("act", room=room, action=stale_move, timeout=20)
+    assert again["type"] == "error", again
+    assert again["code"] in ("storage_unavailable", "not_your_turn"), again
     stored = await views_agree(redis_url, key_prefix, room, seats)  # the members caught up
     assert stored.version == version + 1 and len(stored.log) == 1  # type: ignore[attr-defined]
     retry = await actor.request("act", room=room, action="anything", version=version)
