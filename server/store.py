@@ -59,7 +59,9 @@ log = logging.getLogger("giants.store")
 
 _pack_command: Callable[[tuple[Any, ...]], bytes] | None
 try:  # the speed extra: commands packed in C
-    from hiredis import pack_command as _pack_command
+    from hiredis import pack_command as _hiredis_pack_command
+
+    _pack_command = _hiredis_pack_command
 except ImportError:  # pragma: no cover - plain install
     _pack_command = None
 
