@@ -88,6 +88,7 @@ class Lobby(LobbyRestore):
         self.node = node or Node(store, "standalone")
         self.rooms: dict[str, Room] = {}
         self.creating = 0  # creations in flight: they count against max_rooms
+        self.over_limit = 0  # rooms not taken over because this node was full
         # The live room ids of every node, sorted, read from Redis at most once per
         # listing.LIVE_IDS_SECONDS however many clients list (server.listing).
         self._listed: tuple[float, list[str]] = (0.0, [])
@@ -177,6 +178,7 @@ class Lobby(LobbyRestore):
         this node holds `max_rooms` rooms (the slot is reserved before any await, so
         concurrent restores cannot overshoot it either)."""
         if len(self.rooms) + self.creating >= self.max_rooms:
+            self.over_limit += 1
             return None
         self.creating += 1
         try:

@@ -50,6 +50,8 @@ class LobbyRestore:
     quarantined: dict[str, str]
     restore_retries: int
     restore_concurrency: int
+    max_rooms: int
+    over_limit: int  # rooms not taken over because the node held max_rooms
     _loading: dict[str, asyncio.Future[Room | None]]
     _taking: dict[str, asyncio.Future[Room | None]]
     guesses: Any  # the lobby's password-guess limiter, shared with rooms loaded here
@@ -120,6 +122,11 @@ class LobbyRestore:
         await asyncio.gather(*(one(room_id) for room_id in ids))
         self.loaded = True
         log.info("restored %d room(s), %d quarantined", restored, len(self.quarantined))
+        if self.over_limit:
+            log.warning(
+                "room limit (--max-rooms %d) reached: %d unfinished room(s) left in Redis for "
+                "another node, or a restart with a higher limit", self.max_rooms, self.over_limit,
+            )
         return restored
 
     async def open(self, room_id: str) -> Room | None:
