@@ -13,6 +13,7 @@ import contextlib
 import gc
 import itertools
 import logging
+from collections.abc import Awaitable
 from typing import Any
 
 from prometheus_client import Counter as PromCounter
@@ -356,18 +357,28 @@ class GiantsServer:
         if self.restore_task is not None:
             self.restore_task.cancel()
         if self.lifecycle is not None:
-            await self.lifecycle.stop()
+            await self._bounded("lifecycle", self.lifecycle.stop())
         for task in list(self._tasks):
             task.cancel()
         if self.relay is not None:
-            await self.relay.stop()
+            await self._bounded("relay", self.relay.stop())
         if self.node is not None:
-            await self.node.stop()
+            await self._bounded("node", self.node.stop())
         if self.store is not None:
-            await self.store.close()
+            await self._bounded("store", self.store.close())
         if self.embedded is not None:
-            await asyncio.to_thread(self.embedded.stop)
+            await self._bounded("embedded Redis", asyncio.to_thread(self.embedded.stop))
         log.info("server stopped")
+
+    async def _bounded(self, what: str, step: Awaitable[None]) -> None:
+        """One shutdown step, given at most the shutdown timeout: a stuck Redis
+        connection or task must never keep the process from exiting."""
+        try:
+            await asyncio.wait_for(step, self.config.shutdown_timeout)
+        except TimeoutError:
+            log.warning("shutdown: stopping the %s took over %ss; going on", what, self.config.shutdown_timeout)
+        except Exception as exc:
+            log.warning("shutdown: stopping the %s failed (%r); going on", what, exc)
 
     async def _hand_over(self) -> None:
         """Give every room to the other live nodes, round robin (none: just release)."""
