@@ -196,6 +196,10 @@ function main() {
     const action = legal[Math.floor(Math.random() * legal.length)];
     request({ type: 'act', room, action, version }, (reply) => {
       if (reply.type === 'ok') moves++;
+      // Too fast for the server's rate limit: wait, then ask for a fresh snapshot.
+      else if (reply.code === 'rate_limited') {
+        setTimeout(() => { view = null; request({ type: 'resync', room }); }, 1000);
+      }
       // Someone moved first: the patch that follows brings the new position.
       else if (reply.code !== 'not_your_turn' && reply.code !== 'stale_version') fail('act ' + action, reply);
     });
