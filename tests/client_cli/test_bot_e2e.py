@@ -142,7 +142,9 @@ async def test_giants_bot_command_creates_a_room_and_plays_it(giants_server: Any
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()
     result = json.loads(out.decode().strip().splitlines()[-1])
-    assert result["outcome"]["winners"] == [0]
+    # One game of greedy against random is not a verdict on greedy (the win rates are
+    # measured in tests/engines/bots); the command must play the game to its end.
+    assert set(result["outcome"]["winners"]) <= {0, 1}
     assert result["outcome"] == await replayed_outcome(giants_server.url, result["room"])
 
 
