@@ -68,7 +68,7 @@ class PlacedLoad(bs.Load):  # type: ignore[misc, name-defined]
         self.rooms_made = 0
         self.current = 0
 
-    async def member(self, name: str, spectator: bool) -> Any:
+    async def member(self, name: str, spectator: bool, wake: Any) -> Any:
         if name == "a":  # a new room's first seat: it creates the room, so its node owns it
             self.current = self.rooms_made % len(self.urls)
             self.rooms_made += 1
@@ -76,7 +76,7 @@ class PlacedLoad(bs.Load):  # type: ignore[misc, name-defined]
         if self.relayed and name != "a":
             index = (index + 1) % len(self.urls)
         self.url = self.urls[index]
-        return await super().member(name, spectator)
+        return await super().member(name, spectator, wake)
 
 
 def node_pids(procs: list[subprocess.Popen[str]]) -> list[int]:

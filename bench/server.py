@@ -54,6 +54,13 @@ sys.path.insert(0, str(ROOT))
 
 from protocol import PROTOCOL_VERSION  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+import wsclient  # noqa: E402
+
+# The load generator's WebSocket client: the lean one (bench/wsclient.py) leaves the
+# cores to the servers; `websockets` is what real Python clients use.
+CLIENTS: dict[str, Any] = {"lean": wsclient.connect, "websockets": connect}
+
 ECHO_SERVER = """
 import asyncio, sys
 from websockets.asyncio.server import serve
@@ -174,10 +181,39 @@ class Stats:
         return self.seat_frames + self.legal_frames + self.spectator_frames
 
 
-class Member:
-    """One connection in a room: a seat that answers its legal list, or a spectator."""
+class Wake:
+    """What a room's loop waits on: any frame to one of its members (`set`), or a
+    timeout. Cheaper than an asyncio.Event with wait_for: no task per wait."""
 
-    def __init__(self, ws: ClientConnection, load: Load, spectator: bool) -> None:
+    def __init__(self) -> None:
+        self._fut: asyncio.Future[None] | None = None
+
+    def set(self) -> None:
+        fut = self._fut
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+    async def wait(self, timeout: float) -> None:
+        loop = asyncio.get_running_loop()
+        self._fut = fut = loop.create_future()
+        timer = loop.call_later(timeout, self.set)
+        try:
+            await fut
+        finally:
+            timer.cancel()
+            self._fut = None
+
+
+class Member:
+    """One connection in a room: a seat that answers its legal list, or a spectator.
+
+    `on_frame` handles each frame from the server; with the lean client it is called
+    straight from the socket's callback (no task per connection), with `websockets`
+    from a reader task. Any frame sets `wake`, which the room's loop waits on (one
+    event per room, shared by its members).
+    """
+
+    def __init__(self, ws: Any, load: Load, spectator: bool, wake: Wake) -> None:
         self.ws = ws
         self.load = load
         self.spectator = spectator
@@ -186,7 +222,7 @@ class Member:
         self.version = -1
         self.legal: list[str] = []
         self.sent_at: float | None = None
-        self.wake = asyncio.Event()
+        self.wake = wake
         self.finished = False
 
     async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
@@ -198,37 +234,40 @@ class Member:
 
     async def reader(self) -> None:
         async for frame in self.ws:
-            now = time.perf_counter()
-            stats = self.load.stats  # replaced at each measured phase
-            msg = msgpack.unpackb(frame, raw=False, strict_map_key=False)
-            kind = msg["type"]
-            if kind in ("ok", "error"):
-                if kind == "error":
-                    stats.errors[msg["code"]] = stats.errors.get(msg["code"], 0) + 1
-                fut = self.replies.pop(msg["id"], None)
-                if fut is not None and not fut.done():
-                    fut.set_result(msg)
-                continue
-            if kind == "snapshot":
-                self.version, self.legal = msg["version"], msg.get("legal") or []
-                stats.view_bytes.append(len(msgpack.packb(msg["view"])))
-            elif kind == "patch":
-                if self.sent_at is not None and msg["from"] == self.version:
-                    if stats.measuring:
-                        stats.rtts.append(now - self.sent_at)
-                        stats.moves += 1
-                    self.sent_at = None
-                if "legal" in msg:  # absent: unchanged
-                    self.legal = msg["legal"]
+            self.on_frame(frame)
+
+    def on_frame(self, frame: bytes) -> None:
+        now = time.perf_counter()
+        stats = self.load.stats  # replaced at each measured phase
+        msg = msgpack.unpackb(frame, raw=False, strict_map_key=False)
+        kind = msg["type"]
+        if kind in ("ok", "error"):
+            if kind == "error":
+                stats.errors[msg["code"]] = stats.errors.get(msg["code"], 0) + 1
+            fut = self.replies.pop(msg["id"], None)
+            if fut is not None and not fut.done():
+                fut.set_result(msg)
+            return
+        if kind == "snapshot":
+            self.version, self.legal = msg["version"], msg.get("legal") or []
+            stats.view_bytes.append(len(msgpack.packb(msg["view"])))
+        elif kind == "patch":
+            if self.sent_at is not None and msg["from"] == self.version:
                 if stats.measuring:
-                    if self.spectator:
-                        stats.spectator_frames.append(len(frame))
-                    else:
-                        (stats.legal_frames if msg.get("legal") else stats.seat_frames).append(len(frame))
-                self.version = msg["to"]
-                if any(e.get("type") == "finished" for e in msg.get("events", ())):
-                    self.finished = True
-            self.wake.set()
+                    stats.rtts.append(now - self.sent_at)
+                    stats.moves += 1
+                self.sent_at = None
+            if "legal" in msg:  # absent: unchanged
+                self.legal = msg["legal"]
+            if stats.measuring:
+                if self.spectator:
+                    stats.spectator_frames.append(len(frame))
+                else:
+                    (stats.legal_frames if msg.get("legal") else stats.seat_frames).append(len(frame))
+            self.version = msg["to"]
+            if any(e.get("type") == "finished" for e in msg.get("events", ())):
+                self.finished = True
+        self.wake.set()
 
 
 @dataclass
@@ -241,20 +280,25 @@ class Load:
     spectators: int
     interval: float
     stats: Stats = field(default_factory=Stats)
+    client: str = "lean"
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     rng: random.Random = field(default_factory=lambda: random.Random(1))
 
-    async def member(self, name: str, spectator: bool) -> Member:
-        ws = await connect(self.url, compression=None, max_size=2**22)
-        m = Member(ws, self, spectator)
-        asyncio.get_running_loop().create_task(m.reader())
+    async def member(self, name: str, spectator: bool, wake: Wake) -> Member:
+        ws = await CLIENTS[self.client](self.url, compression=None, max_size=2**22)
+        m = Member(ws, self, spectator, wake)
+        if isinstance(ws, wsclient.LeanConnection):
+            ws.on_frame = m.on_frame
+        else:
+            asyncio.get_running_loop().create_task(m.reader())
         await m.request("hello", protocol=PROTOCOL_VERSION, name=name)
         return m
 
     async def room_loop(self, ready: asyncio.Queue[None]) -> None:
         """Two seats in one room; a new room when a game ends."""
-        seats = [await self.member(n, False) for n in ("a", "b")]
-        watchers = [await self.member("w", True) for _ in range(self.spectators)]
+        wake = Wake()
+        seats = [await self.member(n, False, wake) for n in ("a", "b")]
+        watchers = [await self.member("w", True, wake) for _ in range(self.spectators)]
         await ready.put(None)
         next_move = time.perf_counter() + self.rng.random() * self.interval
         create: dict[str, Any] = {"game": self.game, "players": 2}
@@ -273,10 +317,7 @@ class Load:
             while not self.stop.is_set() and not seats[0].finished:
                 actor = next((s for s in seats if s.legal and s.sent_at is None), None)
                 if actor is None:
-                    for s in seats:
-                        s.wake.clear()
-                    await asyncio.wait([asyncio.ensure_future(s.wake.wait()) for s in seats], timeout=1,
-                                       return_when=asyncio.FIRST_COMPLETED)
+                    await wake.wait(1.0)
                     continue
                 delay = next_move - time.perf_counter()
                 if delay > 0:
@@ -294,13 +335,13 @@ class Load:
             await m.ws.close()
 
 
-async def echo_run(url: str, conns: int, rate: float, duration: float) -> list[float]:
+async def echo_run(url: str, conns: int, rate: float, duration: float, client: str = "lean") -> list[float]:
     """Round trips to a bare echo server: `conns` connections sharing `rate` messages/s."""
     rtts: list[float] = []
     interval = conns / rate
     payload = msgpack.packb({"type": "act", "id": 0, "room": "abcdefgh", "action": "a5-b5"})
     end = time.perf_counter() + duration
-    sockets = [await connect(url, compression=None) for _ in range(conns)]
+    sockets = [await CLIENTS[client](url, compression=None) for _ in range(conns)]
 
     async def one(ws: ClientConnection) -> None:
         next_at = time.perf_counter() + random.random() * interval
@@ -404,10 +445,11 @@ async def measure(load: Load, server_pid: int, rate: float, rooms: int, duration
                  1e6 * cpu[0] / moves, 1e6 * sum(cpu[1:]) / moves, cpu[0] / elapsed, own / elapsed, stats)
 
 
-async def echo_phase(echo_url: str, echo_pid: int, conns: int, rate: float, duration: float) -> tuple[float, float, float]:
+async def echo_phase(echo_url: str, echo_pid: int, conns: int, rate: float, duration: float,
+                     client: str = "lean") -> tuple[float, float, float]:
     """Echo p50 ms, p99 ms and server CPU µs per round trip."""
     cpu0 = cpu_seconds(echo_pid)
-    rtts = await echo_run(echo_url, conns, rate, duration)
+    rtts = await echo_run(echo_url, conns, rate, duration, client)
     cpu = cpu_seconds(echo_pid) - cpu0
     return pct(rtts, 50) * 1e3, pct(rtts, 99) * 1e3, 1e6 * cpu / max(1, len(rtts))
 
@@ -461,6 +503,8 @@ async def main() -> int:
     parser.add_argument("--loop", default="auto", help="server (and echo) event loop: auto, uvloop or asyncio")
     parser.add_argument("--patches", action="store_true",
                         help="only frame sizes, every game and rule set (defaults: 20 rooms, 200 moves/s, 5 s)")
+    parser.add_argument("--client", choices=sorted(CLIENTS), default="lean",
+                        help="the load generator's WebSocket client (default lean: bench/wsclient.py)")
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile, stats to FILE")
     args = parser.parse_args()
     if args.patches:
@@ -493,7 +537,7 @@ async def main() -> int:
             return 0
         fsync = f"; fsync {args.fsync}" if args.fsync else ""
         print(f"server {url} (pid {server.pid}){fsync}; echo {echo_url}; loop {loop} for both; {args.game}; "
-              f"{args.rooms} rooms x (2 seats + {args.spectators} spectators)", flush=True)
+              f"{args.rooms} rooms x (2 seats + {args.spectators} spectators); client {args.client}", flush=True)
         per_conn = per_room = float("nan")
         if args.memory_conns:
             per_conn, per_room = await measure_memory(url, server.pid, args.memory_conns, game, rules)
@@ -501,7 +545,7 @@ async def main() -> int:
                 print(f"server memory      {per_conn:.1f} KiB per idle connection, {per_room:.1f} KiB per room")
                 return 0
 
-        load = Load(url, game, rules, args.spectators, args.rooms / args.rate)
+        load = Load(url, game, rules, args.spectators, args.rooms / args.rate, client=args.client)
         ready: asyncio.Queue[None] = asyncio.Queue()
         tasks = [asyncio.ensure_future(load.room_loop(ready)) for _ in range(args.rooms)]
         for _ in range(args.rooms):
@@ -520,11 +564,11 @@ async def main() -> int:
         load.stop.set()
         await asyncio.wait(tasks, timeout=10)
         conns = args.rooms * 2
-        e50, e99, ecpu = await echo_phase(echo_url, echo.pid, conns, args.rate, min(args.duration, 10.0))
+        e50, e99, ecpu = await echo_phase(echo_url, echo.pid, conns, args.rate, min(args.duration, 10.0), args.client)
         knee = max((p for p in [main_phase, *knee_phases] if passes(p)), key=lambda p: p.target, default=None)
         knee_echo = None
         if knee is not None and knee is not main_phase:
-            knee_echo = await echo_phase(echo_url, echo.pid, conns, knee.target, 5.0)
+            knee_echo = await echo_phase(echo_url, echo.pid, conns, knee.target, 5.0, args.client)
     finally:
         for proc in (server, echo):
             proc.terminate()
