@@ -54,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 
 from protocol import PROTOCOL_VERSION  # noqa: E402
 
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.append(str(ROOT / "bench"))
 import wsclient  # noqa: E402
 
 # The load generator's WebSocket client: the lean one (bench/wsclient.py) leaves the

@@ -55,15 +55,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from server.commit_pipe import CommitPipe
+
 log = logging.getLogger("giants.store")
-
-_pack_command: Callable[[tuple[Any, ...]], bytes] | None
-try:  # the speed extra: commands packed in C
-    from hiredis import pack_command as _hiredis_pack_command
-
-    _pack_command = _hiredis_pack_command
-except ImportError:  # pragma: no cover - plain install
-    _pack_command = None
 
 T = TypeVar("T")
 
@@ -280,7 +274,7 @@ class Store:
         self._pending: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
         self._flushing = False
         self._flush_task: asyncio.Task[None] | None = None
-        self._commit_conn: Any = None  # the group commit's own connection (not cluster)
+        self._commit_pipe: CommitPipe | None = None  # the group commit's own channel (not cluster)
         self.on_batch: Callable[[int, float], None] | None = None  # metrics hook
 
     # -- keys -----------------------------------------------------------------------
@@ -333,8 +327,8 @@ class Store:
             return bool(int(info.get("aof_enabled", 0))), True  # snapshots unknown: assume set
 
     async def close(self) -> None:
-        if self._commit_conn is not None:
-            await self._commit_conn.disconnect()
+        if self._commit_pipe is not None:
+            self._commit_pipe.close()
         await self.redis.aclose()
 
     # -- writes ---------------------------------------------------------------------
@@ -459,43 +453,18 @@ class Store:
                 fut.set_result(result)
 
     async def _send_direct(self, batch: list[tuple[list[str], list[Any], asyncio.Future[Any]]]) -> list[Any]:
-        """One batch of commits over the store's own commit connection: one write, the
-        replies read in order (an error reply becomes that commit's result).
+        """One batch of commits over the store's own channel (`server.commit_pipe`):
+        one write, the replies in order (an error reply becomes that commit's result).
 
-        The same wire traffic as a redis-py pipeline without its per-batch client work
-        (pool checkout and health check, events, per-argument encoding): the commands
-        are packed by hiredis when installed. Only one batch is in flight at a time
-        (`_flushing`), so the connection is never shared. Any failure drops the
-        connection (its replies can no longer be matched) and the next batch opens a
-        fresh one; the exception goes to every commit of the batch, as before.
+        Only one batch is in flight at a time (`_flushing`). Any failure closes the
+        channel (its replies can no longer be matched) and the next batch opens a fresh
+        one; the exception goes to every commit of the batch.
         """
-        conn = self._commit_conn
-        if conn is None:
-            conn = self._commit_conn = self.redis.connection_pool.make_connection()
+        pipe = self._commit_pipe
+        if pipe is None or pipe.closed:
+            pipe = self._commit_pipe = await CommitPipe.open(self.redis, self.timeout)
         sha = self._commit.sha
-        try:
-            # What the pool's health check does before lending a connection: one that
-            # Redis closed meanwhile (a restart) is reconnected before anything is sent.
-            reader = getattr(conn, "_reader", None)
-            if conn.is_connected and (reader is None or reader.at_eof()):
-                await conn.disconnect()
-            if not conn.is_connected:
-                await conn.connect()
-            if _pack_command is not None:
-                data = [b"".join([_pack_command(("EVALSHA", sha, len(keys), *keys, *args)) for keys, args, _ in batch])]
-            else:
-                data = conn.pack_commands([("EVALSHA", sha, len(keys), *keys, *args) for keys, args, _ in batch])
-            await conn.send_packed_command(data, check_health=False)
-            results: list[Any] = []
-            for _ in batch:
-                try:
-                    results.append(await conn.read_response(disable_decoding=True))
-                except ResponseError as exc:  # an error reply: the stream stays in step
-                    results.append(exc)
-        except BaseException:
-            await conn.disconnect()
-            raise
-        return results
+        return await pipe.roundtrip([("EVALSHA", sha, len(keys), *keys, *args) for keys, args, _ in batch])
 
     # -- nodes and leases -----------------------------------------------------------
 
