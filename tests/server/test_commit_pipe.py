@@ -1,0 +1,93 @@
+"""The group commit's channel (server/commit_pipe.py) against a real Redis: replies in
+order with error replies typed as redis-py types them, and a lost or silent
+connection failing the batch with the exception types the store classifies."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from server.commit_pipe import CommitPipe, pack
+from tests.fault_proxy import FaultProxy
+
+INCR_BY = "return redis.call('INCRBY', KEYS[1], ARGV[1])"
+
+
+async def test_a_batch_gets_every_reply_in_order_with_errors_in_place(redis_url: str, key_prefix: str) -> None:
+    client = aioredis.Redis.from_url(redis_url)
+    sha = await client.script_load(INCR_BY)
+    key = f"{key_prefix}{{pipe}}:n"
+    pipe = await CommitPipe.open(client, timeout=5.0)
+    try:
+        results = await pipe.roundtrip([
+            ("EVALSHA", sha, 1, key, 5),
+            ("EVALSHA", "0" * 40, 1, key, 1),  # no such script
+            ("EVALSHA", sha, 1, key, b"-2"),
+            ("EVALSHA", sha, 1, key, "not a number"),  # the script fails in Redis
+        ])
+        assert results[0] == 5 and results[2] == 3
+        assert isinstance(results[1], NoScriptError)
+        assert isinstance(results[3], ResponseError) and not isinstance(results[3], NoScriptError)
+        assert int(await client.get(key)) == 3  # the failed commands changed nothing
+        assert await pipe.roundtrip([("EVALSHA", sha, 1, key, 1)]) == [4]  # still usable
+    finally:
+        pipe.close()
+        await client.delete(key)
+        await client.aclose()
+
+
+async def test_a_silent_redis_times_the_batch_out_and_closes_the_channel(redis_url: str, key_prefix: str) -> None:
+    proxy = FaultProxy(redis_url)
+    client = aioredis.Redis.from_url(await proxy.start())
+    sha = await client.script_load(INCR_BY)
+    key = f"{key_prefix}{{pipe}}:t"
+    pipe = await CommitPipe.open(client, timeout=0.3)
+    try:
+        proxy.drop_reply(key.encode())
+        with pytest.raises(RedisTimeoutError):
+            await pipe.roundtrip([("EVALSHA", sha, 1, key, 7)])
+        assert pipe.closed  # its replies can no longer be matched: a new channel is needed
+        with pytest.raises(RedisConnectionError):
+            await pipe.roundtrip([("EVALSHA", sha, 1, key, 1)])
+        assert int(await client.get(key)) == 7  # it ran; only its reply was lost
+    finally:
+        pipe.close()
+        await client.delete(key)
+        await client.aclose()
+        await proxy.stop()
+
+
+async def test_a_cut_connection_fails_the_batch_in_flight(redis_url: str, key_prefix: str) -> None:
+    proxy = FaultProxy(redis_url)
+    client = aioredis.Redis.from_url(await proxy.start())
+    sha = await client.script_load(INCR_BY)
+    key = f"{key_prefix}{{pipe}}:c"
+    pipe = await CommitPipe.open(client, timeout=5.0)
+    try:
+        proxy.stall()
+        pending = pipe.roundtrip([("EVALSHA", sha, 1, key, 1)])
+        task = asyncio.ensure_future(pending)
+        await asyncio.sleep(0.05)
+        await proxy.close_all()
+        with pytest.raises(RedisConnectionError):
+            await task
+        assert pipe.closed
+    finally:
+        proxy.release()
+        pipe.close()
+        await client.aclose()
+        await proxy.stop()
+        direct = aioredis.Redis.from_url(redis_url)
+        await direct.delete(key)
+        await direct.aclose()
+
+
+def test_pack_is_the_resp_redis_reads() -> None:
+    assert pack([("SET", "k", b"v\r\n", 12)]) == b"*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nv\r\n\r\n$2\r\n12\r\n"
+    with pytest.raises(TypeError):
+        pack([("SET", "k", 1.5)])
