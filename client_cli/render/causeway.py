@@ -3,15 +3,18 @@
 Each occupied cell shows its stack bottom to top (`w`/`b` blanks, `W`/`B` the
 barrier or spellstone on top) or a giant: `Gw`/`Gb` (barrier edition), `Tw`/`Sw`
 trapper and spikey (spellstone and quick). Empty cells next to the Causeway are `.`,
-the places a giant may step to. Rows are labelled with r and the q range of their
-cells, since cells are written `q,r` (q grows to the right along a row).
+the places a giant may step to. Cells are written `q,r` as in moves (GC-1): rows are
+labelled with r on the left and the q range of their cells on the right (q grows to
+the right along a row); a column (one q) slants down to the right and its q stands
+at both ends of it, beside the drawn cells, so `0,1` is found where column 0 meets row
+r=1.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from client_cli.render.hexmap import hex_rows
+from client_cli.render.hexmap import hex_rows, with_column_labels
 from engines.hexgrid import neighbors
 
 GIANT_LETTERS = {"giant": "G", "trapper": "T", "spikey": "S"}
@@ -33,11 +36,14 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
     for cell in list(cells):
         for near in neighbors(cell):
             cells.setdefault(near, ".")
-    rows = hex_rows(cells, half=2)
+    rows = hex_rows(with_column_labels(cells, str), half=2)
     width = max((len(text) for _, text in rows), default=0)
     lines = []
     for r, text in rows:
         qs = [q for q, rr in cells if rr == r]
+        if not qs:  # only column numbers: the row above or below the drawn cells
+            lines.append(f"      {text}".rstrip())
+            continue
         lines.append(f"r={r:<3} {text.ljust(width)}   q={min(qs)}..{max(qs)}")
     seats: dict[str, int] = view.get("seats", {})
 
@@ -68,5 +74,7 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
     if view.get("last_move"):
         head.append(f"Last move: {view['last_move']}")
     legend = ("stacks bottom->top: w b blanks, W B barrier/spellstone; Gw Gb giants, "
-              "Tw/Tb trappers, Sw/Sb spikeys; . empty cell next to the Causeway")
+              "Tw/Tb trappers, Sw/Sb spikeys; . empty cell next to the Causeway; "
+              "numbers beside the cells: q of the column (slanting down to the right) they end; "
+              "a cell is q,r")
     return "\n".join([*head, "", *lines, "", legend])

@@ -1,14 +1,17 @@
 """Giantslayer board: the radius-4 hex board, White `W`, Black giants `B`, centre `#`.
 
-Rows run from rank 9 (top) to rank 1; each row is labelled with its rank on the left
-and its first and last cell on the right, so a move like `a5-b5` can be read off.
+Cells are named as moves are typed (GS-14): a column letter `a`..`i` and a rank 1..9.
+Rows run from rank 9 (top) to rank 1, each labelled with its rank on the left and its
+first and last cell on the right; a column slants down to the right and its letter
+stands at both ends of it (lower case, beside the board), so a move like `a5-b5` can
+be read off.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from client_cli.render.hexmap import hex_rows
+from client_cli.render.hexmap import hex_rows, with_column_labels
 
 RADIUS = 4
 
@@ -34,10 +37,13 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
             if name in touched and symbol == ".":
                 symbol = "o"  # where a stone just left (or a giant trampled)
             cells[(q, r)] = symbol
-    rows = hex_rows(cells, half=1)
+    rows = hex_rows(with_column_labels(cells, lambda q: _name(q, 0)[0]), half=1)
     width = max(len(text) for _, text in rows)
     lines = []
     for r, text in rows:
+        if abs(r) > RADIUS:  # the row of column letters above or below the board
+            lines.append(f"   {text}".rstrip())
+            continue
         q_lo, q_hi = max(-RADIUS, -RADIUS - r), min(RADIUS, RADIUS - r)
         lines.append(f"{RADIUS + 1 - r}  {text.ljust(width)}   {_name(q_lo, r)}..{_name(q_hi, r)}")
     white, black = view["white"], view["black"]
@@ -62,4 +68,4 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
             f"Round {i + 1}: White seat {res['white']} {res['white_points']} - "
             f"Black {res['black_points']} ({res['reason']})"
         )
-    return "\n".join([*head, "", *lines, "", "W white  B black  . empty  # centre  o just vacated"])
+    return "\n".join([*head, "", *lines, "", "W white  B black  . empty  # centre  o just vacated  a-i columns, 1-9 ranks: e5 is the centre"])

@@ -2,7 +2,8 @@
 
 White ringforts `W`, black `B`, vacant hills `.`; a bridge between two adjacent
 ringforts of one colour is drawn as `-` or `|` (TA-6 links them automatically).
-Row 7 is at the top, column A on the left, so `D4` is read straight off the grid.
+Row 7 is at the top, column A on the left; column letters stand above and below the
+grid and row numbers on both sides, so `D4` (TA-11) is read straight off it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
         name = f"{COLUMNS[col]}{row}"
         return "" if name in CORNERS else hills.get(name, " ")
 
-    lines = ["    " + "   ".join(COLUMNS)]
+    ruler = "    " + "   ".join(COLUMNS)
+    lines = [ruler]
     for row in ROWS:
         cells = []
         for col in range(7):
@@ -34,7 +36,7 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
             if col < 6:
                 right = at(col + 1, row)
                 cells.append("- " if piece in ("W", "B") and piece == right else "  ")
-        lines.append(f"{row}   " + "".join(cells).rstrip())
+        lines.append(f"{row}   " + "".join(cells).ljust(26) + f"  {row}")
         if row > 1:
             links = []
             for col in range(7):
@@ -42,6 +44,7 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
                 links.append("|   " if piece in ("W", "B") and piece == below else "    ")
             joined = "    " + "".join(links).rstrip()
             lines.append(joined if joined.strip() else "")
+    lines.append(ruler)
     colours = view.get("colours") or []
     bridges, left, land = view["bridges"], view["bridges_left"], view["territory"]
 

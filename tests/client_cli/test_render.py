@@ -25,21 +25,23 @@ def board_lines(text: str, first: str, count: int) -> list[str]:
 
 
 GIANTSLAYER_START = """\
-9      W W W W W       e9..i9
-8     W . . . . W      d8..i8
-7    W . . . . . W     c7..i7
-6   W . . B B . . W    b6..i6
-5  W . . B # B . . W   a5..i5
-4   W . . B B . . W    a4..h4
-3    W . . . . . W     a3..g3
-2     W . . . . W      a2..f2
-1      W W W W W       a1..e1"""
+       e f g h i
+9     d W W W W W        e9..i9
+8    c W . . . . W       d8..i8
+7   b W . . . . . W      c7..i7
+6  a W . . B B . . W     b6..i6
+5   W . . B # B . . W    a5..i5
+4    W . . B B . . W i   a4..h4
+3     W . . . . . W h    a3..g3
+2      W . . . . W g     a2..f2
+1       W W W W W f      a1..e1
+         a b c d e"""
 
 
 def test_giantslayer_initial_board_is_the_hex_with_giants_round_the_centre() -> None:
     engine, state = play("giantslayer", [])
     text = render_game("giantslayer", engine.view(state, None))
-    assert "\n".join(board_lines(text, "9 ", 9)) == GIANTSLAYER_START
+    assert "\n".join(board_lines(text, "       e f", 11)) == GIANTSLAYER_START
     assert "Giantslayer - round 1 of 2" in text
     assert "White (W, halogai): seat 0   Black (B, giants): seat 1" in text
     assert "To move: White" in text
@@ -50,26 +52,27 @@ def test_giantslayer_shows_the_last_move_and_the_viewer() -> None:
     text = render_game("giantslayer", engine.view(state, 1), 1)
     assert "Black (B, giants): seat 1 (you)" in text
     assert "Last move: a4-c6" in text
-    assert board_lines(text, "6 ", 1) == ["6   W W . B B . . W    b6..i6"]
-    assert board_lines(text, "4 ", 1) == ["4   o . . B B . . W    a4..h4"]  # a4 just vacated
+    assert board_lines(text, "6 ", 1) == ["6  a W W . B B . . W     b6..i6"]
+    assert board_lines(text, "4 ", 1) == ["4    o . . B B . . W i   a4..h4"]  # a4 just vacated
     assert "To move: Black" in text
 
 
 TARA_AFTER_FOUR = """\
     A   B   C   D   E   F   G
-7       .   .   .   .   .
+7       .   .   .   .   .       7
 
-6   .   .   .   .   .   .   .
+6   .   .   .   .   .   .   .   6
 
-5   .   .   .   W   .   .   .
+5   .   .   .   W   .   .   .   5
                 |
-4   .   .   B   W   .   .   .
+4   .   .   B   W   .   .   .   4
 
-3   .   .   .   .   .   .   .
+3   .   .   .   .   .   .   .   3
 
-2   .   .   B*  .   .   .   .
+2   .   .   B*  .   .   .   .   2
 
-1       .   .   .   .   ."""
+1       .   .   .   .   .       1
+    A   B   C   D   E   F   G"""
 
 
 def test_tara_draws_the_cross_with_bridges_between_linked_ringforts() -> None:
@@ -80,7 +83,7 @@ def test_tara_draws_the_cross_with_bridges_between_linked_ringforts() -> None:
     assert f"seat 0 ({white}, you): bridges 1 (39 left), territory 2" in text
     lines = text.splitlines()
     start = lines.index("    A   B   C   D   E   F   G")
-    assert "\n".join(lines[start:start + 14]) == TARA_AFTER_FOUR
+    assert "\n".join(lines[start:start + 15]) == TARA_AFTER_FOUR
     assert "Last move: C2" in text
 
 
@@ -91,10 +94,10 @@ def test_tara_marks_a_besieged_ringfort_and_horizontal_bridges() -> None:
     text = render_game("tara", view, None)
     assert view["must_capture"] == ["B7"]
     assert "must capture one of B7" in text
-    assert board_lines(text, "7 ", 1) == ["7       B!  W   .   .   ."]
+    assert board_lines(text, "7 ", 1) == ["7       B!  W   .   .   .       7"]
     engine, state = play("tara", ["D4", "A2", "E4", "A5"])
     text = render_game("tara", engine.view(state, None))
-    assert board_lines(text, "4 ", 1) == ["4   .   .   .   W - W   .   ."]
+    assert board_lines(text, "4 ", 1) == ["4   .   .   .   W - W   .   .   4"]
 
 
 def test_room_frame_shows_seats_turn_board_recent_and_legal_moves() -> None:
@@ -117,7 +120,7 @@ def test_room_frame_shows_seats_turn_board_recent_and_legal_moves() -> None:
     assert lines[0] == "Room abc123 - giantslayer/standard - playing - you are seat 0"
     assert lines[1] == "Seats: seat 0: ann (you); seat 1: mcts (bot mcts)"
     assert lines[2] == "To act: seat 0 (you)"
-    assert "\n".join(board_lines(text, "9 ", 9)) == GIANTSLAYER_START
+    assert "\n".join(board_lines(text, "       e f", 11)) == GIANTSLAYER_START
     assert "Recent: seat 1: e6-e7" in text
     assert lines[-1] == f"Legal moves (144): {' '.join(legal[:5])} ... and 139 more"
     spectator = render_room(room_view, None, [])
@@ -138,12 +141,14 @@ def test_finished_room_shows_the_outcome() -> None:
 
 
 CAUSEWAY_SPELLSTONE_START = """\
-r=-3          .   .         q=1..2
-r=-2    .   .   w   .       q=-1..2
-r=-1  .   w   b   .   .     q=-2..2
-r=0     .   .   w   b   .   q=-2..2
-r=1       .   b   .   .     q=-2..1
-r=2         .   .           q=-2..-1"""
+              1   2
+r=-3    -1  0   .   .           q=1..2
+r=-2  -2  .   .   w   .         q=-1..2
+r=-1    .   w   b   .   .       q=-2..2
+r=0       .   .   w   b   .     q=-2..2
+r=1         .   b   .   .   2   q=-2..1
+r=2           .   .   0   1     q=-2..-1
+                -2  -1"""
 
 
 def test_causeway_draws_the_stones_of_the_spellstone_setup() -> None:
@@ -151,7 +156,9 @@ def test_causeway_draws_the_stones_of_the_spellstone_setup() -> None:
     engine = registry.get_engine("causeway", "spellstone")
     state = engine.new_game(2, engine.validate_options(2, {}), 1)
     text = render_game("causeway", engine.view(state, 0), 0)
-    assert "\n".join(board_lines(text, "r=-3", 6)) == CAUSEWAY_SPELLSTONE_START
+    lines = text.splitlines()
+    start = lines.index("r=-3    -1  0   .   .           q=1..2") - 1
+    assert "\n".join(lines[start:start + 8]) == CAUSEWAY_SPELLSTONE_START
     assert "White seat 0 (you): towers 0, blanks in supply 17, spellstones in play 0" in text
     assert "White still to place: trapper, spikey" in text
 
@@ -163,7 +170,7 @@ def test_causeway_draws_giants_and_stacks() -> None:
         seat = min(engine.to_act(state))
         state = engine.apply_text(state, seat, text).state
     drawn = render_game("causeway", engine.view(state, None))
-    assert board_lines(drawn, "r=0", 1) == ["r=0   .   Gw  w   b   Gb  .   q=-2..3"]
+    assert board_lines(drawn, "r=0", 1) == ["r=0     .   Gw  w   b   Gb  .     q=-2..3"]
     assert "Last move: giant@2,0" in drawn
 
 
