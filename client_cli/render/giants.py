@@ -5,7 +5,9 @@ The map is drawn in its odd-r offset coordinates (odd rows shifted half a hex ri
 logs (`f-` exhausted), `.` empty land, `01`..`20` the Ahu in the sea; a hex with
 pieces shows its first figure and seat (`w1`), the same on every screen, and is
 listed by (column,row) under the map. Column numbers run above and below it. Everything shown
-comes from the seat's view, so another seat's screen or bid never appears here.
+comes from the seat's view, so another seat's screen or bid never appears here. A seat's
+Moai points (GI-27: its erected Moai, whose owners are hidden, GI-28) are summed from the
+Ahu whose `owner` its view holds: shown to that seat only, and to all after the end.
 """
 
 from __future__ import annotations
@@ -40,6 +42,21 @@ def _cell_mark(pieces: dict[str, Any], statues_here: list[str]) -> str:
         mark = first[0] + first[1:2]
         return mark + ("+" if len(pieces) > 1 or statues_here else "")
     return "m"
+
+
+AHU_VALUES = {ahu.id: (ahu.moai_value, ahu.headdress_value) for ahu in ISLAND.ahu}
+
+
+def moai_points(view: dict[str, Any], seat: int) -> int:
+    """GI-27: what `seat`'s erected Moai score, from the Ahu whose owner the view shows
+    (its own before the end, every one after it): size x the Ahu's Moai value, plus the
+    headdress value when it wears one."""
+    total = 0
+    for aid, entry in view.get("ahu", {}).items():
+        if entry.get("moai") and entry.get("owner") == seat and aid in AHU_VALUES:
+            moai_value, headdress_value = AHU_VALUES[aid]
+            total += entry["moai"] * moai_value + (headdress_value if entry.get("headdress") else 0)
+    return total
 
 
 def _draw_map(view: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -111,7 +128,8 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
     ]
     seats: dict[str, dict[str, Any]] = view.get("seats", {})
     head.append("")
-    head.append("seat  transport  bid            front of screen           passed")
+    over = phase == "over"
+    head.append("seat  transport  Moai    bid            front of screen           passed")
     for key in sorted(seats, key=int):
         info = seats[key]
         if phase == "auction":
@@ -123,9 +141,17 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
             bid = "-"
         front = f"{info.get('front_markers', 0)} markers, {info.get('front_workers', 0)} workers" + (
             ", chief" if info.get("front_chief") else "")
-        you = " (you)" if me is not None and int(key) == me else ""
-        head.append(f"{key:>4}  {info.get('points', 0):>9}  {bid:<13}  {front:<24}  "
+        mine = me is not None and int(key) == me
+        you = " (you)" if mine else ""
+        # Another seat's Moai points stay hidden until the end (GI-28), even where this
+        # seat looked under one of its Moai.
+        moai = str(moai_points(view, int(key))) if mine or over else "hidden"
+        head.append(f"{key:>4}  {info.get('points', 0):>9}  {moai:>6}  {bid:<13}  {front:<24}  "
                     f"{'yes' if info.get('passed') else 'no'}{you}")
+    if me is not None and not over and str(me) in seats:
+        points, moai = seats[str(me)].get("points", 0), moai_points(view, me)
+        head.append(f"Your score now: {points} transport + {moai} Moai = {points + moai} "
+                    "(your Moai points are hidden from the others until the end)")
     screen = view.get("screen")
     if screen:
         head.append("")
@@ -167,6 +193,6 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
         out += ["", "Ahu:", *ahu_lines]
     out += ["", "Q quarry  C clay pit  V village  H hut  f6 forest (logs)  01-20 Ahu  w1 s0 c2 n l: "
             "worker/sorcerer/chief of that seat, neutral, logs (+ more there; m statues; listed above)",
-            "Score = transport points (public) + each of your erected Moai: size x the Ahu's value "
-            "(+ headdress); Moai owners stay hidden until the end."]
+            "Score = transport points (public) + Moai points: each of your erected Moai scores size x "
+            "the Ahu's value (+ headdress); Moai owners, and so Moai points, stay hidden until the end."]
     return "\n".join(out)

@@ -307,3 +307,37 @@ def test_network_text_is_printed_without_control_characters() -> None:
     assert shown.isprintable()
     assert printable("line one\nline two: (5,3) ✓") == "line one\nline two: (5,3) ✓"
     assert Reply(f"error [no_such_room]: {hostile}").text.replace("\n", "").isprintable()
+
+
+def test_giants_shows_a_seat_its_own_moai_points_and_nobody_elses() -> None:
+    """GI-27/28: Moai points (erected Moai, owners hidden) are shown to their owner
+    only, even to a seat that looked under another's Moai; after the end (GI-30) all."""
+    from engines.giants.scoring import scores
+    from engines.giants.state import OVER, AhuState
+
+    engine = registry.get_engine("giants")
+    state = engine.new_game(3, engine.validate_options(3, {}), 3)
+    state.ahu["A01"] = AhuState(owner=0, size=2, headdress=True)
+    state.ahu["A05"] = AhuState(owner=0, size=1)
+    state.ahu["A10"] = AhuState(owner=1, size=3)
+    state.seats[0].points, state.seats[1].points = 4, 7
+    state.seats[0].looked = ["A10"]  # seat 0 paid to see who owns A10's Moai
+    total = scores(state)
+    mine, theirs = total[0] - 4, total[1] - 7
+    assert mine > 0 and theirs > 0
+    text = render_game("giants", engine.view(state, 0), 0)
+    assert board_lines(text, "seat  transport  Moai", 1)
+    assert board_lines(text, "   0  ", 1)[0].startswith(f"   0          4  {mine:>6}  ")
+    assert board_lines(text, "   1  ", 1)[0].startswith("   1          7  hidden  ")
+    assert board_lines(text, "   2  ", 1)[0].startswith("   2          0  hidden  ")
+    assert f"Your score now: 4 transport + {mine} Moai = {4 + mine} " in text
+    other = render_game("giants", engine.view(state, 1), 1)
+    assert board_lines(other, "   1  ", 1)[0].startswith(f"   1          7  {theirs:>6}  ")
+    assert board_lines(other, "   0  ", 1)[0].startswith("   0          4  hidden  ")
+    assert f"Your score now: 7 transport + {theirs} Moai = {7 + theirs} " in other
+    spectator = render_game("giants", engine.view(state, None), None)
+    assert spectator.count("hidden  ") == 3 and "Your score now" not in spectator
+    state.phase = OVER
+    final = render_game("giants", engine.view(state, None), None)
+    assert board_lines(final, "   0  ", 1)[0].startswith(f"   0          4  {mine:>6}  ")
+    assert board_lines(final, "   1  ", 1)[0].startswith(f"   1          7  {theirs:>6}  ")
