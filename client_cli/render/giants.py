@@ -149,8 +149,8 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
         head.append(f"{key:>4}  {info.get('points', 0):>9}  {moai:>6}  {bid:<13}  {front:<24}  "
                     f"{'yes' if info.get('passed') else 'no'}{you}")
     if me is not None and not over and str(me) in seats:
-        points, moai = seats[str(me)].get("points", 0), moai_points(view, me)
-        head.append(f"Your score now: {points} transport + {moai} Moai = {points + moai} "
+        points, own = seats[str(me)].get("points", 0), moai_points(view, me)
+        head.append(f"Your score now: {points} transport + {own} Moai = {points + own} "
                     "(your Moai points are hidden from the others until the end)")
     screen = view.get("screen")
     if screen:
