@@ -14,13 +14,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from client_cli.client import Client, ClientError, RequestFailed, TrackedRoom, result_text
+from client_cli.client import Client, ClientError, RequestFailed, TrackedRoom
 from client_cli.render import render_game, render_room, wrap_items
 from client_cli.render.safe import printable
+from client_cli.tui import lobby
 from engines import get_engine
 
 HELP = """\
 Commands (the leading / is optional outside a room):
+  N                            in the lobby: open its entry number N (resume your
+                               game, join a free seat, watch, replay, or /play a game)
+  /play GAME [rules=R]         join a waiting room of GAME with a free seat, or create
+                               one and wait there for an opponent
   /rooms [GAME] [all]          list rooms (all = include finished ones)
   /games                       list the games and rule sets
   /create GAME [rules=R] [players=N] [seat=N] [bots=1:random,2:mcts] [private] [password=P]
@@ -46,7 +51,7 @@ In a room, anything else is a move in the game's notation, e.g. a5-b5 (Giantslay
 D4 or xD4 (Tara), 0,1>3,-2 (Giant's Causeway), bid 1 w1 c (GIANTS, a sealed bid)."""
 
 COMMANDS = (
-    "rooms", "games", "create", "join", "resume", "watch", "leave", "moves", "replay", "help", "quit",
+    "play", "rooms", "games", "create", "join", "resume", "watch", "leave", "moves", "replay", "help", "quit",
     "resign", "abort", "draw", "decline", "next", "prev", "first", "last",
 )  # fmt: skip
 # In-game commands and the Client method each calls.
@@ -78,6 +83,7 @@ class PlaySession:
     replay: dict[str, Any] | None = None  # the finished room /replay shows, stepped by /next /prev
     replay_at: int = 0  # actions of the replay applied in the position shown
     panel: str | None = None  # help or the move list, shown until the next command
+    lobby_commands: list[str] = field(default_factory=list)  # what lobby number N + 1 runs
     legal_limit: int = 80
     recent_count: int = 8
 
@@ -114,47 +120,16 @@ class PlaySession:
             moves.append(f"seat {e.get('seat')}: {action}")
         return moves[-self.recent_count:]
 
-    def my_games(self) -> list[str]:
-        """Lines of "my games": the seats this user holds on this server (seat store)."""
-        store = self.client.seat_store
-        if store is None:
-            return []
-        try:
-            entries = store.entries(self.client.url)
-        except OSError:
-            return []
-        now = time.time()
-        lines = []
-        for e in entries[:20]:
-            state = e.result or e.status or "?"
-            lines.append(
-                f"{e.room:<12} {e.game + '/' + e.rules:<22} seat {e.seat}  {state:<18} {age_text(now - e.saved)}"
-            )
-        return lines
-
     def lobby_text(self) -> str:
-        lines = ["Lobby - /rooms to refresh, /create GAME, /join ROOM, /watch ROOM, /help", ""]
-        mine = self.my_games()
-        if mine:
-            lines += ["My games (/resume ROOM):", *mine, ""]
-        lines.append("Open rooms:")
-        if not self.rooms:
-            lines.append("(no open rooms)")
-        now = time.time()
-        for summary in self.rooms:
-            seats = summary.get("seats") or []
-            names = ", ".join(str(x.get("name")) if x.get("name") else "-" for x in seats)
-            lock = " password" if summary.get("password") else ""
-            kind = f"{summary.get('game')}/{summary.get('rules')}"
-            watchers = summary.get("spectators", 0)
-            result = result_text(summary.get("outcome"), None)
-            lines.append(
-                f"{summary.get('room'):<12} {kind:<22} {summary.get('status'):<9} "
-                f"{age_text(now - float(summary.get('created') or now)):>4}  [{names}]"
-                f"{f'  {watchers} watching' if watchers else ''}{lock}"
-                + (f"  {result}" if result else "")
-            )
-        return printable("\n".join(lines))
+        """The lobby: your games, the open rooms and the games to start, numbered (typing
+        a number opens that entry; `lobby_commands` holds what each number runs)."""
+        store = self.client.seat_store
+        try:
+            mine = store.entries(self.client.url) if store is not None else []
+        except OSError:
+            mine = []
+        text, self.lobby_commands = lobby.lobby_text(mine, self.rooms, self.client.games, time.time())
+        return printable(text)
 
     def games_text(self) -> str:
         lines = []
@@ -171,6 +146,8 @@ class PlaySession:
         self.panel = None  # help or the move list stays up until the next line
         if not text:
             return Reply("")
+        if self.room is None and text.isdigit():
+            return await self.open_entry(int(text))
         word = text.split()[0].lstrip("/").lower()
         is_command = text.startswith("/") or (self.room is None and word in COMMANDS)
         try:
@@ -199,6 +176,8 @@ class PlaySession:
             return Reply(f"{len(self.rooms)} room(s)")
         if word == "create":
             return await self.create(args)
+        if word == "play":
+            return await self.quick_play(args)
         if word in ("join", "watch"):
             if not args:
                 return Reply(f"usage: /{word} ROOM" + (" [SEAT]" if word == "join" else ""), error=True)
@@ -309,6 +288,38 @@ class PlaySession:
         self.room = await self.client.join(self.last_created, seat, self.last_password)
         return Reply(f"created room {data['room']} and joined it as seat {self.room.seat}")
 
+    async def open_entry(self, number: int) -> Reply:
+        """A lobby number: run the command of that entry (resume, join, watch, replay, play)."""
+        if not self.lobby_commands:  # no lobby shown yet (script mode): list it now
+            self.rooms = await self.client.list_rooms()
+            self.lobby_text()
+        if not 1 <= number <= len(self.lobby_commands):
+            return Reply(f"no entry {number} in the lobby (1..{len(self.lobby_commands)}); /rooms refreshes it",
+                         error=True)
+        return await self.handle(self.lobby_commands[number - 1])
+
+    async def quick_play(self, args: list[str]) -> Reply:
+        """`/play GAME [rules=R] ...`: sit down in the oldest waiting public room of GAME
+        with a free seat; when there is none, create one (with the /create arguments
+        given) and wait in it."""
+        if not args:
+            return Reply("usage: /play GAME [rules=R]; the lobby lists the games", error=True)
+        game = args[0]
+        rules = next((a.split("=", 1)[1] for a in args[1:] if a.startswith("rules=")), None)
+        try:
+            store = self.client.seat_store
+            mine = {e.room for e in store.entries(self.client.url)} if store is not None else set()
+        except OSError:  # an unreadable seat file: no games of yours to skip
+            mine = set()
+        pick = lobby.quick_pick(await self.client.list_rooms(game), game, rules, mine)
+        if pick is not None:
+            self.room = await self.client.join(pick)
+            return Reply(f"joined room {pick} as seat {self.room.seat}")
+        reply = await self.create(args)
+        if not reply.error:
+            reply.text += f"; waiting for players (they join with /play {game}, or the room's number in the lobby)"
+        return reply
+
     async def resume(self, args: list[str]) -> Reply:
         """Take back a seat whose token the seat store holds."""
         store = self.client.seat_store
@@ -329,17 +340,6 @@ class PlaySession:
             return Reply("it is not your turn", error=True)
         await self.client.act(self.room.id, text)
         return Reply(f"played {text}")
-
-
-def age_text(seconds: float) -> str:
-    """A short age: "now", "5m", "3h", "2d"."""
-    if seconds < 60:
-        return "now"
-    if seconds < 3600:
-        return f"{int(seconds // 60)}m"
-    if seconds < 86400:
-        return f"{int(seconds // 3600)}h"
-    return f"{int(seconds // 86400)}d"
 
 
 def moves_text(legal: list[str]) -> str:

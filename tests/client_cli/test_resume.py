@@ -66,8 +66,9 @@ async def test_quit_and_resume_a_seat_in_the_terminal_client(giants_server: Any,
         # Start again with --resume: the same seat, and the lobby lists "my games".
         second = await scripted(url, ["--resume", room_id], room, ["/rooms"], 1)
         assert f"resumed seat 0 of room {room_id}" in second
-        assert "My games (/resume ROOM):" in second
-        assert any(line.startswith(room_id) and "seat 0" in line for line in second.splitlines())
+        assert "Your games (number: resume your seat):" in second
+        mine = second.split("Your games (number: resume your seat):\n")[1].splitlines()[0]
+        assert mine.split()[:2] == ["1", room_id] and "seat 0" in mine
         assert second.count("ok: played") == 1
         # Plain --room also takes the seat back (no already_started).
         third = await scripted(url, ["--room", room_id], room, [], 1)

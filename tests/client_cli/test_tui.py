@@ -92,7 +92,12 @@ async def test_giants_in_the_terminal(giants_server: Any) -> None:
                 await client.act(room_id, bid)
             await until(lambda: room.info.get("answered") == [] and "has bid" not in app.board_text(), pilot)
             assert "Your sealed bid" not in app.board_text()
-            assert "seat  transport  bid" in app.board_text()
+            assert "seat  transport  Moai    bid" in app.board_text()
+            # Moai points: our own (none erected yet) beside our row, the others' hidden.
+            assert "Your score now: 0 transport + 0 Moai = 0 " in app.board_text()
+            rows = {line[:4]: line for line in app.board_text().splitlines() if line[:4] in ("   0", "   1", "   2")}
+            assert rows["   0"].endswith("(you)") and "hidden" not in rows["   0"]
+            assert "  hidden  " in rows["   1"] and "  hidden  " in rows["   2"]
 
 
 async def test_watch_title_says_playing(giants_server: Any) -> None:
