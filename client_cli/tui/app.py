@@ -22,6 +22,7 @@ from textual.suggester import Suggester
 from textual.widgets import Footer, Header, Input, Static
 
 from client_cli.client import Client, SeatStore
+from client_cli.tui.fit import fit
 from client_cli.tui.session import PlaySession, Reply, group_moves
 
 
@@ -100,6 +101,16 @@ class CommandInput(Input):
             self.cursor_position = len(better)
 
 
+class BoardPane(VerticalScroll):
+    """The scrolling board pane: when its width changes (window resized, move browser
+    shown or hidden) the screen is fitted to it again."""
+
+    def on_resize(self) -> None:
+        app = self.app
+        if isinstance(app, PlayApp):
+            app.redraw()
+
+
 class PlayApp(App[None]):
     """The terminal client. `start` is a list of commands run once connected
     (e.g. ["/join abc123 1"]); `seats` is the per-user seat file (`giants play`
@@ -109,8 +120,8 @@ class PlayApp(App[None]):
     ENABLE_COMMAND_PALETTE = False
     CSS = """
     #main { height: 1fr; }
-    #board-pane { width: 1fr; border: round $primary; }
-    #board { width: 100%; }
+    #board-pane { width: 1fr; border: round $primary; overflow-x: auto; }
+    #board { width: auto; text-wrap: nowrap; }
     #moves-pane { width: 38; border: round $secondary; display: none; }
     #moves-pane.shown { display: block; }
     #status { height: auto; max-height: 8; padding: 0 1; }
@@ -142,7 +153,7 @@ class PlayApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="main"):
-            with VerticalScroll(id="board-pane"):
+            with BoardPane(id="board-pane"):
                 # markup=False: boards and server messages contain [brackets] (error codes).
                 yield Static("connecting...", id="board", markup=False)
             with VerticalScroll(id="moves-pane"):
@@ -226,9 +237,12 @@ class PlayApp(App[None]):
         status.set_class(reply.error, "error")
 
     def redraw(self) -> None:
-        if self.session is None:
+        if self.session is None or not self.query("#board-pane"):  # not shown (yet, or any more)
             return
-        self.query_one("#board", Static).update(self.session.screen())
+        # Prose is wrapped to the pane; boards are never wrapped (the pane scrolls sideways).
+        pane = self.query_one("#board-pane")
+        width = pane.scrollable_content_region.width or 80
+        self.query_one("#board", Static).update(fit(self.session.screen(), width))
         room = self.session.room
         if room is not None and room.view is not None:
             info = room.info

@@ -109,3 +109,93 @@ async def test_watch_title_says_playing(giants_server: Any) -> None:
             await until(lambda: app.session is not None and app.session.room is not None, pilot)
             await until(lambda: "watching - playing" in app.title, pilot)
             assert "waiting" not in app.title
+
+
+def test_fit_wraps_prose_and_never_a_board_row() -> None:
+    from client_cli.render import render_game
+    from client_cli.tui.fit import fit, is_prose
+    from engines import registry
+
+    engine = registry.get_engine("giants")
+    text = render_game("giants", engine.view(engine.new_game(3, engine.validate_options(3, {}), 1), 0), 0)
+    text += "\nLegal moves (4): bid 0 | bid 0 c | bid 1 w1 c | place worker (5,3) logs 0"
+    shown = fit(text, 40)
+    board = [line for line in text.splitlines() if not is_prose(line)]
+    assert sum(1 for line in board if "  .   " in line) >= 8  # the island's rows count as board
+    lines = shown.splitlines()
+    assert all(line in lines for line in board)  # every board row whole, unwrapped
+    assert all(len(line) <= 40 for line in lines if is_prose(line) or line not in board)
+    assert " ".join(shown.split()) == " ".join(text.split())  # nothing lost or reordered
+    # A move list breaks between moves, never inside one.
+    moves = fit("Legal moves (4): bid 0 | bid 0 c | bid 1 w1 c | place worker (5,3) logs 0", 30)
+    assert moves.splitlines() == ["Legal moves (4): bid 0 |", "  bid 0 c | bid 1 w1 c |", "  place worker (5,3) logs 0"]
+
+
+async def test_a_narrow_window_wraps_long_lines_and_keeps_the_map_whole(giants_server: Any) -> None:
+    """Long lines are wrapped to the board pane, not cut; the island's rows never wrap
+    (the pane scrolls sideways instead)."""
+    from textual.widgets import Static
+
+    from client_cli.tui.fit import is_prose
+
+    async with Client(giants_server.url, name="bea") as bea:
+        room_id = (await bea.create_room("giants", players=3, bots={"1": "random", "2": "random"}))["room"]
+        app = PlayApp(giants_server.url, name="ann", start=[f"/join {room_id} 0"])
+        async with app.run_test(size=(90, 40)) as pilot:
+            await until(lambda: app.session is not None and app.session.room is not None
+                        and bool(app.session.room.legal), pilot)
+            pane = app.query_one("#board-pane")
+            width = pane.scrollable_content_region.width
+            await until(lambda: "until the end" in str(app.query_one("#board", Static).content)
+                        and all(len(li) <= width for li in str(app.query_one("#board", Static).content).splitlines()
+                                if is_prose(li)), pilot)
+            shown = str(app.query_one("#board", Static).content).splitlines()
+            full = app.board_text().splitlines()
+            assert any(len(line) > width and is_prose(line) for line in full)  # there was something to wrap
+            island = [line for line in full if line.startswith(" 4  ")]
+            assert island and island[0] in shown  # a map row is one line on the screen
+            assert " ".join(" ".join(shown).split()) == " ".join(" ".join(full).split())
+
+
+async def test_the_indicator_says_reconnecting_while_the_server_is_away(server_factory: Any) -> None:
+    first = await server_factory()
+    async with Client(first.url, name="bea") as bea:
+        room_id = (await bea.create_room("tara", bots={"1": "random"}))["room"]
+    app = PlayApp(first.url, name="ann", start=[f"/join {room_id} 0"])
+    async with app.run_test(size=(120, 50)) as pilot:
+        await until(lambda: app.session is not None and app.session.room is not None, pilot)
+        await until(lambda: app.sub_title.endswith(" - connected"), pilot)
+        await first.stop()
+        await until(lambda: app.sub_title.endswith(" - reconnecting..."), pilot)
+        await server_factory(port=first.port)
+        await until(lambda: app.sub_title.endswith(" - connected"), pilot, timeout=60)
+        room = app.session.room
+        await until(lambda: room.info.get("seats", [{}])[0].get("connected") is True, pilot, timeout=30)
+        assert "you are seat 0" in app.board_text()
+
+
+async def test_f7_and_f8_step_through_a_replay(giants_server: Any) -> None:
+    import asyncio
+
+    async with Client(giants_server.url, name="host") as host:
+        room_id = (await host.create_room(
+            "tara", options={"games": 1}, bots={"0": "random", "1": "random"}))["room"]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        while not any(r["room"] == room_id and r["status"] == "finished"
+                      for r in await host.list_rooms(include_finished=True)):
+            assert loop.time() < deadline
+            await asyncio.sleep(0.05)
+        total = len((await host.replay(room_id))["actions"])
+    app = PlayApp(giants_server.url, name="ann", start=[f"/replay {room_id}"])
+    async with app.run_test(size=(120, 50)) as pilot:
+        await until(lambda: app.session is not None and app.session.replay is not None, pilot)
+        assert app.title == "Giants Table - replay"
+        assert "final position" in app.board_text().splitlines()[0]
+        await pilot.press("f7")
+        await until(lambda: app.last_reply.text == f"move {total - 1} of {total}", pilot)
+        assert f"after move {total - 1} of {total}" in app.board_text().splitlines()[0]
+        assert f">{total - 1}. seat " in app.board_text()
+        await pilot.press("f8")
+        await until(lambda: app.last_reply.text == f"move {total} of {total}", pilot)
+        assert "final position" in app.board_text().splitlines()[0]
