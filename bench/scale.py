@@ -65,14 +65,13 @@ class PlacedLoad(bs.Load):  # type: ignore[misc, name-defined]
         super().__init__(url=urls[0], **kwargs)
         self.urls = urls
         self.relayed = relayed
-        self.rooms_made = 0
-        self.current = 0
+        self.placed: dict[int, int] = {}  # a room loop's wake-up object -> its creator's node
 
     async def member(self, name: str, spectator: bool, wake: Any) -> Any:
-        if name == "a":  # a new room's first seat: it creates the room, so its node owns it
-            self.current = self.rooms_made % len(self.urls)
-            self.rooms_made += 1
-        index = self.current
+        # The first seat creates every room of its loop, so its node owns them; the
+        # others connect to the same node (direct) or the next one (relayed). Rooms
+        # connect concurrently, so the node is remembered per room loop.
+        index = self.placed.setdefault(id(wake), len(self.placed) % len(self.urls))
         if self.relayed and name != "a":
             index = (index + 1) % len(self.urls)
         self.url = self.urls[index]
@@ -135,6 +134,20 @@ def start_node(redis_url: str, prefix: str, args: argparse.Namespace, *extra: st
     return bs.start([sys.executable, "-m", "client_cli.cli", "serve", "--port", "0", "--log-level", "warning",
                      "--redis-url", redis_url, "--key-prefix", prefix, "--rate", "1000", "--burst", "1000", *LIMITS,
                      "--lease-ttl", str(args.lease_ttl), *extra])
+
+
+def report_log(name: str) -> None:
+    """The nodes' warnings and errors during a scenario, counted by kind (then forgotten)."""
+    import re
+    from collections import Counter
+
+    if os.environ.get("SCALE_LOG"):
+        Path(os.environ["SCALE_LOG"]).write_text("".join(bs.SERVER_LOG))
+    kinds = Counter(re.sub(r"\b[a-z0-9]{8}\b|\d+(\.\d+)?", "#", line.strip())[:160]
+                    for line in bs.SERVER_LOG if " WARNING " in line or " ERROR " in line or "Traceback" in line)
+    bs.SERVER_LOG.clear()
+    for kind, count in kinds.most_common(8):
+        print(f"  {name} log x{count}: {kind}", flush=True)
 
 
 def stop(procs: list[subprocess.Popen[str]]) -> None:
@@ -229,6 +242,7 @@ async def main() -> int:
                 results.append(await run_scenario(name, [u for _, u in started], procs, redis_pid, relayed, args))
             finally:
                 stop(procs)
+                report_log(name)
         if "workers" in only:
             proc, url = bs.start([sys.executable, "-m", "client_cli.cli", "serve", "--port", "0", "--workers", "2",
                                   "--log-level", "warning", "--redis-url", redis_url, "--key-prefix", "giants-scale:w:",
@@ -237,6 +251,7 @@ async def main() -> int:
                 results.append(await run_scenario("--workers 2", [url], [proc], redis_pid, False, args))
             finally:
                 stop([proc])
+                report_log("--workers 2")
         failovers = []
         if "failover" in only:
             for i in range(args.failovers):

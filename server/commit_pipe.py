@@ -149,3 +149,78 @@ class CommitPipe(asyncio.Protocol):
                 fut.set_exception(exc)
         if self.transport is not None and not self.transport.is_closing():
             self.transport.close()
+
+
+class GroupSender:
+    """Integer-answering commands from many tasks over one `CommitPipe`: while a batch
+    is in flight, new commands queue and leave together in the next one.
+
+    For commands issued concurrently by many requests (the relay's PUBLISH of each
+    relayed request): one connection however many are in flight, where a pool would
+    open one per concurrent command (and refuse past its limit). The first caller sends
+    its batch from its own task; commands queued meanwhile go out from a helper task.
+
+        sender = GroupSender(redis_client, timeout=5.0)
+        receivers = await sender.call("PUBLISH", channel, payload)
+        sender.close()
+    """
+
+    def __init__(self, client: aioredis.Redis, timeout: float | None) -> None:
+        self.client = client
+        self.timeout = timeout
+        self._pipe: CommitPipe | None = None
+        self._pending: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []
+        self._busy = False
+        self._task: asyncio.Task[None] | None = None
+
+    async def call(self, *command: Any) -> Any:
+        """Send one command (grouped with those pending); its reply. An error reply
+        is raised; a failed batch raises redis-py's ConnectionError / TimeoutError."""
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending.append((command, fut))
+        if not self._busy:
+            self._busy = True
+            try:
+                await self._send_one()
+            finally:
+                if self._pending:
+                    self._task = asyncio.get_running_loop().create_task(self._send_rest())
+                else:
+                    self._busy = False
+        return await fut
+
+    async def _send_rest(self) -> None:
+        try:
+            while self._pending:
+                await self._send_one()
+        finally:
+            self._busy = False
+
+    async def _send_one(self) -> None:
+        batch, self._pending = self._pending, []
+        try:
+            pipe = self._pipe
+            if pipe is None or pipe.closed:
+                pipe = self._pipe = await CommitPipe.open(self.client, self.timeout)
+            results = await pipe.roundtrip([command for command, _ in batch])
+        except BaseException as exc:
+            failure = exc if isinstance(exc, Exception) else RedisConnectionError("cancelled")
+            for _, fut in batch:
+                if not fut.done():
+                    fut.set_exception(failure)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for (_, fut), result in zip(batch, results, strict=True):
+            if fut.done():
+                continue
+            if isinstance(result, Exception):
+                fut.set_exception(result)
+            else:
+                fut.set_result(result)
+
+    def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        if self._pipe is not None:
+            self._pipe.close()

@@ -255,11 +255,13 @@ class Store:
                 url, max_connections=max_connections, socket_timeout=timeout, socket_connect_timeout=timeout
             )
         else:
-            # A blocking pool: under a burst of commits from many rooms a request waits for
-            # a free connection instead of failing (the default pool raises when exhausted).
-            pool = aioredis.ConnectionPool.from_url(
+            # A blocking pool: under a burst of requests a command waits (up to `timeout`)
+            # for a free connection instead of failing at once (the default pool raises
+            # MaxConnectionsError when exhausted); commits have their own channel.
+            pool = aioredis.BlockingConnectionPool.from_url(
                 url,
                 max_connections=max_connections,
+                timeout=timeout,
                 socket_timeout=timeout,
                 socket_connect_timeout=timeout,
                 retry=Retry(NoBackoff(), 0),
