@@ -179,3 +179,19 @@ async def test_members_of_a_dead_node_stop_showing_connected(serve_process, clie
     two.proc.wait(10)
     await alice.wait_for(lambda: not alice.rooms[room].view["room"]["seats"][1]["connected"], timeout=20)
     assert any(e["type"] == "left" and e["seat"] == 1 for e in alice.rooms[room].events)
+
+
+async def test_many_relayed_requests_at_once_all_get_answers(serve_process, client_factory) -> None:
+    """150 spectators on one node ask to watch a room of another node in the same
+    instant: every request crosses the relay and every one is answered ok (a pool
+    connection per request in flight ran out at 100 and answered internal_error)."""
+    limits = ("--max-connections-per-address", "0", "--rate", "1000", "--burst", "1000")
+    one, two = serve_process(*FAST, *limits), serve_process(*FAST, *limits)
+    alice = await client_factory(one.url, "alice")
+    room = (await alice.ok("create_room", game="giantslayer"))["room"]
+    watchers = [await client_factory(two.url, f"w{i}") for i in range(150)]
+    replies = await asyncio.gather(*(w.request("watch", room=room) for w in watchers))
+    assert [r["type"] for r in replies] == ["ok"] * len(watchers), [r for r in replies if r["type"] != "ok"][:3]
+    for w in watchers:
+        await w.wait_for(lambda w=w: room in w.rooms)
+    no_internal_errors(alice, *watchers)
