@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from engines.base import Seat
 from server.errors import RequestError
+from server.seats import NO_SEATS
 
 if TYPE_CHECKING:
     from server.metrics import Metrics
@@ -40,6 +41,9 @@ ENDINGS = (RESIGNED, DRAW_AGREED, ABORTED, ABANDONED, EXPIRED)
 
 class RoomEndings:
     """Mixin for Room: ending a game early. Room supplies the attributes declared here."""
+
+    if not TYPE_CHECKING:  # mypy would refuse the mixin's assignments to Room's slots
+        __slots__ = ()  # Room's attributes are slots (memory per room)
 
     id: str
     meta: dict[str, Any]
@@ -90,7 +94,7 @@ class RoomEndings:
             outcome=outcome,
             actions=self.actions + 1,
             deadline=None,
-            answered=frozenset(),
+            answered=NO_SEATS,
             log_entry={"v": self.version + 1, "seat": seat, "end": reason, "ts": time.time()},
         )
         await self._commit(cand)

@@ -31,6 +31,9 @@ log = logging.getLogger("giants.room")
 class RoomMembership:
     """Mixin for Room: membership requests. Room supplies the attributes declared here."""
 
+    if not TYPE_CHECKING:  # mypy would refuse the mixin's assignments to Room's slots
+        __slots__ = ()  # Room's attributes are slots (memory per room)
+
     id: str
     engine: Engine
     meta: dict[str, Any]
@@ -44,7 +47,7 @@ class RoomMembership:
     closing: bool
     start_key: str
     guesses: GuessLimiter
-    _opened: set[str]
+    _opened: set[str] | None
 
     if TYPE_CHECKING:  # provided by Room and RoomViews; no import of server.room here
         def _candidate(self, **changes: Any) -> Candidate: ...
@@ -71,8 +74,10 @@ class RoomMembership:
     async def check_password(self, password: str | None) -> None:
         """Raise bad_password unless `password` opens this room (too_many_guesses after
         repeated misses). scrypt runs in a thread: call it *before* taking the lock."""
+        if self.meta["password"] is not None and self._opened is None:
+            self._opened = set()  # made only for rooms with a password (memory per room)
         await passwords.require(
-            password, self.meta["password"], self.meta.get("salt", ""), self.guesses, f"room:{self.id}", self._opened
+            password, self.meta["password"], self.meta.get("salt", ""), self.guesses, f"room:{self.id}", self._opened or set()
         )
 
     async def join(

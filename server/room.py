@@ -25,7 +25,7 @@ from server.errors import RequestError
 from server.limits import GuessLimiter
 from server.membership import RoomMembership
 from server.metrics import Metrics
-from server.seats import Candidate, Member, Peer, SeatState
+from server.seats import NO_SEATS, Candidate, Member, Peer, SeatState
 from server.store import (
     OutcomeUnknown,
     RoomRecord,
@@ -48,8 +48,65 @@ UNKNOWN = (
 )
 
 
+class RoomLock(asyncio.Lock):
+    """`asyncio.Lock` that frees its waiter deque (~0.6 KiB) once nobody waits.
+
+    asyncio makes the deque on the first contended acquire and keeps it for the lock's
+    life; most rooms sit idle most of the time, so the room lets it go again.
+    """
+
+    def release(self) -> None:
+        super().release()
+        waiters = self._waiters
+        if waiters is not None and not waiters:
+            self._waiters = None
+
+
 class Room(RoomViews, RoomEndings, RoomMembership):
     """A live room. Create with `Room.create` or `Room.restore`; never share across nodes."""
+
+    # Slots, not an instance dict: with this many attributes the dict alone was ~1.8 KiB
+    # a room. A new attribute must be listed here (assigning it otherwise raises).
+    __slots__ = (
+        "_failures",
+        "_opened",
+        "_recovering",
+        "_rng",
+        "_tasks",
+        "_timer",
+        "actions",
+        "answered",
+        "bot_players",
+        "bot_running",
+        "bot_service",
+        "closing",
+        "deadline",
+        "draw_offer",
+        "engine",
+        "fence",
+        "guesses",
+        "hidden",
+        "id",
+        "life",
+        "lock",
+        "max_replacements",
+        "members",
+        "meta",
+        "metrics",
+        "on_change",
+        "on_idle",
+        "on_lost",
+        "outcome",
+        "replacements",
+        "seats",
+        "snapshot_every",
+        "start_key",
+        "state",
+        "status",
+        "store",
+        "unsure",
+        "version",
+    )
 
     def __init__(
         self,
@@ -78,7 +135,7 @@ class Room(RoomViews, RoomEndings, RoomMembership):
         # Seats that already acted in the current simultaneous step. They stay in
         # to_act (a GIANTS bid may be replaced until the last one is in), so bots and
         # deadlines consult this to know who still has to answer.
-        self.answered: frozenset[Seat] = frozenset()
+        self.answered: frozenset[Seat] = NO_SEATS
         # Changes only their actor could see (GI-8: a replaced sealed bid). A new member's
         # version starts at version - hidden, so no snapshot counts them.
         self.hidden = 0
@@ -86,23 +143,19 @@ class Room(RoomViews, RoomEndings, RoomMembership):
         self.replacements: dict[Seat, int] = {}
         self.max_replacements = 20
         self.guesses = _NO_GUESSES  # the server's wrong-password limiter (set by the lobby)
-        self._opened: set[str] = set()  # sha256 of passwords verified for this room
+        self._opened: set[str] | None = None  # sha256 of passwords verified (password rooms)
         # Set by the lobby: told after every stored change (server.lifecycle).
         self.on_change: Callable[[Any], None] | None = None
         self.life: dict[str, float] = {}  # lifecycle timestamps (server.lifecycle)
         self.draw_offer: Seat | None = None  # a seat's standing draw offer (server.endings)
         self.members: list[Member] = []
-        self.lock = asyncio.Lock()
+        self.lock = RoomLock()
         self.closing = False
         self.on_idle: Callable[[Room], None] | None = None  # lobby evicts finished rooms
         self.on_lost: Callable[[Room], None] | None = None  # another node owns it now
         self._timer: asyncio.TimerHandle | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[None]] | None = None  # made by the first _spawn
         self._rng: random.Random | None = None  # 2.5 KiB: made when a bot first needs it
-        # Set here, not first in views.legal_for: an attribute added after __init__
-        # grows the instance dict (about 1.6 KiB a room).
-        self._legal_state: Any = None
-        self._legal_lists: dict[Seat, list[str]] | None = None
         self.bot_players: dict[Seat, Bot] = {}  # seat -> bot object, built on first use
         self.bot_running = False
         self.bot_service = seat_bots.default_service()  # the lobby hands each room the server's
@@ -409,7 +462,7 @@ class Room(RoomViews, RoomEndings, RoomMembership):
             outcome=result.to_data() if result is not None else None,
             actions=actions,
             deadline=self._deadline_after(new_state, status, step is not None),
-            answered=step or frozenset(),
+            answered=step or NO_SEATS,
             hidden=self.hidden + 1 if hidden else self.hidden,
             log_entry={"v": self.version + 1, "seat": seat, "action": notation, "ts": time.time()},
             snapshot=self.engine.snapshot(new_state) if actions % self.snapshot_every == 0 else None,
@@ -460,8 +513,11 @@ class Room(RoomViews, RoomEndings, RoomMembership):
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        tasks = self._tasks
+        if tasks is None:
+            tasks = self._tasks = set()
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
 
     # -- requests: act here; joining, watching, leaving in server.membership ----------
 
@@ -553,5 +609,5 @@ class Room(RoomViews, RoomEndings, RoomMembership):
             self.closing = True
             if self._timer is not None:
                 self._timer.cancel()
-        for task in list(self._tasks):
+        for task in list(self._tasks or ()):
             task.cancel()

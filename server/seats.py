@@ -14,6 +14,8 @@ from typing import Any, Protocol
 from engines.base import Seat
 from server.store import Store
 
+NO_SEATS: frozenset[Seat] = frozenset()  # shared: each empty frozenset() is 216 bytes
+
 
 def hash_secret(secret: str, salt: str = "") -> str:
     """sha256 hex of a token or password; only hashes are stored."""
@@ -38,7 +40,7 @@ class Peer(Protocol):
     def send_ok(self, req_id: Any, data: dict[str, Any]) -> None: ...
 
 
-@dataclass
+@dataclass(slots=True)
 class SeatState:
     name: str | None = None
     token_hash: str | None = None
@@ -56,7 +58,7 @@ class SeatState:
         return cls(data.get("name"), data.get("token"), data.get("bot"))
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Member:
     """One connection in one room: its seat (None = spectator) and what it last received."""
 
@@ -78,7 +80,7 @@ class Candidate:
     deadline: float | None
     log_entry: dict[str, Any] | None = None
     snapshot: Any = None
-    answered: frozenset[Seat] = frozenset()
+    answered: frozenset[Seat] = NO_SEATS
     hidden: int = 0
     events: list[dict[str, Any]] = field(default_factory=list)
     start_key: str = ""  # hash of the request key of the start, kept with the room

@@ -8,7 +8,7 @@ view that member last received, so hidden data never reaches a patch.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.base import Engine, Seat
 from server.seats import Member, SeatState
@@ -19,6 +19,9 @@ NO_LEGAL: list[str] = []  # shared and never mutated
 
 class RoomViews:
     """Mixin for Room: the read side. Room supplies the attributes declared here."""
+
+    if not TYPE_CHECKING:  # mypy would refuse the mixin's assignments to Room's slots
+        __slots__ = ()  # Room's attributes are slots (memory per room)
 
     id: str
     engine: Engine
@@ -82,25 +85,17 @@ class RoomViews:
             "outcome": self.outcome if self.status == "finished" else None,
         }
 
-    # The legal lists of the current state, per seat: computed once per state (a join or
-    # a connection change does not recompute them) and shared by every frame sent.
-    _legal_state: Any = None
-    _legal_lists: dict[Seat, list[str]] | None = None
-
     def legal_for(self, seat: Seat | None) -> list[str]:
-        """The seat's legal actions in notation now ([] for spectators and idle seats)."""
+        """The seat's legal actions in notation now ([] for spectators and idle seats).
+
+        Computed on each call, not kept with the room (a list is ~1.2 KiB a room in
+        Giantslayer, more in Causeway): a change computes it once per acting seat
+        (`publish` shares it between that seat's frames); joins and resyncs recompute.
+        """
         if seat is None or self.status != "playing":
             return NO_LEGAL
-        state = self.state
-        lists = self._legal_lists
-        if self._legal_state is not state or lists is None:
-            # Holding the state keeps its id from being reused while the cache is alive.
-            self._legal_state, self._legal_lists = state, (lists := {})
-        legal = lists.get(seat)
-        if legal is None:
-            engine = self.engine
-            legal = lists[seat] = engine.legal_notation(state, seat) if seat in engine.to_act(state) else NO_LEGAL
-        return legal
+        engine, state = self.engine, self.state
+        return engine.legal_notation(state, seat) if seat in engine.to_act(state) else NO_LEGAL
 
     def _views(self) -> Callable[[Seat | None], dict[str, Any]]:
         """A per-change cache: each distinct RoomView is built once.
