@@ -1,32 +1,35 @@
-"""The group commit's own Redis channel: one write per batch, integer replies.
+"""The hot path's own Redis channel: batches of integer-answering commands.
 
-Every stored change is one EVALSHA of the commit script, and the store sends them in
-batches (`Store._submit`). redis-py's connection would read each reply through a
-StreamReader under its own timeout (a timer per reply) and pack each command in
-Python; at a thousand moves a second that was ~70 µs of server CPU per commit out of a
-~110 µs round trip. This channel is an `asyncio.Protocol` on the socket redis-py opened
-(so the URL, TLS, AUTH and SELECT are handled exactly as for every other command): the
-batch is packed into one RESP buffer, written at once, and the replies — the commit
-script only ever answers an integer or an error — are parsed as they arrive; the batch's
-future completes when the last one is in. One timer per batch.
+Every stored change is one EVALSHA of the commit script, and every relayed request one
+PUBLISH. redis-py's connection would read each reply through a StreamReader under its
+own timeout (a timer per reply) and pack each command in Python, and a pool lends one
+connection per command in flight. `CommitPipe` is an `asyncio.Protocol` on a socket
+redis-py opened (so the URL, TLS, AUTH and SELECT are handled exactly as for every
+other command): a batch is packed into one RESP buffer and written at once; the
+replies — these commands only ever answer an integer or an error — are parsed as they
+arrive and handed to the batch's callback when its last one is in. Several batches may
+be in flight; replies come back in order. `GroupSender` gathers the commands issued
+during one turn of the event loop into one batch and sends it at the end of that turn,
+without waiting for earlier batches: no command waits for another's round trip.
 
 Failures keep redis-py's exception types, which `server.store` classifies
-(`is_transient`): a socket that closes or breaks fails the batch in flight with
+(`is_transient`): a socket that closes or breaks fails every batch in flight with
 `ConnectionError`, no answer within `timeout` with `TimeoutError` (the channel is
 closed either way, and the next batch opens a fresh one); an error reply becomes that
 command's result, as redis-py's `parse_error` would build it (`NoScriptError`,
 `ResponseError`…). Anything else on the wire closes the channel (`ConnectionError`).
 
-    pipe = await CommitPipe.open(redis_client)
-    results = await pipe.roundtrip([("EVALSHA", sha, 3, *keys, *args), ...])
-    pipe.close()
+    sender = GroupSender(redis_client, timeout=5.0)
+    result = await sender.call("EVALSHA", sha, 3, *keys, *args)   # many tasks at once
+    sender.close()
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -53,6 +56,9 @@ def pack(commands: Sequence[Sequence[Any]]) -> bytes:
     return b"".join(out)
 
 
+Done = Callable[[Any], None]  # gets the batch's results (a list) or the exception that failed it
+
+
 class CommitPipe(asyncio.Protocol):
     """A Redis connection that sends batches of integer-answering commands."""
 
@@ -62,8 +68,8 @@ class CommitPipe(asyncio.Protocol):
         self.closed = False
         self._buf = bytearray()
         self._streams: tuple[Any, Any] = (None, None)
-        # Batches in flight, oldest first: (replies still expected, results, future).
-        self._batches: collections.deque[tuple[list[int], list[Any], asyncio.Future[list[Any]]]] = collections.deque()
+        # Batches in flight, oldest first: [replies still expected, results, done, timer].
+        self._batches: collections.deque[list[Any]] = collections.deque()
 
     @classmethod
     async def open(cls, client: aioredis.Redis, timeout: float | None) -> CommitPipe:
@@ -102,13 +108,14 @@ class CommitPipe(asyncio.Protocol):
                 self._fail(RedisConnectionError(f"unexpected reply from Redis: {bytes(buf[pos:end])[:80]!r}"))
                 return
             pos = end + 2
-            left, results, fut = self._batches[0]
-            results.append(value)
-            left[0] -= 1
-            if left[0] == 0:
+            batch = self._batches[0]
+            batch[1].append(value)
+            batch[0] -= 1
+            if batch[0] == 0:
                 self._batches.popleft()
-                if not fut.done():
-                    fut.set_result(results)
+                if batch[3] is not None:
+                    batch[3].cancel()
+                batch[2](batch[1])
         if pos:
             del buf[:pos]
         if buf and not self._batches:
@@ -119,108 +126,147 @@ class CommitPipe(asyncio.Protocol):
 
     # -- use ------------------------------------------------------------------------------
 
-    async def roundtrip(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
-        """Send `commands` in one write; their replies in order (an error reply is
-        that command's result). Raises ConnectionError / TimeoutError (redis-py's) and
-        closes the channel when the batch as a whole fails."""
+    def send(self, commands: Sequence[Sequence[Any]], done: Done) -> None:
+        """Write `commands` now; `done(results)` once their replies are in (in order, an
+        error reply is that command's result), or `done(exc)` if the channel fails
+        first or the replies take longer than `timeout` (the channel closes then)."""
         if self.closed or self.transport is None:
-            raise RedisConnectionError("the commit channel is closed")
-        fut: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
-        self._batches.append(([len(commands)], [], fut))
+            done(RedisConnectionError("the commit channel is closed"))
+            return
+        timer = None
+        if self.timeout is not None:
+            timer = asyncio.get_running_loop().call_later(self.timeout, self._timed_out)
+        self._batches.append([len(commands), [], done, timer])
         self.transport.write(pack(commands))
+
+    async def roundtrip(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
+        """`send`, awaited: the results, or the batch's failure raised. Cancelling the
+        wait closes the channel (its replies could no longer be matched)."""
+        fut: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+
+        def done(results: Any) -> None:
+            if not fut.done():
+                if isinstance(results, BaseException):
+                    fut.set_exception(results)
+                else:
+                    fut.set_result(results)
+
+        self.send(commands, done)
         try:
-            async with asyncio.timeout(self.timeout):
-                return await fut
-        except TimeoutError:
-            self._fail(RedisTimeoutError("Timeout reading from Redis (commit batch)"))
-            raise RedisTimeoutError("Timeout reading from Redis (commit batch)") from None
-        except BaseException:
+            return await fut
+        except asyncio.CancelledError:
             self._fail(RedisConnectionError("commit batch abandoned"))
             raise
 
     def close(self) -> None:
         self._fail(RedisConnectionError("the commit channel was closed"))
 
+    def _timed_out(self) -> None:
+        self._fail(RedisTimeoutError("Timeout reading from Redis (commit batch)"))
+
     def _fail(self, exc: Exception) -> None:
         self.closed = True
         while self._batches:
-            _, _, fut = self._batches.popleft()
-            if not fut.done():
-                fut.set_exception(exc)
+            _, _, done, timer = self._batches.popleft()
+            if timer is not None:
+                timer.cancel()
+            done(exc)
         if self.transport is not None and not self.transport.is_closing():
             self.transport.close()
 
 
 class GroupSender:
-    """Integer-answering commands from many tasks over one `CommitPipe`: while a batch
-    is in flight, new commands queue and leave together in the next one.
+    """Integer-answering commands from many tasks over one `CommitPipe`.
 
-    For commands issued concurrently by many requests (the relay's PUBLISH of each
-    relayed request): one connection however many are in flight, where a pool would
-    open one per concurrent command (and refuse past its limit). The first caller sends
-    its batch from its own task; commands queued meanwhile go out from a helper task.
+    The commands issued during one turn of the event loop leave together, in one write,
+    at the end of that turn; batches do not wait for each other. A pool would lend one
+    connection per command in flight (and refuse past its limit).
 
         sender = GroupSender(redis_client, timeout=5.0)
         receivers = await sender.call("PUBLISH", channel, payload)
         sender.close()
+
+    `on_batch(size, seconds)` (optional) is told of each batch answered.
     """
 
-    def __init__(self, client: aioredis.Redis, timeout: float | None) -> None:
+    def __init__(self, client: aioredis.Redis, timeout: float | None,
+                 on_batch: Callable[[int, float], None] | None = None) -> None:
         self.client = client
         self.timeout = timeout
+        self.on_batch = on_batch
         self._pipe: CommitPipe | None = None
         self._pending: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []
-        self._busy = False
-        self._task: asyncio.Task[None] | None = None
+        self._scheduled = False
+        self._opening: asyncio.Task[None] | None = None
 
     async def call(self, *command: Any) -> Any:
-        """Send one command (grouped with those pending); its reply. An error reply
-        is raised; a failed batch raises redis-py's ConnectionError / TimeoutError."""
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        """Send one command with those of this turn of the loop; its reply. An error
+        reply is raised; a failed batch raises redis-py's ConnectionError / TimeoutError."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Any] = loop.create_future()
         self._pending.append((command, fut))
-        if not self._busy:
-            self._busy = True
-            try:
-                await self._send_one()
-            finally:
-                if self._pending:
-                    self._task = asyncio.get_running_loop().create_task(self._send_rest())
-                else:
-                    self._busy = False
+        if not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._flush)
         return await fut
 
-    async def _send_rest(self) -> None:
-        try:
-            while self._pending:
-                await self._send_one()
-        finally:
-            self._busy = False
-
-    async def _send_one(self) -> None:
-        batch, self._pending = self._pending, []
-        try:
-            pipe = self._pipe
-            if pipe is None or pipe.closed:
-                pipe = self._pipe = await CommitPipe.open(self.client, self.timeout)
-            results = await pipe.roundtrip([command for command, _ in batch])
-        except BaseException as exc:
-            failure = exc if isinstance(exc, Exception) else RedisConnectionError("cancelled")
-            for _, fut in batch:
-                if not fut.done():
-                    fut.set_exception(failure)
-            if not isinstance(exc, Exception):
-                raise
+    def _flush(self) -> None:
+        self._scheduled = False
+        if not self._pending:
             return
-        for (_, fut), result in zip(batch, results, strict=True):
-            if fut.done():
-                continue
-            if isinstance(result, Exception):
-                fut.set_exception(result)
-            else:
-                fut.set_result(result)
+        pipe = self._pipe
+        if pipe is None or pipe.closed:
+            if self._opening is None:
+                self._opening = asyncio.get_running_loop().create_task(self._open_and_send())
+            return
+        self._send(pipe)
+
+    async def _open_and_send(self) -> None:
+        try:
+            try:
+                self._pipe = pipe = await CommitPipe.open(self.client, self.timeout)
+            except BaseException as exc:
+                self._fail_pending(exc if isinstance(exc, Exception) else RedisConnectionError("cancelled"))
+                if not isinstance(exc, Exception):
+                    raise
+                return
+            if self._pending:
+                self._send(pipe)
+        finally:
+            self._opening = None
+
+    def _send(self, pipe: CommitPipe) -> None:
+        batch, self._pending = self._pending, []
+        started = time.perf_counter()
+
+        def done(results: Any) -> None:
+            if isinstance(results, BaseException):
+                for _, fut in batch:
+                    if not fut.done():
+                        fut.set_exception(results)
+                return
+            if self.on_batch is not None:
+                self.on_batch(len(batch), time.perf_counter() - started)
+            for (_, fut), result in zip(batch, results, strict=True):
+                if fut.done():
+                    continue
+                if isinstance(result, Exception):
+                    fut.set_exception(result)
+                else:
+                    fut.set_result(result)
+
+        pipe.send([command for command, _ in batch], done)
+
+    def _fail_pending(self, exc: Exception) -> None:
+        batch, self._pending = self._pending, []
+        for _, fut in batch:
+            if not fut.done():
+                fut.set_exception(exc)
 
     def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
+        """Fail what is pending or in flight (ConnectionError); later calls reopen."""
+        if self._opening is not None:
+            self._opening.cancel()
         if self._pipe is not None:
             self._pipe.close()
+        self._fail_pending(RedisConnectionError("the commit channel was closed"))

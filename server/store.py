@@ -55,7 +55,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from server.commit_pipe import CommitPipe
+from server.commit_pipe import GroupSender
 
 log = logging.getLogger("giants.store")
 
@@ -276,7 +276,8 @@ class Store:
         self._pending: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
         self._flushing = False
         self._flush_task: asyncio.Task[None] | None = None
-        self._commit_pipe: CommitPipe | None = None  # the group commit's own channel (not cluster)
+        # The commits' own channel (not on a cluster): one write per turn of the loop.
+        self._commits = GroupSender(self.redis, timeout, on_batch=self._batch_done)
         self.on_batch: Callable[[int, float], None] | None = None  # metrics hook
 
     # -- keys -----------------------------------------------------------------------
@@ -329,8 +330,7 @@ class Store:
             return bool(int(info.get("aof_enabled", 0))), True  # snapshots unknown: assume set
 
     async def close(self) -> None:
-        if self._commit_pipe is not None:
-            self._commit_pipe.close()
+        self._commits.close()
         await self.redis.aclose()
 
     # -- writes ---------------------------------------------------------------------
@@ -388,14 +388,26 @@ class Store:
         pipe.srem(self.k_live, room_id)
         await pipe.execute()
 
-    async def _submit(self, keys: list[str], args: list[Any]) -> Any:
-        """Run the commit script, grouped with every other commit pending right now.
+    def _batch_done(self, size: int, seconds: float) -> None:
+        if self.on_batch is not None:
+            self.on_batch(size, seconds)
 
-        Group commit: while one pipeline is on its way to Redis, new commits queue up
-        and leave together in the next one, so under load many rooms share a round
-        trip (and the connection-pool work) instead of paying one each. Each room's own
-        commits are already serialised by its lock, so grouping never reorders them.
+    async def _submit(self, keys: list[str], args: list[Any]) -> Any:
+        """Run the commit script, grouped with the other commits of this moment.
+
+        Group commit: the commits made during one turn of the event loop leave in one
+        write at its end (`server.commit_pipe`), without waiting for earlier batches'
+        replies, so a commit never waits for another's round trip and many rooms share
+        a write under load. On a cluster, a redis-py pipeline per batch (one in flight;
+        commits queue meanwhile). Each room's own commits are already serialised by its
+        lock, so grouping never reorders them.
         """
+        if not self.cluster:
+            try:
+                return await self._commits.call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
+            except NoScriptError:
+                # Redis lost its script cache (restarted): load it and retry this one.
+                return await self._commit(keys=keys, args=args)
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending.append((keys, args, fut))
         if not self._flushing:
@@ -422,15 +434,12 @@ class Store:
         batch, self._pending = self._pending, []
         started = time.perf_counter()
         try:
-            if self.cluster:
-                pipe = self.redis.pipeline(transaction=False)
-                # EVALSHA through execute_command: redis-py's cluster pipeline blocks the
-                # evalsha() method but routes the raw command by its first key's slot.
-                for keys, args, _ in batch:
-                    pipe.execute_command("EVALSHA", self._commit.sha, len(keys), *keys, *args)
-                results = await pipe.execute(raise_on_error=False)
-            else:
-                results = await self._send_direct(batch)
+            pipe = self.redis.pipeline(transaction=False)
+            # EVALSHA through execute_command: redis-py's cluster pipeline blocks the
+            # evalsha() method but routes the raw command by its first key's slot.
+            for keys, args, _ in batch:
+                pipe.execute_command("EVALSHA", self._commit.sha, len(keys), *keys, *args)
+            results = await pipe.execute(raise_on_error=False)
         except BaseException as exc:
             for _, _, fut in batch:
                 if not fut.done():
@@ -453,20 +462,6 @@ class Store:
                 fut.set_exception(result)
             else:
                 fut.set_result(result)
-
-    async def _send_direct(self, batch: list[tuple[list[str], list[Any], asyncio.Future[Any]]]) -> list[Any]:
-        """One batch of commits over the store's own channel (`server.commit_pipe`):
-        one write, the replies in order (an error reply becomes that commit's result).
-
-        Only one batch is in flight at a time (`_flushing`). Any failure closes the
-        channel (its replies can no longer be matched) and the next batch opens a fresh
-        one; the exception goes to every commit of the batch.
-        """
-        pipe = self._commit_pipe
-        if pipe is None or pipe.closed:
-            pipe = self._commit_pipe = await CommitPipe.open(self.redis, self.timeout)
-        sha = self._commit.sha
-        return await pipe.roundtrip([("EVALSHA", sha, len(keys), *keys, *args) for keys, args, _ in batch])
 
     # -- nodes and leases -----------------------------------------------------------
 

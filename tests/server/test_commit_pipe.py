@@ -12,7 +12,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from server.commit_pipe import CommitPipe, pack
+from server.commit_pipe import CommitPipe, GroupSender, pack
 from tests.fault_proxy import FaultProxy
 
 INCR_BY = "return redis.call('INCRBY', KEYS[1], ARGV[1])"
@@ -91,3 +91,30 @@ def test_pack_is_the_resp_redis_reads() -> None:
     assert pack([("SET", "k", b"v\r\n", 12)]) == b"*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nv\r\n\r\n$2\r\n12\r\n"
     with pytest.raises(TypeError):
         pack([("SET", "k", 1.5)])
+
+
+async def test_commands_of_one_turn_of_the_loop_leave_as_one_batch(redis_url: str, key_prefix: str) -> None:
+    """Many tasks calling at once share one write; each gets its own reply; a batch
+    sent while another is in flight does not wait for it."""
+    client = aioredis.Redis.from_url(redis_url)
+    sha = await client.script_load(INCR_BY)
+    batches: list[int] = []
+    sender = GroupSender(client, timeout=5.0, on_batch=lambda size, _: batches.append(size))
+    keys = [f"{key_prefix}{{group}}:{i}" for i in range(50)]
+    try:
+        first = await asyncio.gather(*(sender.call("EVALSHA", sha, 1, k, i + 1) for i, k in enumerate(keys)))
+        assert first == [i + 1 for i in range(50)]
+        assert batches == [50]
+        # Two turns of the loop: two batches, the second written before the first's reply.
+        a = asyncio.ensure_future(sender.call("EVALSHA", sha, 1, keys[0], 100))
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        b = asyncio.ensure_future(sender.call("EVALSHA", sha, 1, keys[0], 1000))
+        assert await a == 101 and await b == 1101
+        assert batches == [50, 1, 1]
+        with pytest.raises(NoScriptError):  # an error reply is raised to its caller only
+            await asyncio.gather(sender.call("EVALSHA", "0" * 40, 1, keys[1], 1))
+    finally:
+        sender.close()
+        await client.delete(*keys)
+        await client.aclose()
