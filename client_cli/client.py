@@ -158,7 +158,7 @@ class Client(Connection):
         if isinstance(msg, msgs.Snapshot):
             room = self.rooms.get(msg.room)
             if room is not None:
-                room.apply_snapshot(msg.version, msg.seat, msg.view, msg.legal)
+                room.apply_snapshot(msg.version, msg.seat, msg.view, msg.legal, msg.keys)
                 self._remember(room)
                 self._publish(Update(room, "snapshot", msg.version))
         elif isinstance(msg, msgs.Patch):

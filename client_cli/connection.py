@@ -63,8 +63,12 @@ class Connection:
         request_timeout: float = 30.0,
         open_timeout: float = 10.0,
         max_frame: int = 16 * 1024 * 1024,
+        protocol: int = PROTOCOL_VERSION,
     ) -> None:
         self.url = normalize_url(url)  # "host:port" and http(s):// work too
+        # The wire version asked for in hello (an older one only to talk to old servers
+        # or to test them); patches of either version reach rooms in the same form.
+        self.protocol = protocol
         self.name = name
         self.client_name = client_name
         self.reconnect = reconnect
@@ -182,7 +186,7 @@ class Connection:
         self._ws = ws
         self._spawn(self._read(ws))
         hello = Hello(
-            id=self._new_id(), protocol=PROTOCOL_VERSION, name=self.name, client=self.client_name
+            id=self._new_id(), protocol=self.protocol, name=self.name, client=self.client_name
         )
         data = await self._request(hello, wait_connected=False)
         self.session = data.get("session")
@@ -288,7 +292,7 @@ class Connection:
                     await self._restore()
                 except _CONNECT_ERRORS as exc:
                     if isinstance(exc, RequestFailed) and exc.code == ErrorCode.PROTOCOL_MISMATCH:
-                        log.error("the server no longer speaks protocol %s", PROTOCOL_VERSION)
+                        log.error("the server no longer speaks protocol %s", self.protocol)
                         self._shut()
                         self._on_give_up(exc)
                         return

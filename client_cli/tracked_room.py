@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol import ErrorCode, PatchError, apply_patch
+from protocol import ErrorCode, PatchError, apply_patch, expand_ops
 
 RECENT_EVENTS = 256  # events kept per room for late readers (renderers, logs)
 
@@ -99,6 +99,7 @@ class TrackedRoom:
     view: dict[str, Any] | None = None
     version: int | None = None
     legal: list[str] = field(default_factory=list)
+    keys: tuple[str, ...] | None = None  # protocol 2: the key table of the last snapshot
     events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=RECENT_EVENTS))
     resyncing: bool = False  # patches are ignored until the next snapshot
     lost: RoomLost | None = None
@@ -196,9 +197,12 @@ class TrackedRoom:
         self._changed = asyncio.Event()
 
     def apply_snapshot(
-        self, version: int, seat: int | None, view: dict[str, Any], legal: list[str]
+        self, version: int, seat: int | None, view: dict[str, Any], legal: list[str],
+        keys: list[str] | None = None,
     ) -> None:
+        """Take a snapshot; `keys` (protocol 2) is the key table its patches refer to."""
         self.view, self.version, self.seat, self.legal = view, version, seat, list(legal)
+        self.keys = None if keys is None else tuple(keys)
         self.resyncing = False
         self._notify()
 
@@ -213,6 +217,8 @@ class TrackedRoom:
         if from_ != self.version:
             return "gap"
         try:
+            if self.keys is not None:  # protocol 2: compact ops with key references
+                ops = expand_ops(ops, self.keys)
             view = apply_patch(self.view, ops)
         except PatchError:
             return "gap"

@@ -338,6 +338,20 @@ class Engine(ABC, Generic[S, A]):
         data that is not in here cannot leak anywhere.
         """
 
+    def view_keys(self) -> tuple[str, ...]:
+        """The map keys this game's views use, those a move changes first.
+
+        Protocol 2 sends these as small numbers (its key table, docs/protocol.md §6). The
+        list must be static — the same for every room of this game and rule set, never
+        built from a state — so the table tells no seat anything. A key left out still
+        works; it is only sent in full.
+        """
+        return ()
+
+    # Event types that only say again what the view's change shows (a Causeway `place`
+    # is the stone in `stacks` plus `last_move`): protocol 2 leaves them out of patches.
+    restated_events: ClassVar[frozenset[str]] = frozenset()
+
     def state_from_view(self, view: View) -> S:
         """Rebuild a playable state from a spectator view (perfect-information games).
 

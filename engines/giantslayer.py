@@ -394,6 +394,11 @@ def explain_illegal(state: GiantslayerState, move: Move) -> str:
 
 # ----------------------------------------------------------------------------- engine
 
+# Every map key of a view (protocol 2's key table), those a move changes first.
+VIEW_KEYS = ("board", "to_move", "quiet_plies", "quiet_moves", "last_move", "white_left", "black_left",
+             "round", "totals", "results", "white", "black", "rounds", "cells", "reason", "white_points",
+             "black_points")
+
 
 @register
 class Giantslayer(Engine[GiantslayerState, Move]):
@@ -549,6 +554,9 @@ class Giantslayer(Engine[GiantslayerState, Move]):
             detail=detail,
             extra={"rounds": [r.to_data() for r in state.results]},
         )
+
+    def view_keys(self) -> tuple[str, ...]:
+        return VIEW_KEYS
 
     def view(self, state: GiantslayerState, seat: Seat | None) -> View:
         # Perfect information: every seat and spectator sees the same document.

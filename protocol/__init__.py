@@ -11,6 +11,7 @@ from protocol.codec import (
     MAX_FRAME,
     MAX_SERVER_FRAME,
     closing_frame,
+    compact_patch_frame,
     decode_client,
     decode_server,
     encode,
@@ -21,6 +22,7 @@ from protocol.codec import (
     snapshot_frame,
     unpack_map,
 )
+from protocol.compact import compact_ops, expand_ops, key_refs, key_table
 from protocol.errors import (
     BadFrame,
     BadMessage,
@@ -57,12 +59,13 @@ from protocol.messages import (
     to_wire,
 )
 from protocol.patch import Op, OpKind, apply_patch, diff, same
-from protocol.version import PROTOCOL_VERSION
+from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
 
 __all__ = [
     "MAX_FRAME",
     "MAX_SERVER_FRAME",
     "PROTOCOL_VERSION",
+    "SUPPORTED_VERSIONS",
     "Abort",
     "Act",
     "BadFrame",
@@ -97,11 +100,16 @@ __all__ = [
     "Watch",
     "apply_patch",
     "closing_frame",
+    "compact_ops",
+    "compact_patch_frame",
     "decode_client",
     "decode_server",
     "diff",
     "encode",
     "error_frame",
+    "expand_ops",
+    "key_refs",
+    "key_table",
     "ok_frame",
     "patch_frame",
     "recover_id",

@@ -11,7 +11,7 @@ id, so the caller answers with `error_frame(exc)` and keeps the connection open.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgpack
@@ -267,10 +267,16 @@ def error_frame(
 
 
 def snapshot_frame(
-    room: str, version: int, seat: int | None, view: Mapping[str, Any], legal: list[str]
+    room: str,
+    version: int,
+    seat: int | None,
+    view: Mapping[str, Any],
+    legal: list[str],
+    keys: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """A full view of `room` for one member (seat None = spectator)."""
-    return {
+    """A full view of `room` for one member (seat None = spectator); `keys` is the
+    room's key table, given to protocol-2 members only (`protocol.compact`)."""
+    frame = {
         "type": "snapshot",
         "room": room,
         "version": version,
@@ -278,6 +284,9 @@ def snapshot_frame(
         "view": view,
         "legal": legal,
     }
+    if keys is not None:
+        frame["keys"] = keys
+    return frame
 
 
 def patch_frame(
@@ -293,6 +302,28 @@ def patch_frame(
         "events": events,
         "legal": legal,
     }
+
+
+def compact_patch_frame(
+    room: str, from_: int, ops: list[list[Any]], events: Sequence[Mapping[str, Any]], legal: list[str]
+) -> dict[str, Any]:
+    """The protocol-2 patch taking a member's view from `from_` to `from_ + 1`.
+
+    `ops` come from `compact.compact_ops`. `to` is left out (always `from + 1`), and so
+    are `events` and `legal` when empty. A leading `action` event travels as
+    `act: [seat, action]`; the decoding side (`messages.Patch`) puts it back.
+    """
+    frame: dict[str, Any] = {"type": "patch", "room": room, "from": from_, "ops": ops}
+    if events:
+        head = events[0]
+        if head.get("type") == "action" and len(head) == 3 and "seat" in head and "action" in head:
+            frame["act"] = [head["seat"], head["action"]]
+            events = events[1:]
+        if events:
+            frame["events"] = events
+    if legal:
+        frame["legal"] = legal
+    return frame
 
 
 def closing_frame(reason: str) -> dict[str, Any]:

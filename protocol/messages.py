@@ -16,7 +16,15 @@ import re
 import unicodedata
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    model_validator,
+)
 
 # -- bounded field types -------------------------------------------------------------
 
@@ -28,6 +36,7 @@ MAX_PASSWORD_LEN = 128
 MAX_ACTION_LEN = 1024
 MAX_OPTIONS = 32
 MAX_OPTION_STR_LEN = 256
+MAX_KEYS = 4096  # entries of a snapshot's key table (protocol 2)
 MAX_SEATS = 64  # seat numbers are 0 .. MAX_SEATS - 1
 MAX_DEADLINE = 86_400.0  # seconds per move (one day)
 MAX_CURSOR_LEN = 128
@@ -305,7 +314,11 @@ class Error(_Push):
 
 
 class Snapshot(_Push):
-    """The full view of `room` at `version`; `legal` is non-empty only when this seat must act."""
+    """The full view of `room` at `version`; `legal` is non-empty only when this seat must act.
+
+    `keys` (protocol 2 only) is the room's key table: keep it with the view and read
+    the room's patches with it (`protocol.compact.expand_ops`). None under protocol 1.
+    """
 
     type: Literal["snapshot"] = "snapshot"
     room: str
@@ -313,18 +326,44 @@ class Snapshot(_Push):
     seat: int | None
     view: dict[str, Any]
     legal: list[str] = Field(default_factory=list)
+    keys: Annotated[list[str], Field(max_length=MAX_KEYS)] | None = None
 
 
 class Patch(_Push):
-    """Ops turning the view at version `from_` (wire name "from") into version `to`."""
+    """Ops turning the view at version `from_` (wire name "from") into version `to`.
+
+    Both protocol versions decode to this shape: a protocol-2 patch gets `to = from + 1`
+    and its `act` back as the leading `action` event. Its `ops` stay in the compact form
+    (`protocol.compact`) until expanded with the room's key table.
+    """
 
     type: Literal["patch"] = "patch"
     room: str
     from_: int = Field(alias="from")
     to: int
-    ops: list[Op]
+    ops: list[Any]
     events: list[dict[str, Any]] = Field(default_factory=list)
     legal: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _compact(cls, data: Any) -> Any:
+        # Protocol 2 leaves out `to` (always from + 1) and sends the action event as `act`.
+        if not isinstance(data, dict) or ("to" in data and "act" not in data):
+            return data
+        data = dict(data)
+        start = data.get("from", data.get("from_"))
+        if "to" not in data and type(start) is int:
+            data["to"] = start + 1
+        act = data.pop("act", None)
+        if act is not None:
+            if type(act) is not list or len(act) != 2:
+                raise ValueError("act must be [seat, action]")
+            events = data.get("events") or []
+            if type(events) is not list:
+                raise ValueError("events must be a list")
+            data["events"] = [{"type": "action", "seat": act[0], "action": act[1]}, *events]
+        return data
 
 
 class Closing(_Push):

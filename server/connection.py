@@ -39,7 +39,7 @@ from server.errors import RequestError
 from server.limits import AddressQuotas, FrameBudget, GuessLimiter
 from server.metrics import Metrics
 from server.router import RoomHandle, Router
-from server.wire import PROTOCOL_VERSION, ProtocolError, decode_client, encode
+from server.wire import PROTOCOL_VERSION, SUPPORTED_VERSIONS, ProtocolError, decode_client, encode
 
 log = logging.getLogger("giants.connection")
 
@@ -119,6 +119,7 @@ class Connection:
         self.address = address  # the quota key of the client's address (server.limits)
         self.session: str | None = None
         self.name = "anonymous"
+        self.protocol = PROTOCOL_VERSION  # what `hello` chose: how snapshots and patches are encoded
         self.rooms: dict[str, RoomHandle] = {}
         self.budget = FrameBudget(self.config.rate, self.config.burst, self.config.flood_refusals)
         self.corked = False  # frames queued, flush scheduled
@@ -285,12 +286,20 @@ class Connection:
     # -- handlers -------------------------------------------------------------------
 
     def on_hello(self, req_id: Any, m: msgs.Hello) -> None:
-        if m.protocol != PROTOCOL_VERSION:
+        if m.protocol not in SUPPORTED_VERSIONS:
             raise RequestError(
                 "protocol_mismatch",
-                f"this server speaks protocol {PROTOCOL_VERSION}, you sent {m.protocol}",
-                {"server": PROTOCOL_VERSION},
+                f"this server speaks protocol {' or '.join(map(str, SUPPORTED_VERSIONS))}, you sent {m.protocol}",
+                {"server": PROTOCOL_VERSION, "supported": list(SUPPORTED_VERSIONS)},
             )
+        if self.rooms and m.protocol != self.protocol:
+            # Frames already sent in one encoding cannot be read on in another.
+            raise RequestError(
+                "protocol_mismatch",
+                f"this connection speaks protocol {self.protocol} in its rooms; leave them first",
+                {"server": PROTOCOL_VERSION, "supported": list(SUPPORTED_VERSIONS)},
+            )
+        self.protocol = m.protocol
         if m.name:
             self.name = m.name
         self.session = self.session or secrets.token_urlsafe(12)
@@ -299,7 +308,7 @@ class Connection:
             req_id,
             {
                 "session": self.session,
-                "protocol": PROTOCOL_VERSION,
+                "protocol": self.protocol,
                 "server": SERVER_NAME,
                 "games": games,
                 "bots": bundled_bots(),

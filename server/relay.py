@@ -240,11 +240,11 @@ class Relay:
 
     # -- the owner's side -------------------------------------------------------------
 
-    def peer(self, node_id: str, conn_id: str, name: str) -> RelayPeer:
+    def peer(self, node_id: str, conn_id: str, name: str, protocol: int) -> RelayPeer:
         key = (node_id, conn_id)
         peer = self.peers.get(key)
         if peer is None:
-            peer = self.peers[key] = RelayPeer(self, node_id, conn_id, name)
+            peer = self.peers[key] = RelayPeer(self, node_id, conn_id, name, protocol)
         return peer
 
     async def _serve(self, msg: dict[str, Any]) -> None:
@@ -254,7 +254,7 @@ class Relay:
         if room is None or room.closing or op not in OPS:
             self.queue(node_id, ["m", rid])
             return
-        peer = self.peer(node_id, msg["conn"], msg.get("name", "anonymous"))
+        peer = self.peer(node_id, msg["conn"], msg.get("name", "anonymous"), msg.get("p", 1))
         args = msg["a"]
         try:
             if op == "leave":
@@ -288,8 +288,8 @@ class Relay:
         if room is None:
             return
         entries: list[tuple[Peer, Seat | None]] = []
-        for conn_id, name, seat in msg["m"]:
-            peer = self.peer(msg["from"], conn_id, name)
+        for conn_id, name, seat, *protocol in msg["m"]:
+            peer = self.peer(msg["from"], conn_id, name, protocol[0] if protocol else 1)
             peer.rooms.add(room.id)
             entries.append((peer, seat))
         await room.reattach(entries)
@@ -404,7 +404,7 @@ class Relay:
         for conn_id, seat in remote.members.items():
             conn = self.connections.get(conn_id)
             if conn is not None:
-                members.append([conn_id, conn.name, seat])
+                members.append([conn_id, conn.name, seat, conn.protocol])
         if members:
             await self._publish(self.channel(target), {"t": "att", "room": room_id, "from": self.node_id, "m": members})
 
@@ -469,7 +469,7 @@ class Relay:
         fut: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
         self._pending[rid] = fut
         msg = {"t": "req", "rid": rid, "from": self.node_id, "conn": getattr(conn, "id", ""),
-               "name": conn.name, "room": remote.id, "op": op, "a": args}
+               "name": conn.name, "p": conn.protocol, "room": remote.id, "op": op, "a": args}
         self.requests_relayed += 1
         try:
             receivers = await self._publish(self.channel(owner), msg)

@@ -35,11 +35,12 @@ class Requester(Protocol):
 class RelayPeer:
     """At the owner: a member connected to another node. Forwards finished frames only."""
 
-    def __init__(self, relay: Outbox, node_id: str, conn_id: str, name: str) -> None:
+    def __init__(self, relay: Outbox, node_id: str, conn_id: str, name: str, protocol: int = 1) -> None:
         self.relay = relay
         self.node_id = node_id
         self.conn_id = conn_id
         self.name = name
+        self.protocol = protocol  # the member's `hello` version: its frames are built for it
         self.rooms: set[str] = set()
 
     def push(self, frame: bytes) -> None:

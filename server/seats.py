@@ -31,9 +31,14 @@ def derive_token(room_id: str, key: str) -> str:
 
 
 class Peer(Protocol):
-    """What a room needs from a connection: push frames, answer requests."""
+    """What a room needs from a connection: push frames, answer requests.
+
+    `protocol` is the version the client chose in `hello`: the room encodes the
+    member's snapshots and patches for it (server.views).
+    """
 
     name: str
+    protocol: int
 
     def push(self, frame: bytes) -> None: ...
 

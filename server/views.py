@@ -12,9 +12,33 @@ from typing import TYPE_CHECKING, Any
 
 from engines.base import Engine, Seat
 from server.seats import Member, SeatState
-from server.wire import diff, encode, patch_frame, snapshot_frame
+from server.wire import (
+    compact_ops,
+    compact_patch_frame,
+    diff,
+    encode,
+    key_refs,
+    key_table,
+    patch_frame,
+    snapshot_frame,
+)
 
 NO_LEGAL: list[str] = []  # shared and never mutated
+# Protocol 2's key table per engine class (static per game and rule set): (keys, refs).
+_TABLES: dict[type, tuple[list[str], dict[str, int]]] = {}
+
+
+def key_tables(engine: Engine) -> tuple[list[str], dict[str, int]]:
+    """The room's key table (sent in protocol-2 snapshots) and its key -> reference map.
+
+    Built from the engine's static `view_keys`, never from a view: it is the same for
+    every member of every room of the game, so it reveals nothing.
+    """
+    table = _TABLES.get(type(engine))
+    if table is None:
+        keys = list(key_table(engine.view_keys()))
+        table = _TABLES[type(engine)] = (keys, key_refs(keys))
+    return table
 
 
 class RoomViews:
@@ -136,14 +160,16 @@ class RoomViews:
         if member.version < 0:
             member.version = self.version - self.hidden
         member.view = view
-        member.peer.push(encode(snapshot_frame(self.id, member.version, member.seat, view, self.legal_for(member.seat))))
+        keys = key_tables(self.engine)[0] if member.peer.protocol >= 2 else None
+        member.peer.push(encode(snapshot_frame(self.id, member.version, member.seat, view, self.legal_for(member.seat), keys)))
 
     def publish(self, events: list[dict[str, Any]], skip: Member | None = None) -> None:
         """Send every member its patch: its own view diffed against what it last got.
 
         Members who need no legal list go first (the one who just acted among them), so
         computing the next actor's legal actions never delays the other patches. Ops are
-        computed once per (old view, new view) pair and frames once per identical content.
+        computed once per (old view, new view) pair, their protocol-2 form once per pair
+        too, and frames once per identical content and protocol version.
         """
         views = self._views()
         # In a hidden-information game an action's text may be secret (a sealed bid):
@@ -161,7 +187,10 @@ class RoomViews:
         to_act = set(self.engine.to_act(self.state)) if self.status == "playing" else set()
         ordered = sorted(self.members, key=lambda m: m.seat is not None and m.seat in to_act)
         ops_cache: dict[tuple[int, int], list[Any]] = {}
-        frames: dict[tuple[int, int, int, tuple[Any, ...] | None], bytes] = {}
+        compact_cache: dict[tuple[int, int], list[Any]] = {}
+        frames: dict[tuple[int, int, int, tuple[Any, ...] | None, int], bytes] = {}
+        refs = key_tables(self.engine)[1]
+        restated = self.engine.restated_events
         legal_cache: dict[Seat | None, list[str]] = {}
         # The caches key on id(): keep every old view alive until the loop ends so no
         # id can be reused by a view allocated meanwhile.
@@ -181,7 +210,8 @@ class RoomViews:
             # Members with equal old and new views share a frame unless they need their
             # own legal list or (the actor of a hidden game) the unredacted events.
             variant = ("legal", member.seat) if acting else ("actor",) if redacted is not None and not hide else None
-            key = (id(old), id(view), member.version, variant)
+            wire = member.peer.protocol
+            key = (id(old), id(view), member.version, variant, wire)
             frame = frames.get(key)
             if frame is None:
                 pair = (id(old), id(view))
@@ -192,7 +222,16 @@ class RoomViews:
                 if acting:
                     legal = legal_cache.get(member.seat) or legal_cache.setdefault(member.seat, self.legal_for(member.seat))
                 shown = redacted if hide and redacted is not None else events
-                frame = frames[key] = encode(patch_frame(self.id, member.version, member.version + 1, ops, shown, legal))
+                if wire >= 2:
+                    compact = compact_cache.get(pair)
+                    if compact is None:
+                        compact = compact_cache[pair] = compact_ops(ops, refs, view)
+                    if restated:  # the view's change already says it (Engine.restated_events)
+                        shown = [e for e in shown if e.get("type") not in restated]
+                    frame = encode(compact_patch_frame(self.id, member.version, compact, shown, legal))
+                else:
+                    frame = encode(patch_frame(self.id, member.version, member.version + 1, ops, shown, legal))
+                frames[key] = frame
             # Each member's sequence moves only on changes it is sent (GI-8).
             member.view, member.version = view, member.version + 1
             member.peer.push(frame)

@@ -4,24 +4,34 @@ from __future__ import annotations
 
 from protocol import (
     PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
     ProtocolError,
     apply_patch,
     closing_frame,
+    compact_ops,
+    compact_patch_frame,
     decode_client,
     diff,
     encode,
+    key_refs,
+    key_table,
     patch_frame,
     snapshot_frame,
 )
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "SUPPORTED_VERSIONS",
     "ProtocolError",
     "apply_patch",
     "closing_frame",
+    "compact_ops",
+    "compact_patch_frame",
     "decode_client",
     "diff",
     "encode",
+    "key_refs",
+    "key_table",
     "patch_frame",
     "snapshot_frame",
 ]

@@ -487,6 +487,11 @@ class CausewayEngine(Engine[CausewayState, Action]):
 
     # -- views --------------------------------------------------------------------
 
+    restated_events: ClassVar[frozenset[str]] = frozenset({"place", "step"})
+
+    def view_keys(self) -> tuple[str, ...]:
+        return views.VIEW_KEYS
+
     def view(self, state: CausewayState, seat: Seat | None) -> View:
         # Perfect information: every seat and spectator gets the same document.
         return views.view_of(state, self.info.rules, self.SPECIAL_NAME, self.PLY_CAP)

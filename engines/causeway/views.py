@@ -29,6 +29,16 @@ from engines.causeway.board import (
 )
 
 PHASES = (PHASE_SETUP, PHASE_PLAY, PHASE_DESTROY, PHASE_OVER)
+_KEY_RADIUS = 5  # cells this close to 0,0 get a key reference (the board grows from there)
+# Every fixed map key of a view, those a move changes first, then the cells near the
+# centre (protocol 2's key table): static, whatever the position.
+VIEW_KEYS = (
+    "to_move", "stacks", "giants", "supply", "setup_left", "ply", "history", "last_move", "white",
+    "black", "phase", "passes", "won", "destroyed", "towers", "specials", "special", "end", "seats",
+    "rules", "ply_cap",
+    *(cell_name((q, r)) for d in range(_KEY_RADIUS + 1) for q in range(-d, d + 1) for r in range(-d, d + 1)
+      if max(abs(q), abs(r), abs(q + r)) == d),
+)
 KINDS = (GIANT, TRAPPER, SPIKEY)
 
 

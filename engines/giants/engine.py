@@ -147,6 +147,11 @@ class GiantsEngine(Engine[GameState, Action]):
         flow.settle(new, events)
         return Transition(new, tuple(events))
 
+    restated_events = frozenset({"place", "bid_made"})
+
+    def view_keys(self) -> tuple[str, ...]:
+        return views.VIEW_KEYS
+
     def view(self, state: GameState, seat: Seat | None) -> View:
         return views.view(state, seat, self.to_act(state))
 

@@ -17,8 +17,22 @@ from __future__ import annotations
 from typing import Any
 
 from engines.giants import dice
-from engines.giants.board import hex_key
+from engines.giants.board import ISLAND, hex_key
 from engines.giants.state import AUCTION, OVER, GameState, Player
+
+# Every fixed map key of a view (protocol 2's key table), those a move changes first:
+# the same list for every seat and every game, so it tells no seat anything.
+VIEW_KEYS: tuple[str, ...] = (
+    "current", "to_act", "phase", "seats", "board", "bid_made", "passed", "statues", "ahu", "screen",
+    "my_bid", "bid", "0", "1", "2", "3", "4", "points", "front_markers", "front_workers", "front_chief",
+    "spent_workers", "spent_chief", "reserve_workers", "reserve_markers", "looked", "offer", "stock",
+    "tablets", "headdresses", "neutrals", "order", "turn", "first", "dice",
+    *(f"{f}{s}" for f in "cwsn" for s in range(5)), "n", "l",
+    "kind", "size", "hex", "front", "marker", "reserved", "moai", "headdress", "owner",
+    "workers", "chief", "sorcerer", "markers", "logs", "bases", "forests",
+    *(hex_key(h) for h in ISLAND.land_order), *ISLAND.ahu_by_id,
+    "game", "players", "you", "seed_commitment", "seed", "screens",
+)
 
 
 def _screen(p: Player) -> dict[str, Any]:

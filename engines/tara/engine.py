@@ -204,6 +204,12 @@ def explain_illegal(state: TaraState, move: Move) -> str:
     return f"{name} is not vacant (TA-5)"
 
 
+# Every map key of a view (protocol 2's key table), those a move changes first.
+VIEW_KEYS = ("hills", "to_move", "seat_to_move", "turns", "bridges", "bridges_left", "territory",
+             "must_capture", "last_move", "game", "out", "starter", "colours", "results", "totals",
+             "games", "lots", "points", "reason", "winner", *NAMES)
+
+
 @register
 class Tara(Engine[TaraState, Move]):
     info = GameInfo(
@@ -334,6 +340,11 @@ class Tara(Engine[TaraState, Move]):
             detail=detail,
             extra={"games": [r.to_data() for r in state.results]},
         )
+
+    restated_events = frozenset({"build", "capture"})
+
+    def view_keys(self) -> tuple[str, ...]:
+        return VIEW_KEYS
 
     def view(self, state: TaraState, seat: Seat | None) -> View:
         # Perfect information: every seat and spectator sees the same document. The

@@ -1,0 +1,116 @@
+"""Protocol version 2's compact patches: integer op codes and a per-room key table.
+
+A version-2 snapshot carries `keys`, the room's key table: a list of strings, static for
+the game and rule set (the room's own keys, then the engine's `view_keys`), so it tells
+a member nothing about anybody's view. In a version-2 patch each op is one flat list,
+
+    [0, *path, value]   set (an empty path replaces the whole view)
+    [1, *path]          del
+    [2, *path, n]       trunc
+    [3, *path, value]   push
+
+and a path element is a list index (an int >= 0), a map key written out (a str, or an
+int >= 0 for a map with int keys), or a *key reference*: a negative int -1 - i that
+stands for `keys[i]`. Values are sent as they are (never abbreviated). A view with a
+map key that none of these can express (a negative int, a bool, bytes, ...) is sent as
+one root `set`: correct, only larger. See docs/protocol.md, section 6.
+
+`compact_ops` (server side) turns `protocol.patch.diff` output into version-2 ops;
+`expand_ops` (client side) turns them back, so `apply_patch` serves both versions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from protocol.errors import PatchError
+from protocol.patch import Op
+
+SET: Final = 0
+DEL: Final = 1
+TRUNC: Final = 2
+PUSH: Final = 3
+_CODES: Final[dict[str, int]] = {"set": SET, "del": DEL, "trunc": TRUNC, "push": PUSH}
+_KINDS: Final = ("set", "del", "trunc", "push")
+
+
+# The RoomView's own keys (docs/protocol.md section 5). The ones a move changes come
+# first: references -1..-32 pack in one byte, -33..-128 in two.
+ROOM_KEYS_HEAD: Final = ("room", "game", "to_act", "answered", "deadline", "draw_offer", "status",
+                         "seats", "connected", "outcome")
+ROOM_KEYS_TAIL: Final = ("id", "rules", "players", "name", "bot", "seat", "scores", "winners",
+                         "reason", "detail", "extra")
+
+
+def key_table(game_keys: Iterable[str]) -> tuple[str, ...]:
+    """The key table of a room whose engine lists `game_keys` (`Engine.view_keys`).
+
+    The room's frequent keys, then the game's in its order, then the rest of the room's;
+    each key once (its first place wins). Build it once per game and rule set.
+    """
+    seen: dict[str, None] = {}
+    for key in (*ROOM_KEYS_HEAD, *game_keys, *ROOM_KEYS_TAIL):
+        seen.setdefault(key, None)
+    return tuple(seen)
+
+
+def key_refs(keys: Sequence[str]) -> dict[str, int]:
+    """key -> its reference (-1 - index): what `compact_ops` looks keys up in."""
+    return {key: -1 - i for i, key in enumerate(keys)}
+
+
+def compact_ops(ops: Sequence[Op], refs: Mapping[str, int], new: Any) -> list[list[Any]]:
+    """`diff(old, new)`'s ops in the version-2 form, keys replaced by references.
+
+    `new` is the view the ops lead to: if some path holds a key the compact form cannot
+    express, the whole view is sent as one root set instead. Values are shared with
+    `new`; encode the result before changing it.
+    """
+    out: list[list[Any]] = []
+    for op in ops:
+        enc: list[Any] = [_CODES[op[0]]]
+        for key in op[1]:
+            kind = type(key)
+            if kind is str:
+                enc.append(refs.get(key, key))
+            elif kind is int and key >= 0:
+                enc.append(key)
+            else:  # reads as a reference (negative int) or is no str/int at all
+                return [[SET, new]]
+        if len(op) > 2:
+            enc.append(op[2])
+        out.append(enc)
+    return out
+
+
+def expand_ops(ops: Any, keys: Sequence[str]) -> list[Op]:
+    """Version-2 ops back in the `protocol.patch` form, references resolved.
+
+    Raises PatchError for anything malformed (not a list, an unknown code, a reference
+    outside `keys`): the client then asks for a resync, as for an op that does not fit.
+    """
+    if type(ops) is not list:
+        raise PatchError("ops is not a list")
+    count = len(keys)
+    out: list[Op] = []
+    for op in ops:
+        if type(op) is not list or not op or type(op[0]) is not int or not 0 <= op[0] <= PUSH:
+            raise PatchError(f"malformed op {op!r}")
+        code = op[0]
+        if code == DEL:
+            raw, arg = op[1:], None
+        else:
+            if len(op) < 2:
+                raise PatchError(f"malformed op {op!r}")
+            raw, arg = op[1:-1], op[-1]
+        path: list[Any] = []
+        for key in raw:
+            if type(key) is int and key < 0:
+                if -key > count:
+                    raise PatchError(f"key reference {key} outside the key table of {count}")
+                key = keys[-1 - key]
+            path.append(key)
+        out.append([_KINDS[code], path] if code == DEL else [_KINDS[code], path, arg])
+    return out
+

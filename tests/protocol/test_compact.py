@@ -1,0 +1,167 @@
+"""Protocol 2's compact patches (protocol/compact.py): what the server encodes, a client
+decodes and applies to exactly the server's view, for any view and any key table."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import msgpack
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocol import (
+    PatchError,
+    apply_patch,
+    compact_ops,
+    compact_patch_frame,
+    decode_server,
+    diff,
+    encode,
+    expand_ops,
+    key_refs,
+    key_table,
+    snapshot_frame,
+)
+from protocol.messages import Patch, Snapshot
+from tests.protocol.test_patch import scalars
+from tests.protocol.test_patch import tagged as tagged_value
+
+
+def tagged(x: Any) -> Any:
+    """As test_patch's `tagged`, for maps whose keys mix types (str, int, bool, bytes)."""
+    if isinstance(x, dict):
+        return ("map", sorted(((tagged(k), tagged(v)) for k, v in x.items()), key=repr))
+    if isinstance(x, list | tuple):
+        return ("list", [tagged(v) for v in x])
+    return tagged_value(x)
+
+
+def exact(a: Any, b: Any) -> bool:
+    return tagged(a) == tagged(b)
+
+# Map keys of every kind msgpack carries: strings (some in the key table, some not),
+# ints (negative ones read like key references), bools, bytes.
+KEY_POOL = ["room", "game", "board", "to_act", "a", "b", ""]
+map_keys = (
+    st.sampled_from(KEY_POOL)
+    | st.text(max_size=4)
+    | st.integers(min_value=-3, max_value=3)
+    | st.booleans()
+    | st.binary(max_size=2)
+)
+any_views = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(map_keys, inner, max_size=5),
+    max_leaves=30,
+)
+tables = st.lists(st.sampled_from(KEY_POOL) | st.text(max_size=3), max_size=40).map(key_table)
+
+
+def over_the_wire(room_view_old: Any, new: Any, keys: tuple[str, ...], events: list[Any], legal: list[str]) -> Patch:
+    """Server: diff, compact, frame, pack. Client: unpack, validate."""
+    ops = compact_ops(diff(room_view_old, new), key_refs(keys), new)
+    frame = encode(compact_patch_frame("r1", 7, ops, events, legal))
+    msg = decode_server(frame)
+    assert isinstance(msg, Patch)
+    return msg
+
+
+@settings(max_examples=400, deadline=None)
+@given(any_views, any_views, tables)
+def test_compact_patch_round_trips_any_view_exactly(old: Any, new: Any, keys: tuple[str, ...]) -> None:
+    mine = msgpack.unpackb(msgpack.packb(old, use_bin_type=True), raw=False, strict_map_key=False)
+    msg = over_the_wire(old, new, keys, [], [])
+    assert exact(apply_patch(mine, expand_ops(msg.ops, keys), in_place=True), new)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(any_views, min_size=2, max_size=6), tables)
+def test_successive_compact_patches_follow_the_views(chain: list[Any], keys: tuple[str, ...]) -> None:
+    """A client that applies each patch to its own copy keeps the server's view."""
+    mine = copy.deepcopy(chain[0])
+    for old, new in zip(chain, chain[1:], strict=False):
+        msg = over_the_wire(old, new, keys, [], [])
+        mine = apply_patch(mine, expand_ops(msg.ops, keys))
+        assert exact(mine, new)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.dictionaries(st.text(max_size=5), scalars, max_size=3), max_size=3),
+    st.integers(min_value=0, max_value=5),
+    st.text(max_size=8) | st.none(),
+    st.lists(st.text(max_size=6), max_size=4),
+)
+def test_events_and_legal_arrive_as_in_protocol_1(
+    rest: list[dict[str, Any]], seat: int, action: str | None, legal: list[str]
+) -> None:
+    """The leading action event travels as `act` and comes back first; `to` is from + 1."""
+    events = [{"type": "action", "seat": seat, "action": action}, *rest]
+    msg = over_the_wire({}, {}, key_table(()), events, legal)
+    assert msg.from_ == 7 and msg.to == 8
+    assert exact(msg.events, events)
+    assert msg.legal == legal
+    # and without an action event, the others stay as they were
+    assert exact(over_the_wire({}, {}, key_table(()), rest, []).events, rest)
+
+
+def test_documented_example() -> None:
+    """docs/protocol.md section 6: the Giantslayer-like move as a protocol-2 frame."""
+    keys = key_table(("board", "to_move", "quiet_plies", "quiet_moves", "last_move"))
+    old = {"room": {"status": "playing", "to_act": [0]},
+           "game": {"board": ["W", ".", ".", "B", "."], "round": 1, "rounds": 2, "totals": [0, 0],
+                    "white_left": 24, "black_left": 6, "to_move": "white", "quiet_moves": [],
+                    "last_move": "d2-d1"},
+           "outcome": None}
+    new = copy.deepcopy(old)
+    new["room"]["to_act"] = [1]
+    new["game"].update(board=["W", ".", ".", ".", "B"], to_move="black", quiet_moves=["d1-e1"], last_move="d1-e1")
+    ops = compact_ops(diff(old, new), key_refs(keys), new)
+    assert ops == [[0, -1, -3, 0, 1], [0, -2, -11, 3, "."], [0, -2, -11, 4, "B"], [0, -2, -12, "black"],
+                   [3, -2, -14, "d1-e1"], [0, -2, -15, "d1-e1"]]
+    frame = compact_patch_frame("k7qm2x9p", 12, ops, [{"type": "action", "seat": 0, "action": "d1-e1"}], [])
+    assert frame == {"type": "patch", "room": "k7qm2x9p", "from": 12, "ops": ops, "act": [0, "d1-e1"]}
+    assert len(encode(frame)) == 99  # the same patch is 230 bytes in protocol 1
+    assert exact(apply_patch(old, expand_ops(ops, keys)), new)
+
+
+def test_a_key_that_reads_as_a_reference_makes_the_whole_view_one_set() -> None:
+    new = {"m": {-1: "x"}}
+    ops = compact_ops(diff({"m": {}}, new), key_refs(key_table(())), new)
+    assert ops == [[0, new]]
+    assert exact(apply_patch({"m": {}}, expand_ops(ops, ())), new)
+
+
+def test_snapshot_carries_the_key_table() -> None:
+    keys = list(key_table(("board",)))
+    msg = decode_server(encode(snapshot_frame("r", 3, 0, {"a": 1}, ["x"], keys)))
+    assert isinstance(msg, Snapshot) and msg.keys == keys
+    assert decode_server(encode(snapshot_frame("r", 3, 0, {"a": 1}, []))).keys is None  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "ops",
+    [
+        "not a list",
+        [["set", ["a"], 1]],  # protocol 1's op names are not protocol 2's codes
+        [[4, -1, 1]],  # unknown code
+        [[-1, 1]],
+        [[0]],  # set without a value
+        [[2]],
+        [[0, -99, 1]],  # a reference past the table
+        [[]],
+        [None],
+    ],
+)
+def test_malformed_compact_ops_raise_patch_error(ops: Any) -> None:
+    with pytest.raises(PatchError):
+        apply_patch({"room": {}}, expand_ops(ops, key_table(())))
+
+
+def test_a_patch_with_a_bad_act_is_a_bad_message() -> None:
+    from protocol import BadMessage
+
+    with pytest.raises(BadMessage):
+        decode_server(msgpack.packb({"type": "patch", "room": "r", "from": 1, "ops": [], "act": [1]}))
