@@ -4,6 +4,7 @@ decodes and applies to exactly the server's view, for any view and any key table
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Any
 
 import msgpack
@@ -81,7 +82,7 @@ def test_compact_patch_round_trips_any_view_exactly(old: Any, new: Any, keys: tu
 def test_successive_compact_patches_follow_the_views(chain: list[Any], keys: tuple[str, ...]) -> None:
     """A client that applies each patch to its own copy keeps the server's view."""
     mine = copy.deepcopy(chain[0])
-    for old, new in zip(chain, chain[1:], strict=False):
+    for old, new in itertools.pairwise(chain):
         msg = over_the_wire(old, new, keys, [], [])
         mine = apply_patch(mine, expand_ops(msg.ops, keys))
         assert exact(mine, new)
