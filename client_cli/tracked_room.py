@@ -207,9 +207,11 @@ class TrackedRoom:
         self._notify()
 
     def apply_patch(
-        self, from_: int, to: int, ops: list[Any], events: list[Any], legal: list[str]
+        self, from_: int, to: int, ops: list[Any], events: list[Any], legal: list[str] | None
     ) -> str:
-        """Apply one patch; return "applied", "old" (ignored) or "gap" (resync needed)."""
+        """Apply one patch; return "applied", "old" (ignored) or "gap" (resync needed).
+
+        `legal` None (protocol 2) keeps the legal list the seat already has."""
         if self.resyncing or self.version is None or self.view is None:
             return "old"  # a snapshot is on its way and will supersede this
         if from_ < self.version or to <= self.version:
@@ -224,7 +226,9 @@ class TrackedRoom:
             return "gap"
         if not isinstance(view, dict):
             return "gap"
-        self.view, self.version, self.legal = view, to, list(legal)
+        self.view, self.version = view, to
+        if legal is not None:
+            self.legal = list(legal)
         self.events.extend(e for e in events if isinstance(e, dict))
         self._notify()
         return "applied"

@@ -305,12 +305,13 @@ def patch_frame(
 
 
 def compact_patch_frame(
-    room: str, from_: int, ops: list[list[Any]], events: Sequence[Mapping[str, Any]], legal: list[str]
+    room: str, from_: int, ops: list[list[Any]], events: Sequence[Mapping[str, Any]], legal: list[str] | None
 ) -> dict[str, Any]:
     """The protocol-2 patch taking a member's view from `from_` to `from_ + 1`.
 
     `ops` come from `compact.compact_ops`. `to` is left out (always `from + 1`), and so
-    are `events` and `legal` when empty. A leading `action` event travels as
+    are `events` when empty and `legal` when None: the member's legal list is unchanged
+    (pass the list, even [], when it changed). A leading `action` event travels as
     `act: [seat, action]`; the decoding side (`messages.Patch`) puts it back.
     """
     frame: dict[str, Any] = {"type": "patch", "room": room, "from": from_, "ops": ops}
@@ -321,7 +322,7 @@ def compact_patch_frame(
             events = events[1:]
         if events:
             frame["events"] = events
-    if legal:
+    if legal is not None:
         frame["legal"] = legal
     return frame
 

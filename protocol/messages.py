@@ -334,7 +334,8 @@ class Patch(_Push):
 
     Both protocol versions decode to this shape: a protocol-2 patch gets `to = from + 1`
     and its `act` back as the leading `action` event. Its `ops` stay in the compact form
-    (`protocol.compact`) until expanded with the room's key table.
+    (`protocol.compact`) until expanded with the room's key table. `legal` is None when
+    a protocol-2 patch left it out: the seat's legal list is unchanged.
     """
 
     type: Literal["patch"] = "patch"
@@ -343,13 +344,15 @@ class Patch(_Push):
     to: int
     ops: list[Any]
     events: list[dict[str, Any]] = Field(default_factory=list)
-    legal: list[str] = Field(default_factory=list)
+    legal: list[str] | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _compact(cls, data: Any) -> Any:
         # Protocol 2 leaves out `to` (always from + 1) and sends the action event as `act`.
         if not isinstance(data, dict) or ("to" in data and "act" not in data):
+            if isinstance(data, dict) and "legal" not in data:
+                data = {**data, "legal": []}  # protocol 1: absent means empty
             return data
         data = dict(data)
         start = data.get("from", data.get("from_"))

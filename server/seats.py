@@ -71,6 +71,7 @@ class Member:
     seat: Seat | None
     view: dict[str, Any] | None = None
     version: int = -1
+    legal: list[str] | None = None  # the legal list it was last sent (protocol 2 resends only changes)
 
 
 @dataclass

@@ -160,8 +160,9 @@ class RoomViews:
         if member.version < 0:
             member.version = self.version - self.hidden
         member.view = view
+        member.legal = legal = self.legal_for(member.seat)
         keys = key_tables(self.engine)[0] if member.peer.protocol >= 2 else None
-        member.peer.push(encode(snapshot_frame(self.id, member.version, member.seat, view, self.legal_for(member.seat), keys)))
+        member.peer.push(encode(snapshot_frame(self.id, member.version, member.seat, view, legal, keys)))
 
     def publish(self, events: list[dict[str, Any]], skip: Member | None = None) -> None:
         """Send every member its patch: its own view diffed against what it last got.
@@ -188,7 +189,7 @@ class RoomViews:
         ordered = sorted(self.members, key=lambda m: m.seat is not None and m.seat in to_act)
         ops_cache: dict[tuple[int, int], list[Any]] = {}
         compact_cache: dict[tuple[int, int], list[Any]] = {}
-        frames: dict[tuple[int, int, int, tuple[Any, ...] | None, int], bytes] = {}
+        frames: dict[tuple[int, int, int, tuple[Any, ...] | None, int, bool], bytes] = {}
         refs = key_tables(self.engine)[1]
         restated = self.engine.restated_events
         legal_cache: dict[Seat | None, list[str]] = {}
@@ -207,20 +208,22 @@ class RoomViews:
                 # not even a version bump, so it cannot tell that anything happened. Its
                 # legal list cannot have changed either: it depends only on its own view.
                 continue
+            legal = NO_LEGAL
+            if acting:
+                legal = legal_cache.get(member.seat) or legal_cache.setdefault(member.seat, self.legal_for(member.seat))
+            wire = member.peer.protocol
+            # Protocol 2 sends a legal list only when it differs from the member's last one.
+            resend = wire < 2 or not (legal is member.legal or legal == member.legal)
             # Members with equal old and new views share a frame unless they need their
             # own legal list or (the actor of a hidden game) the unredacted events.
             variant = ("legal", member.seat) if acting else ("actor",) if redacted is not None and not hide else None
-            wire = member.peer.protocol
-            key = (id(old), id(view), member.version, variant, wire)
+            key = (id(old), id(view), member.version, variant, wire, resend)
             frame = frames.get(key)
             if frame is None:
                 pair = (id(old), id(view))
                 ops = ops_cache.get(pair)
                 if ops is None:
                     ops = ops_cache[pair] = diff(old, view) if old is not None else [["set", [], view]]
-                legal = NO_LEGAL
-                if acting:
-                    legal = legal_cache.get(member.seat) or legal_cache.setdefault(member.seat, self.legal_for(member.seat))
                 shown = redacted if hide and redacted is not None else events
                 if wire >= 2:
                     compact = compact_cache.get(pair)
@@ -228,11 +231,11 @@ class RoomViews:
                         compact = compact_cache[pair] = compact_ops(ops, refs, view)
                     if restated:  # the view's change already says it (Engine.restated_events)
                         shown = [e for e in shown if e.get("type") not in restated]
-                    frame = encode(compact_patch_frame(self.id, member.version, compact, shown, legal))
+                    frame = encode(compact_patch_frame(self.id, member.version, compact, shown, legal if resend else None))
                 else:
                     frame = encode(patch_frame(self.id, member.version, member.version + 1, ops, shown, legal))
                 frames[key] = frame
             # Each member's sequence moves only on changes it is sent (GI-8).
-            member.view, member.version = view, member.version + 1
+            member.view, member.version, member.legal = view, member.version + 1, legal
             member.peer.push(frame)
         del olds

@@ -487,7 +487,8 @@ class CausewayEngine(Engine[CausewayState, Action]):
 
     # -- views --------------------------------------------------------------------
 
-    restated_events: ClassVar[frozenset[str]] = frozenset({"place", "step"})
+    # A leap's from, direction and drops are its notation; where it lands is in `giants`.
+    restated_events: ClassVar[frozenset[str]] = frozenset({"place", "step", "leap"})
 
     def view_keys(self) -> tuple[str, ...]:
         return views.VIEW_KEYS

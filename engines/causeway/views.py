@@ -29,7 +29,7 @@ from engines.causeway.board import (
 )
 
 PHASES = (PHASE_SETUP, PHASE_PLAY, PHASE_DESTROY, PHASE_OVER)
-_KEY_RADIUS = 5  # cells this close to 0,0 get a key reference (the board grows from there)
+_KEY_RADIUS = 7  # cells this close to 0,0 get a key reference (the board grows from there)
 # Every fixed map key of a view, those a move changes first, then the cells near the
 # centre (protocol 2's key table): static, whatever the position.
 VIEW_KEYS = (

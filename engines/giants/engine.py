@@ -147,7 +147,7 @@ class GiantsEngine(Engine[GameState, Action]):
         flow.settle(new, events)
         return Transition(new, tuple(events))
 
-    restated_events = frozenset({"place", "bid_made"})
+    restated_events = frozenset({"place", "bid_made", "pass", "phase"})
 
     def view_keys(self) -> tuple[str, ...]:
         return views.VIEW_KEYS
