@@ -8,6 +8,7 @@ import random
 
 from web_helpers import wait_until
 
+from protocol.compact import compact_ops, key_refs, key_table
 from protocol.patch import PatchError, apply_patch, diff
 
 
@@ -75,6 +76,39 @@ async def test_patch_js_applies_what_the_server_diffs(web_server, open_page) -> 
         assert "error" not in result, (old, ops, result)
         assert result["ok"] == new, (old, ops)
         assert result["untouched"], (old, ops)
+
+
+EXPAND_ALL = """async ([keys, cases]) => {
+  const { applyPatch, expandOps } = await import("/js/patch.js");
+  return cases.map(([old, ops]) => {
+    try {
+      return { ok: applyPatch(old, expandOps(ops, keys)) };
+    } catch (err) {
+      return { error: err.name + ": " + err.message, patchError: err.constructor.name === "PatchError" };
+    }
+  });
+}"""
+
+
+async def test_patch_js_reads_protocol_2_ops(web_server, open_page) -> None:
+    """protocol/compact.py's ops (key references, integer codes) read in the browser give
+    the server's new view; malformed ones are a PatchError (the page resyncs)."""
+    page = await open_page(web_server)
+    rng = random.Random(2)
+    keys = list(key_table(("a", "b", "c", "g")))
+    refs = key_refs(keys)
+    cases = []
+    for _ in range(300):
+        old = {"room": random_value(rng), "game": random_value(rng)}
+        new = json.loads(json.dumps(mutate(rng, old)))
+        old = json.loads(json.dumps(old))
+        cases.append((old, new, compact_ops(diff(old, new), refs, new)))
+    bad = [[[4, -1, 1]], [[0, -999, 1]], [[0]], [["set", ["room"], 1]], "nope"]
+    results = await page.evaluate(EXPAND_ALL, [keys, [[old, ops] for old, _, ops in cases] + [[{}, ops] for ops in bad]])
+    for (old, new, ops), result in zip(cases, results, strict=False):
+        assert result.get("ok") == new, (old, ops, result)
+    for ops, result in zip(bad, results[len(cases):], strict=True):
+        assert result.get("patchError"), (ops, result)
 
 
 async def test_patch_js_refuses_what_patch_py_refuses(web_server, open_page) -> None:

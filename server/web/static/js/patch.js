@@ -77,6 +77,29 @@ function applyOne(root, op, fresh) {
   return root;
 }
 
+const KINDS = ["set", "del", "trunc", "push"];
+
+/**
+ * Protocol 2's compact ops (docs/protocol.md §6) in the form `applyPatch` takes: each op
+ * `[code, ...path, arg]`, a negative path element -1-i standing for `keys[i]` (the key
+ * table of the room's snapshot). Throws PatchError for anything malformed.
+ */
+export function expandOps(ops, keys) {
+  if (!isList(ops)) throw new PatchError("ops is not a list");
+  return ops.map((op) => {
+    if (!isList(op) || !isIndex(op[0]) || op[0] < 0 || op[0] > 3) throw new PatchError(`malformed op ${JSON.stringify(op)}`);
+    const code = op[0];
+    if (code !== 1 && op.length < 2) throw new PatchError(`malformed op ${JSON.stringify(op)}`);
+    const raw = code === 1 ? op.slice(1) : op.slice(1, -1);
+    const path = raw.map((k) => {
+      if (!isIndex(k) || k >= 0) return k;
+      if (-k > keys.length) throw new PatchError(`key reference ${k} outside the key table`);
+      return keys[-1 - k];
+    });
+    return code === 1 ? [KINDS[code], path] : [KINDS[code], path, op[op.length - 1]];
+  });
+}
+
 /** Apply `ops` in order to `view` and return the new view; `view` is left untouched. */
 export function applyPatch(view, ops) {
   if (!isList(ops)) throw new PatchError("ops is not a list");

@@ -10,9 +10,9 @@
 //   await client.join(roomId, {password}); client.rooms.get(roomId).view ...
 
 import { decode, encode } from "../vendor/msgpack/index.mjs";
-import { applyPatch, PatchError } from "./patch.js";
+import { applyPatch, expandOps, PatchError } from "./patch.js";
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 const CLIENT = "giants-web/0.1";
 
 /** A request that failed: `code` is the server's stable error code. */
@@ -32,6 +32,7 @@ export class RoomState {
     this.seat = null;
     this.view = null; // {room, game, outcome}
     this.legal = [];
+    this.keys = null; // the key table of the last snapshot (protocol 2)
     this.events = []; // of the latest patch
     this.log = []; // every event seen since the last snapshot (bounded)
     this.lastMove = null;
@@ -196,6 +197,7 @@ export class Client extends EventTarget {
     room.seat = msg.seat;
     room.view = msg.view;
     room.legal = msg.legal ?? [];
+    room.keys = Array.isArray(msg.keys) ? msg.keys : null; // protocol 2: the patches' key table
     room.events = [];
     room.resyncing = false;
     this.dispatchEvent(new CustomEvent("room", { detail: { room: msg.room, kind: "snapshot", events: [] } }));
@@ -210,7 +212,7 @@ export class Client extends EventTarget {
       return;
     }
     try {
-      room.view = applyPatch(room.view, msg.ops);
+      room.view = applyPatch(room.view, room.keys ? expandOps(msg.ops, room.keys) : msg.ops);
     } catch (err) {
       if (err instanceof PatchError) {
         this.resync(room);
@@ -218,9 +220,12 @@ export class Client extends EventTarget {
       }
       throw err;
     }
-    room.version = msg.to;
-    room.legal = msg.legal ?? [];
+    // Protocol 2 leaves out `to` (from + 1), a legal list that did not change, and sends
+    // the action event as `act`.
+    room.version = msg.to ?? msg.from + 1;
+    if (msg.legal !== undefined) room.legal = msg.legal;
     room.events = msg.events ?? [];
+    if (Array.isArray(msg.act)) room.events = [{ type: "action", seat: msg.act[0], action: msg.act[1] }, ...room.events];
     for (const event of room.events) {
       if (event.type === "action" && event.action != null) room.lastMove = { seat: event.seat, action: event.action };
       room.log.push(event);
