@@ -9,10 +9,11 @@
 //
 // Protocol in one breath: every frame is one msgpack map with a "type". Send "hello"
 // first; every request has an "id" and gets one "ok" or "error" back. After "join"
-// the server pushes a "snapshot" and then "patch"es; both carry "legal", the seat's
-// legal moves (empty when it need not act). Apply each patch to the snapshot's view,
-// and reply to a non-empty "legal" with "act" unless view.room.answered holds our seat
-// (a simultaneous step we already answered).
+// the server pushes a "snapshot" (the view, its key table "keys", and "legal", the
+// seat's legal moves: empty when it need not act) and then "patch"es, which carry
+// "legal" only when it changed. Apply each patch to the snapshot's view, and reply to
+// a non-empty legal list with "act" unless view.room.answered holds our seat (a
+// simultaneous step we already answered).
 'use strict';
 const net = require('net');
 const crypto = require('crypto');
@@ -159,17 +160,21 @@ function connect(url, onMessage, onClose) {
 }
 
 // ---------------------------------------------------------------- patches (protocol section 6)
-function applyPatch(view, ops) {
-  for (const [kind, path, arg] of ops) {
-    if (kind === 'set' && path.length === 0) { view = arg; continue; }
+// Protocol 2: each op is [code, ...path, arg] (0 set, 1 del, 2 trunc, 3 push; del has no
+// arg), and a negative path element k stands for keys[-1 - k], the snapshot's key table.
+function applyPatch(view, ops, keys) {
+  for (const [code, ...rest] of ops) {
+    const arg = code === 1 ? undefined : rest.pop();
+    const path = rest.map((k) => (Number.isInteger(k) && k < 0 ? keys[-1 - k] : k));
+    if (code === 0 && path.length === 0) { view = arg; continue; }
     let node = view;
-    const walk = kind === 'trunc' || kind === 'push' ? path : path.slice(0, -1);
+    const walk = code === 2 || code === 3 ? path : path.slice(0, -1);
     for (const key of walk) node = node[key];
     const last = path[path.length - 1];
-    if (kind === 'set') node[last] = arg;
-    else if (kind === 'del') delete node[last];
-    else if (kind === 'trunc') node.length = arg;
-    else if (kind === 'push') node.push(arg);
+    if (code === 0) node[last] = arg;
+    else if (code === 1) delete node[last];
+    else if (code === 2) node.length = arg;
+    else node.push(arg);
   }
   return view;
 }
@@ -185,6 +190,7 @@ function main() {
   let room = opt('--room');
   let moves = 0;
   let view = null, version = null, seat = null;  // our copy of the room: snapshot + patches
+  let keys = [], legal = [];  // the snapshot's key table; our legal moves (patches send changes only)
   const request = (msg, cb) => { const id = nextId++; pending.set(id, cb || (() => {})); ws.send({ ...msg, id }); };
   const fail = (what, reply) => { console.error(`${what} failed: [${reply.code}] ${reply.message}`); process.exit(1); };
 
@@ -214,22 +220,23 @@ function main() {
       const cb = pending.get(msg.id); pending.delete(msg.id);
       if (cb) cb(msg);
     } else if (msg.type === 'snapshot') {
-      view = msg.view; version = msg.version; seat = msg.seat;
+      view = msg.view; version = msg.version; seat = msg.seat; keys = msg.keys; legal = msg.legal;
       if (view.outcome) return finish(view.outcome);
-      maybeAct(msg.legal);
+      maybeAct(legal);
     } else if (msg.type === 'patch') {
       if (view === null) return;  // waiting for the snapshot a resync asked for
       if (msg.from !== version) { view = null; return request({ type: 'resync', room }); }
-      view = applyPatch(view, msg.ops); version = msg.to;
+      view = applyPatch(view, msg.ops, keys); version = msg.from + 1;
+      if (msg.legal !== undefined) legal = msg.legal;  // absent: unchanged
       if (view.outcome) return finish(view.outcome);
-      maybeAct(msg.legal);
+      maybeAct(legal);
     } else if (msg.type === 'closing') {
       console.error('server closing:', msg.reason);
     }
   }, () => { if (process.exitCode === undefined) process.exitCode = 0; });
 
   ws.onopen = () => {
-    request({ type: 'hello', protocol: 1, name: 'raw-node-bot', client: 'raw_bot.js' }, (reply) => {
+    request({ type: 'hello', protocol: 2, name: 'raw-node-bot', client: 'raw_bot.js' }, (reply) => {
       if (reply.type !== 'ok') return fail('hello', reply);
       const join = () => {
         const seat = opt('--seat');
