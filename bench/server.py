@@ -326,8 +326,7 @@ class Load:
                 if not actor.legal:  # another seat's move changed it meanwhile
                     continue
                 action = self.rng.choice(actor.legal)
-                # sent_at gates the next action until a patch arrives (protocol 2 resends
-                # a legal list only when it changed, so it is not cleared here)
+                actor.legal = []
                 actor.sent_at = time.perf_counter()
                 await actor.ws.send(msgpack.packb({"type": "act", "id": 0, "room": room, "action": action}))
             for m in (*seats, *watchers):
