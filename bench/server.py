@@ -3,6 +3,7 @@
     python bench/server.py                          # Giantslayer, 1,000 moves/s, then the knee
     python bench/server.py --game causeway/quick    # another game / rule set
     python bench/server.py --patches                # every game and rule set: patch sizes only
+    python bench/server.py --patches --protocol 1   # the same in protocol 1
 
 The server runs as a `giants serve` subprocess (embedded Redis in a temp dir unless
 --redis-url), the clients in this process: each seat that holds a non-empty legal
@@ -221,7 +222,8 @@ class Member:
         self.replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.version = -1
         self.legal: list[str] = []
-        self.sent_at: float | None = None
+        self.sent_at: float | None = None  # when our act left; None once its patch (or error) came
+        self.seat: int | None = None
         self.wake = wake
         self.finished = False
 
@@ -244,15 +246,19 @@ class Member:
         if kind in ("ok", "error"):
             if kind == "error":
                 stats.errors[msg["code"]] = stats.errors.get(msg["code"], 0) + 1
+                if msg["id"] == 0:  # our act was refused: look again
+                    self.sent_at = None
             fut = self.replies.pop(msg["id"], None)
             if fut is not None and not fut.done():
                 fut.set_result(msg)
             return
         if kind == "snapshot":
-            self.version, self.legal = msg["version"], msg.get("legal") or []
+            self.version, self.legal, self.seat = msg["version"], msg.get("legal") or [], msg["seat"]
             stats.view_bytes.append(len(msgpack.packb(msg["view"])))
         elif kind == "patch":
-            if self.sent_at is not None and msg["from"] == self.version:
+            events = msg.get("events", ())
+            act = msg.get("act") or next(([e["seat"]] for e in events if e.get("type") == "action"), [None])
+            if self.sent_at is not None and act[0] == self.seat:  # our action's patch
                 if stats.measuring:
                     stats.rtts.append(now - self.sent_at)
                     stats.moves += 1
@@ -264,8 +270,8 @@ class Member:
                     stats.spectator_frames.append(len(frame))
                 else:
                     (stats.legal_frames if msg.get("legal") else stats.seat_frames).append(len(frame))
-            self.version = msg["to"]
-            if any(e.get("type") == "finished" for e in msg.get("events", ())):
+            self.version = msg.get("to", msg["from"] + 1)  # protocol 2 leaves out `to`
+            if any(e.get("type") == "finished" for e in events):
                 self.finished = True
         self.wake.set()
 
@@ -281,6 +287,7 @@ class Load:
     interval: float
     stats: Stats = field(default_factory=Stats)
     client: str = "lean"
+    protocol: int = PROTOCOL_VERSION
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     rng: random.Random = field(default_factory=lambda: random.Random(1))
 
@@ -291,7 +298,7 @@ class Load:
             ws.on_frame = m.on_frame
         else:
             asyncio.get_running_loop().create_task(m.reader())
-        await m.request("hello", protocol=PROTOCOL_VERSION, name=name)
+        await m.request("hello", protocol=self.protocol, name=name)
         return m
 
     async def room_loop(self, ready: asyncio.Queue[None]) -> None:
@@ -326,7 +333,8 @@ class Load:
                 if not actor.legal:  # another seat's move changed it meanwhile
                     continue
                 action = self.rng.choice(actor.legal)
-                actor.legal = []
+                # sent_at holds the next action back until our action's patch came (protocol 2
+                # resends a legal list only when it changed, so it is not cleared here)
                 actor.sent_at = time.perf_counter()
                 await actor.ws.send(msgpack.packb({"type": "act", "id": 0, "room": room, "action": action}))
             for m in (*seats, *watchers):
@@ -466,7 +474,8 @@ async def run_patches(url: str, args: argparse.Namespace) -> None:
     print(f"{'game/rules':24} {'patch':>6} {'no legal':>9} {'w/ legal':>9} {'spect.':>7} {'view':>6}  (median bytes)")
     for engine in registry.all_engines():
         name = f"{engine.info.name}/{engine.info.rules}"
-        load = Load(url, engine.info.name, engine.info.rules, args.spectators, args.rooms / args.rate)
+        load = Load(url, engine.info.name, engine.info.rules, args.spectators, args.rooms / args.rate,
+                    protocol=args.protocol)
         ready: asyncio.Queue[None] = asyncio.Queue()
         tasks = [asyncio.ensure_future(load.room_loop(ready)) for _ in range(args.rooms)]
         for _ in range(args.rooms):
@@ -505,6 +514,8 @@ async def main() -> int:
                         help="only frame sizes, every game and rule set (defaults: 20 rooms, 200 moves/s, 5 s)")
     parser.add_argument("--client", choices=sorted(CLIENTS), default="lean",
                         help="the load generator's WebSocket client (default lean: bench/wsclient.py)")
+    parser.add_argument("--protocol", type=int, default=PROTOCOL_VERSION,
+                        help=f"wire protocol version the clients speak (default {PROTOCOL_VERSION})")
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile, stats to FILE")
     args = parser.parse_args()
     if args.patches:
@@ -531,7 +542,7 @@ async def main() -> int:
     game, rules = parse_game(args.game)
     try:
         if args.patches:
-            print(f"server {url}; {args.rooms} rooms x (2 seats + {args.spectators} spectators); "
+            print(f"server {url}; protocol {args.protocol}; {args.rooms} rooms x (2 seats + {args.spectators} spectators); "
                   f"{args.rate:g} moves/s; {args.duration:g} s per game; loop {loop}", flush=True)
             await run_patches(url, args)
             return 0
@@ -545,7 +556,8 @@ async def main() -> int:
                 print(f"server memory      {per_conn:.1f} KiB per idle connection, {per_room:.1f} KiB per room")
                 return 0
 
-        load = Load(url, game, rules, args.spectators, args.rooms / args.rate, client=args.client)
+        load = Load(url, game, rules, args.spectators, args.rooms / args.rate, client=args.client,
+                    protocol=args.protocol)
         ready: asyncio.Queue[None] = asyncio.Queue()
         tasks = [asyncio.ensure_future(load.room_loop(ready)) for _ in range(args.rooms)]
         for _ in range(args.rooms):

@@ -15,13 +15,12 @@ import json
 import random
 from typing import Any
 
-import msgpack
 import pytest
 from board_clicks import board_state, click_action, submit_bid, wait_sent
 from web_helpers import screenshot
 
 from engines.registry import get_engine
-from protocol import apply_patch
+from protocol import Patch, Snapshot, apply_patch, decode_server, expand_ops
 
 # A whole game of each game and rule set, short options where the game has them.
 GAMES = [
@@ -162,20 +161,22 @@ async def test_giants_three_browser_tribes_bid_at_once_and_see_only_their_own(
         allowed = {json.dumps(engine.view(s, seat), sort_keys=True) for s in states}
         # Before taking its seat the page watched: spectator views are allowed then.
         public = {json.dumps(engine.view(s, None), sort_keys=True) for s in states}
-        frames = [msgpack.unpackb(base64.b64decode(f), raw=False) for f in await page.evaluate("() => window.__gtFrames")]
+        frames = [decode_server(base64.b64decode(f)) for f in await page.evaluate("() => window.__gtFrames")]
         view: Any = None
+        keys: list[str] | None = None
         member: int | None = None
         held = 0
         for msg in frames:
-            if msg.get("room") != room or msg["type"] not in ("snapshot", "patch"):
+            if not isinstance(msg, Snapshot | Patch) or msg.room != room:
                 continue
-            if msg["type"] == "snapshot":
-                member = msg["seat"]
+            if isinstance(msg, Snapshot):
+                member = msg.seat
                 assert member in (None, seat)
-                view = msg["view"]
+                view, keys = msg.view, msg.keys
             else:
-                view = apply_patch(copy.deepcopy(view), msg["ops"])
-                for event in msg["events"]:
+                ops = expand_ops(msg.ops, keys) if keys is not None else msg.ops
+                view = apply_patch(copy.deepcopy(view), ops)
+                for event in msg.events:
                     if event["type"] == "action" and event["seat"] != member and event["action"].startswith("bid"):
                         assert event["action"] == "bid", event  # a sealed bid shows only as "bid"
             game_view = view["game"]
