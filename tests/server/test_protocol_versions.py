@@ -17,7 +17,7 @@ import pytest
 
 from client_cli.client import Client, RequestFailed
 from engines import registry
-from protocol import ErrorCode
+from protocol import ErrorCode, key_table
 
 pytestmark = pytest.mark.redis
 
@@ -76,6 +76,10 @@ async def test_both_versions_follow_a_whole_game(server_factory, game: str, rule
             assert room.view == expected, f"protocol {client.protocol} seat {seat} diverged"
             assert room.resyncs == 0, f"protocol {client.protocol} seat {seat} needed a resync"
             assert (room.keys is not None) == (client.protocol == 2)
+        # The key table is the game's static one, the same for every seat and spectator:
+        # it cannot tell anyone about another seat's view.
+        static = key_table(registry.get_engine(game, rules).view_keys())
+        assert {c.room(room_id).keys for c in everyone if c.protocol == 2} == {static}
         # Both spectators saw the same moves, in the same order (the action events).
         acts = [[e for e in w.room(room_id).events if e["type"] == "action"] for w in watchers]
         tail = min(len(a) for a in acts)
