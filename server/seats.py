@@ -71,7 +71,9 @@ class Member:
     seat: Seat | None
     view: dict[str, Any] | None = None
     version: int = -1
-    legal: list[str] | None = None  # the legal list it was last sent (protocol 2 resends only changes)
+    # hash(tuple(...)) of the legal list it was last sent: protocol 2 resends a list only
+    # when it changed. A 64-bit hash, not the list, which the room does not keep (memory).
+    legal_hash: int | None = None
 
 
 @dataclass

@@ -24,6 +24,7 @@ from server.wire import (
 )
 
 NO_LEGAL: list[str] = []  # shared and never mutated
+EMPTY_HASH = hash(())  # Member.legal_hash of an empty legal list
 # Protocol 2's key table per engine class (static per game and rule set): (keys, refs).
 _TABLES: dict[type, tuple[list[str], dict[str, int]]] = {}
 
@@ -160,7 +161,8 @@ class RoomViews:
         if member.version < 0:
             member.version = self.version - self.hidden
         member.view = view
-        member.legal = legal = self.legal_for(member.seat)
+        legal = self.legal_for(member.seat)
+        member.legal_hash = hash(tuple(legal))
         keys = key_tables(self.engine)[0] if member.peer.protocol >= 2 else None
         member.peer.push(encode(snapshot_frame(self.id, member.version, member.seat, view, legal, keys)))
 
@@ -213,7 +215,8 @@ class RoomViews:
                 legal = legal_cache.get(member.seat) or legal_cache.setdefault(member.seat, self.legal_for(member.seat))
             wire = member.peer.protocol
             # Protocol 2 sends a legal list only when it differs from the member's last one.
-            resend = wire < 2 or not (legal is member.legal or legal == member.legal)
+            legal_hash = hash(tuple(legal)) if legal else EMPTY_HASH
+            resend = wire < 2 or legal_hash != member.legal_hash
             # Members with equal old and new views share a frame unless they need their
             # own legal list or (the actor of a hidden game) the unredacted events.
             variant = ("legal", member.seat) if acting else ("actor",) if redacted is not None and not hide else None
@@ -236,6 +239,6 @@ class RoomViews:
                     frame = encode(patch_frame(self.id, member.version, member.version + 1, ops, shown, legal))
                 frames[key] = frame
             # Each member's sequence moves only on changes it is sent (GI-8).
-            member.view, member.version, member.legal = view, member.version + 1, legal
+            member.view, member.version, member.legal_hash = view, member.version + 1, legal_hash
             member.peer.push(frame)
         del olds
