@@ -104,17 +104,26 @@ class RoomEndings:
 
     # -- requests -------------------------------------------------------------------
 
-    def _seated(self, peer: Peer) -> Seat:
+    def _seated(self, peer: Peer, started: bool = True) -> tuple[Member, Seat]:
+        """The one guard of every seat request (act, resign, abort, draws): the caller's
+        member if it holds a seat of a room where it may still act, else the request's
+        error. Always checked in this order, with these codes and messages, so the same
+        condition gets the same answer whichever request met it: `not_in_room`,
+        `not_seated`, `not_started` (only when the request needs a started game:
+        `started=False` is `abort`, allowed in a waiting room), `game_over`,
+        `shutting_down`. Returns (member, its seat)."""
         member = self.member_of(peer)
         if member is None:
             raise RequestError("not_in_room", f"you are not in room {self.id}")
         if member.seat is None:
-            raise RequestError("not_seated", "spectators cannot do that")
+            raise RequestError("not_seated", "spectators cannot do that: take a seat to play")
+        if started and self.status == "waiting":
+            raise RequestError("not_started", "the game has not started yet")
         if self.status == "finished":
             raise RequestError("game_over", "the game is over")
         if self.closing:
             raise RequestError("shutting_down", "the server is shutting down")
-        return member.seat
+        return member, member.seat
 
     async def _finish(self, peer: Peer, req_id: Any, reason: str, **kwargs: Any) -> None:
         events = await self.end_game(reason, **kwargs)
@@ -128,9 +137,7 @@ class RoomEndings:
             await self._resign(peer, req_id)
 
     async def _resign(self, peer: Peer, req_id: Any) -> None:
-        seat = self._seated(peer)
-        if self.status != "playing":
-            raise RequestError("not_started", "the game has not started: leave the room, or abort it")
+        _, seat = self._seated(peer)
         players = self.meta["players"]
         await self._finish(
             peer, req_id, RESIGNED,
@@ -147,7 +154,7 @@ class RoomEndings:
             await self._abort(peer, req_id)
 
     async def _abort(self, peer: Peer, req_id: Any) -> None:
-        seat = self._seated(peer)
+        _, seat = self._seated(peer, started=False)
         players = self.meta["players"]
         if self.actions >= players:
             raise RequestError(
@@ -166,9 +173,7 @@ class RoomEndings:
             await self._offer_draw(peer, req_id)
 
     async def _offer_draw(self, peer: Peer, req_id: Any) -> None:
-        seat = self._seated(peer)
-        if self.status != "playing":
-            raise RequestError("not_started", "the game has not started")
+        _, seat = self._seated(peer)
         if self.meta["players"] != 2:
             raise RequestError("draw_not_allowed", "draws by agreement need a two-player game")
         if self.draw_offer == seat:
@@ -188,7 +193,7 @@ class RoomEndings:
             await self._decline_draw(peer, req_id)
 
     async def _decline_draw(self, peer: Peer, req_id: Any) -> None:
-        seat = self._seated(peer)
+        _, seat = self._seated(peer)
         if self.draw_offer is None:
             raise RequestError("no_draw_offer", "there is no draw offer to decline")
         await self._offer_changed(peer, req_id, None, {"type": "draw_declined", "seat": seat})

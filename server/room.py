@@ -525,17 +525,7 @@ class Room(RoomViews, RoomEndings, RoomMembership):
         """Apply a seated member's action; reply ok {version} after it is persisted."""
         started = time.perf_counter()
         async with self.lock:
-            member = self.member_of(peer)
-            if member is None:
-                raise RequestError("not_in_room", f"you are not in room {self.id}")
-            if member.seat is None:
-                raise RequestError("not_seated", "spectators cannot act")
-            if self.status == "waiting":
-                raise RequestError("not_started", "the game has not started yet")
-            if self.status == "finished":
-                raise RequestError("game_over", "the game is over")
-            if self.closing:
-                raise RequestError("shutting_down", "the server is shutting down")
+            member, seat = self._seated(peer)  # the guard every seat request shares
             # Compare with what this member was last shown: in hidden-information games
             # a change another member cannot see sends it nothing and moves no version.
             if version is not None and version != member.version:
@@ -544,19 +534,19 @@ class Room(RoomViews, RoomEndings, RoomMembership):
                     f"you acted on version {version} but the last one you were sent is {member.version}; resync",
                     {"version": member.version},
                 )
-            if member.seat not in self.engine.to_act(self.state):
-                raise RequestError("not_your_turn", f"seat {member.seat} is not to act now")
-            if member.seat in self.answered and self.replacements.get(member.seat, 0) >= self.max_replacements:
+            if seat not in self.engine.to_act(self.state):
+                raise RequestError("not_your_turn", f"seat {seat} is not to act now")
+            if seat in self.answered and self.replacements.get(seat, 0) >= self.max_replacements:
                 raise RequestError(
                     "too_many_changes",
                     f"you may change your action at most {self.max_replacements} times in one step",
                     {"limit": self.max_replacements},
                 )
             try:
-                action = self.engine.parse_action(self.state, member.seat, text)
+                action = self.engine.parse_action(self.state, seat, text)
             except GameError as exc:
                 raise RequestError(exc.code, exc.message) from exc
-            events = await self.apply_action(member.seat, action, [])
+            events = await self.apply_action(seat, action, [])
             peer.send_ok(req_id, {"version": self.next_version(peer)})
             self.publish(events)
             self._after_change()

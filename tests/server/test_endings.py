@@ -200,3 +200,41 @@ async def test_resign_and_draws_reach_a_room_owned_by_another_node(server_factor
     data = await bob.ok("resign", room=room)
     copy = await alice.wait_version(room, data["version"])
     assert copy.view["outcome"]["reason"] == "resigned" and copy.view["outcome"]["winners"] == [0]
+
+
+SEAT_REQUESTS: list[tuple[str, dict[str, Any]]] = [
+    ("act", {"action": "a1-a2"}),
+    ("resign", {}),
+    ("abort", {}),
+    ("offer_draw", {}),
+    ("decline_draw", {}),
+]
+
+
+async def errors_of(client: Any, room: str, requests: list[tuple[str, dict[str, Any]]]) -> set[tuple[str, str]]:
+    return {((err := await client.error(kind, room=room, **extra))["code"], err["message"]) for kind, extra in requests}
+
+
+async def test_every_seat_request_answers_one_condition_with_one_error(giants_server, client_factory) -> None:
+    """act, resign, abort and the draw requests share one guard: a spectator, a
+    non-member, a game not started and a game over each get one code and one message,
+    whichever of them was sent."""
+    url = giants_server.url
+    alice = await client_factory(url, "alice")
+    dave = await client_factory(url, "dave")
+    waiting = (await alice.ok("create_room", game="giantslayer"))["room"]
+    await alice.ok("join", room=waiting, seat=0)
+    # abort is the one seat request a waiting room allows (it is tested above).
+    started_only = [r for r in SEAT_REQUESTS if r[0] != "abort"]
+    assert await errors_of(alice, waiting, started_only) == {("not_started", "the game has not started yet")}
+    assert {code for code, _ in await errors_of(dave, waiting, SEAT_REQUESTS)} == {"not_in_room"}
+    assert len(await errors_of(dave, waiting, SEAT_REQUESTS)) == 1
+
+    room, alice, bob, carol = await two_seats(url, client_factory, options={"rounds": 1})
+    spectator = await errors_of(carol, room, SEAT_REQUESTS)
+    assert len(spectator) == 1 and {code for code, _ in spectator} == {"not_seated"}
+    await bob.ok("resign", room=room)
+    await alice.wait_for(lambda: alice.rooms[room].view["room"]["status"] == "finished")
+    assert await errors_of(alice, room, SEAT_REQUESTS) == {("game_over", "the game is over")}
+    # A spectator of a finished game is still told it is a spectator first.
+    assert {code for code, _ in await errors_of(carol, room, SEAT_REQUESTS)} == {"not_seated"}
