@@ -68,6 +68,9 @@ __all__ = [
     "result_text",
 ]
 
+LIST_RETRIES = 5  # rate_limited answers in a row a paged listing waits out
+LIST_RETRY_WAIT = 0.5  # seconds: a default page costs 6 tokens, refilled at 50 a second
+
 log = logging.getLogger("giants.client")
 
 # Errors after which a room cannot be taken back by reconnecting: stop tracking it.
@@ -221,13 +224,41 @@ class Client(Connection):
     # -- lobby and rooms --------------------------------------------------------------
 
     async def list_rooms(
-        self, game: str | None = None, include_finished: bool = False
+        self, game: str | None = None, include_finished: bool = False, max_rooms: int | None = None
     ) -> list[dict[str, Any]]:
-        """RoomSummary maps of the public rooms (docs/protocol.md, section 5)."""
+        """RoomSummary maps of the public rooms (docs/protocol.md, section 5), every page
+        of the listing in order (live rooms first, then finished ones if asked), or the
+        first `max_rooms` of them."""
+        rooms: list[dict[str, Any]] = []
+        cursor: str | None = None
+        refused = 0
+        while True:
+            try:
+                rooms_page, cursor = await self.list_rooms_page(game, include_finished, cursor)
+            except RequestFailed as exc:
+                # Each page costs tokens (docs/protocol.md section 9): a long listing
+                # may run the bucket dry. Not carried out: wait for tokens, ask again.
+                if exc.code != "rate_limited" or refused >= LIST_RETRIES:
+                    raise
+                refused += 1
+                await asyncio.sleep(LIST_RETRY_WAIT)
+                continue
+            refused = 0
+            rooms.extend(rooms_page)
+            if cursor is None or (max_rooms is not None and len(rooms) >= max_rooms):
+                return rooms if max_rooms is None else rooms[:max_rooms]
+
+    async def list_rooms_page(
+        self, game: str | None = None, include_finished: bool = False, cursor: str | None = None,
+        limit: int | None = None,
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of the listing: (rooms, the cursor of the next page or None at the end).
+        A page may hold fewer than `limit` rooms while the cursor is not None."""
         data = await self._request(
-            ListRooms(id=self._new_id(), game=game, include_finished=include_finished)
+            ListRooms(id=self._new_id(), game=game, include_finished=include_finished, cursor=cursor, limit=limit)
         )
-        return list(data.get("rooms") or [])
+        next_cursor = data.get("next")
+        return list(data.get("rooms") or []), next_cursor if isinstance(next_cursor, str) and next_cursor else None
 
     async def create_room(
         self,

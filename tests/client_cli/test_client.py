@@ -390,3 +390,28 @@ async def test_closing_the_client_releases_requests_waiting_for_a_reconnect(
     await client.close()
     with pytest.raises(ClientClosed):  # ...until the client is closed
         await asyncio.wait_for(waiting, 5)
+
+
+async def test_list_rooms_reads_every_page(server_factory: Any) -> None:
+    """More public rooms than one page holds (the server's default page is 50): the
+    client follows the `next` cursors and returns each room once, in the server's
+    order; `max_rooms` stops early and `list_rooms_page` hands out one page at a time."""
+    server = await server_factory(max_rooms_per_address=0)
+    client = Client(server.url, name="ann", request_timeout=10)
+    await client.connect()
+    try:
+        created = [(await client.create_room("tara"))["room"] for _ in range(57)]
+        rooms = await client.list_rooms()
+        assert [r["room"] for r in rooms] == sorted(created)
+        assert [r["room"] for r in await client.list_rooms(max_rooms=10)] == sorted(created)[:10]
+        seen: list[str] = []
+        page, cursor = await client.list_rooms_page(limit=20)
+        pages = 1
+        seen += [r["room"] for r in page]
+        while cursor is not None:
+            page, cursor = await client.list_rooms_page(cursor=cursor, limit=20)
+            seen += [r["room"] for r in page]
+            pages += 1
+        assert seen == sorted(created) and pages == 3
+    finally:
+        await client.close()

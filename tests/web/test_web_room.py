@@ -240,3 +240,23 @@ async def test_replay_of_a_password_room_asks_for_the_password(web_server, open_
     await page.press("#room-password", "Enter")
     await page.wait_for_selector("#replay-slider")
     assert (await page.inner_text("#replay-where")).startswith("move ")
+
+
+async def test_replay_viewer_reads_past_the_first_listing_page_for_names(server_factory, open_page, server_client) -> None:
+    """The seat names of a replay come from the paged lobby listing, live rooms first: a
+    finished room behind more than one page of live rooms still shows its players."""
+    server = await server_factory(max_rooms_per_address=0, rate=2000.0, burst=2000)
+    bob = await server_client(server, "bob")
+    ann = await server_client(server, "ann")
+    room = (await bob.create_room("giantslayer"))["room"]
+    await bob.join(room)
+    mine = await ann.join(room)
+    await mine.wait_for(lambda r: r.status == "playing", timeout=10)
+    await ann.resign(room)
+    for _ in range(205):  # one listing page holds at most 200 rooms
+        await bob.create_room("giantslayer")
+    first = await bob.list_rooms_page("giantslayer", include_finished=True, limit=200)
+    assert room not in {r["room"] for r in first[0]} and first[1] is not None
+    page = await open_page(server, path=f"#/replay/{room}")
+    await page.wait_for_selector("#replay-where")
+    await page.wait_for_selector(".replay-page >> text=bob vs ann")

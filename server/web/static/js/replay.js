@@ -9,6 +9,10 @@ import { gameTitle } from "./lobby.js";
 import { applyPatch } from "./patch.js";
 import { outcomeText } from "./text.js";
 
+// At most this many listing pages (of up to 200 rooms) are read to find a replay's seat
+// names; past that the seats show as "seat N".
+const MAX_NAME_PAGES = 10;
+
 export function showReplay(app, client, roomId) {
   let closed = false;
   const status = h("p", { class: "muted", role: "status" }, "Loading the replay…");
@@ -38,10 +42,32 @@ export function showReplay(app, client, roomId) {
     }
     if (closed) return;
     // Seat names are not part of the replay: the lobby lists them for public rooms.
+    // The listing comes in pages (`next` cursor); read on until this room is in one.
     try {
-      const { rooms } = await client.request("list_rooms", { game: data.game, include_finished: true, limit: 200 });
-      const summary = (rooms ?? []).find((r) => r.room === roomId);
-      if (summary) data.names = summary.seats.map((s) => s.name ?? null);
+      const fields = { game: data.game, include_finished: true, limit: 200 };
+      let next = null;
+      let refused = 0;
+      for (let page = 0; page < MAX_NAME_PAGES; page++) {
+        let reply;
+        try {
+          reply = await client.request("list_rooms", next ? { ...fields, cursor: next } : fields);
+        } catch (err) {
+          // A page of 200 costs 21 tokens: a long listing can run the bucket dry. The
+          // page was not read: wait for tokens and ask for it again (a few times).
+          if (err.code !== "rate_limited" || ++refused > 5 || closed) throw err;
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          page--;
+          continue;
+        }
+        refused = 0;
+        const summary = (reply.rooms ?? []).find((r) => r.room === roomId);
+        if (summary) {
+          data.names = summary.seats.map((s) => s.name ?? null);
+          break;
+        }
+        next = reply.next ?? null;
+        if (!next || closed) break;
+      }
     } catch {
       // names stay "seat N"
     }
