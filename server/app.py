@@ -345,8 +345,10 @@ class GiantsServer:
         if self.lobby is not None:
             # Taking each room's lock waits for its in-flight change to be persisted and
             # sent; then its lease is released and another live node takes it over now.
-            with contextlib.suppress(asyncio.TimeoutError):
+            try:
                 await asyncio.wait_for(self._hand_over(), self.config.shutdown_timeout)
+            except TimeoutError:
+                log.warning("shutdown: handing the rooms over took over %ss; going on", self.config.shutdown_timeout)
         frame = encode({"type": "closing", "reason": "server shutting down"})
         for conn in list(self.connections):
             conn.push(frame)

@@ -66,6 +66,7 @@ class Node:
         self._ticks = 0
         self._sweep_left = 1  # sweep once at start (rooms released while nobody ran)
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False  # stop_renewing: the loop ends after the current tick
 
     @property
     def period(self) -> float:
@@ -112,12 +113,17 @@ class Node:
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def stop_renewing(self) -> None:
-        """Stop the loop (shutdown: the rooms are being handed over)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        """Stop the loop (shutdown: the rooms are being handed over).
+
+        The flag ends the loop even when the cancellation is lost inside a tick: seen
+        with redis-py 8.1, a cancel landing in `store.nodes()` was swallowed, the loop
+        went on renewing (and could take rooms over) and the shutdown waited its whole
+        timeout (~10 s) for it. A cancellation of the caller is not swallowed here."""
+        self._stopping = True
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.wait([task])
 
     async def stop(self) -> None:
         await self.stop_renewing()
@@ -125,8 +131,10 @@ class Node:
             await self.store.forget_node(self.id)
 
     async def _run(self) -> None:
-        while True:
+        while not self._stopping:
             await asyncio.sleep(self.period)
+            if self._stopping:
+                return
             try:
                 await self.tick()
             except asyncio.CancelledError:
@@ -161,6 +169,8 @@ class Node:
                 await self.store.forget_node(node_id)
             if self.on_dead is not None:
                 await self.on_dead(dead)
+        if self._stopping:
+            return  # shutting down: take nothing over (the rooms are being handed on)
         if self._sweep_left > 0 or self._ticks % SWEEP_EVERY == 0:
             self._sweep_left = max(0, self._sweep_left - 1)
             self.sweeps += 1

@@ -12,6 +12,7 @@ import signal
 
 import pytest
 
+from server.store import Store
 from tests.server.multinode import (
     FAST,
     metric,
@@ -195,3 +196,63 @@ async def test_many_relayed_requests_at_once_all_get_answers(serve_process, clie
     for w in watchers:
         await w.wait_for(lambda w=w: room in w.rooms)
     no_internal_errors(alice, *watchers)
+
+
+async def test_a_node_that_took_rooms_over_hands_them_on_at_shutdown(
+    serve_process, client_factory, redis_url, key_prefix
+) -> None:
+    """Three nodes: the owner shuts down and hands its rooms over; then the node that
+    received them is told to stop too. It exits cleanly well within its shutdown timeout,
+    every room ends up owned by the last node, both players play on there, and no
+    client ever gets internal_error."""
+    # A long shutdown timeout: a node whose shutdown waits on something stuck (its
+    # lease loop once swallowed a cancellation and ran on) would take all of it.
+    one, two, three = (serve_process(*FAST, "--shutdown-timeout", "60") for _ in range(3))
+    nodes = {one.proc.pid: one, two.proc.pid: two, three.proc.pid: three}
+    alice = await client_factory(one.url, "alice")
+    bob = await client_factory(one.url, "bob")
+    rooms = [await two_player_room(alice, bob) for _ in range(4)]
+    rng, acked = random.Random(5), {room: [] for room, _ in rooms}
+    for room, _ in rooms:
+        await move([alice, bob], room, rng, acked[room])
+
+    one.proc.send_signal(signal.SIGTERM)
+    assert await asyncio.to_thread(one.proc.wait, 20) == 0
+    store = Store(redis_url, key_prefix)
+    try:
+        async def holders() -> list[str | None]:
+            return await store.lease_holders([room for room, _ in rooms])
+
+        for _ in range(200):  # the hand-over is one message: each room is taken at once
+            owners = await holders()
+            if None not in owners:
+                break
+            await asyncio.sleep(0.05)
+        heirs = {int(node.split("-")[-2]) for node in owners if node is not None}
+        assert heirs <= {two.proc.pid, three.proc.pid} and heirs, owners
+        # Stop a node that received rooms (the one with most of them if both did).
+        taker = nodes[max(heirs, key=lambda pid: sum(1 for o in owners if o and f"-{pid}-" in o))]
+        last = three if taker is two else two
+        taker.proc.send_signal(signal.SIGTERM)
+        # A generous bound, a third of its shutdown timeout: a clean exit takes far less.
+        assert await asyncio.to_thread(taker.proc.wait, 20) == 0
+        for _ in range(200):
+            owners = await holders()
+            if all(o is not None and f"-{last.proc.pid}-" in o for o in owners):
+                break
+            await asyncio.sleep(0.05)
+        assert all(o is not None and f"-{last.proc.pid}-" in o for o in owners), owners
+    finally:
+        await store.close()
+
+    alice2 = await client_factory(last.url, "alice")
+    bob2 = await client_factory(last.url, "bob")
+    for room, tokens in rooms:
+        await alice2.ok("resume", room=room, token=tokens[0])
+        await bob2.ok("resume", room=room, token=tokens[1])
+        await alice2.wait_for(lambda room=room: room in alice2.rooms)
+        await bob2.wait_for(lambda room=room: room in bob2.rooms)
+        await move([alice2, bob2], room, rng, acked[room])
+        log = await stored_log(redis_url, key_prefix, room)
+        assert [(e["seat"], e["action"]) for e in log] == acked[room]
+    no_internal_errors(alice, bob, alice2, bob2)
