@@ -24,6 +24,12 @@ def plain(data: Any) -> Any:
     return data
 
 
+class StoredRoom(Room):
+    """A room restored from Redis, with its stored action log (Room has __slots__)."""
+
+    __slots__ = ("log",)
+
+
 async def stored_room(redis_url: str, prefix: str, room_id: str) -> Room:
     """The room as Redis has it: hash, snapshot and log replayed by the engine."""
     store = Store(redis_url, prefix)
@@ -31,7 +37,7 @@ async def stored_room(redis_url: str, prefix: str, room_id: str) -> Room:
         record = await store.load_room(room_id)
         assert record is not None, f"room {room_id} is not stored"
         engine = registry.get_engine(record.meta["game"], record.meta["rules"])
-        room = Room.restore(record, engine, store, _NoMetrics(), 50)  # type: ignore[arg-type]
+        room = StoredRoom.restore(record, engine, store, _NoMetrics(), 50)  # type: ignore[arg-type]
         room.log = await store.read_log(room_id)  # type: ignore[attr-defined]
         return room
     finally:
