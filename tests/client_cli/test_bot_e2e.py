@@ -66,14 +66,19 @@ async def test_bots_finish_a_game_of_every_game(
 
 
 async def test_bot_plays_against_a_server_filled_seat(giants_server: Any) -> None:
-    """`bots` in create_room: the server fills seat 1; our bot takes seat 0 and wins."""
+    """`bots` in create_room: the server fills seat 1; our bot takes seat 0 and the two
+    play the game to its stored end (who wins one game is chance: the server's bot
+    draws fresh randomness)."""
     url = giants_server.url
     async with Client(url, name="host") as host:
         room = (await host.create_room("tara", options={"games": 1}, bots={"1": "random"}))["room"]
-    moves: list[str] = []
-    outcome = await asyncio.wait_for(run_bot(url, room, "greedy", seat=0, on_move=moves.append), 60)
-    assert outcome is not None and outcome["winners"] == [0]
+        moves: list[str] = []
+        outcome = await asyncio.wait_for(run_bot(url, room, "greedy", seat=0, on_move=moves.append), 60)
+        replay = await host.replay(room)
+    assert outcome is not None and outcome == replay["outcome"] and outcome["reason"] == "points"
     assert len(moves) >= 20
+    assert [a["action"] for a in replay["actions"] if a["seat"] == 0] == moves  # ours, as played
+    assert sum(a["seat"] == 1 for a in replay["actions"]) >= 20  # the server's bot answered
 
 
 async def test_bot_reconnects_after_its_connection_is_cut_and_finishes(giants_server: Any) -> None:
