@@ -74,10 +74,12 @@ def render_room(
     recent: Sequence[str] = (),
     legal_limit: int = 80,
     now: float | None = None,
+    width: int = 100,
 ) -> str:
     """The whole screen for one room: header, seats, board, outcome, recent and legal moves.
 
-    With `now` (unix time) a running move deadline is shown as seconds left.
+    With `now` (unix time) a running move deadline is shown as seconds left; the lists
+    of recent and legal moves are wrapped to `width` columns.
     """
     room = room_view.get("room", {})
     game = room.get("game", "?")
@@ -120,8 +122,8 @@ def render_room(
         )
     if recent:
         lines.append("")
-        lines.append(wrap_items("Recent:", recent, " | "))
+        lines.append(wrap_items("Recent:", recent, " | ", width))
     if seat is not None and room.get("status") == "playing":
         lines.append("")
-        lines.append(format_legal(legal, legal_limit))
+        lines.append(format_legal(legal, legal_limit, width))
     return "\n".join(lines)

@@ -70,5 +70,5 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
         head.append(f"Last move: {view['last_move']}")
     for i, res in enumerate(view.get("results", [])):
         head.append(f"Game {i + 1}: points {res.get('points')} ({res.get('reason')})")
-    legend = "W white  B black  . vacant  - | bridges  * last move  ! besieged (capture with xD4)"
+    legend = "W white  B black  . vacant  bridges - and |  * last move  ! besieged (capture with xD4)"
     return "\n".join([*head, "", *lines, "", legend])

@@ -242,7 +242,7 @@ class PlayApp(App[None]):
         # Prose is wrapped to the pane; boards are never wrapped (the pane scrolls sideways).
         pane = self.query_one("#board-pane")
         width = pane.scrollable_content_region.width or 80
-        self.query_one("#board", Static).update(fit(self.session.screen(), width))
+        self.query_one("#board", Static).update(fit(self.session.screen(width), width))
         room = self.session.room
         if room is not None and room.view is not None:
             info = room.info

@@ -89,9 +89,10 @@ class PlaySession:
 
     # ------------------------------------------------------------------ showing
 
-    def screen(self) -> str:
+    def screen(self, width: int = 100) -> str:
         """The text to display now: the current room, or the lobby (terminal-safe:
-        other people's names and texts cannot carry control characters through)."""
+        other people's names and texts cannot carry control characters through); move
+        lists are wrapped to `width` columns."""
         if self.panel is not None:
             return printable(self.panel)
         if self.room is None and self.replay is not None:
@@ -99,7 +100,7 @@ class PlaySession:
         if self.room is not None and self.room.view is not None:
             return printable(render_room(
                 self.room.view, self.room.seat, self.room.legal, self.recent(), self.legal_limit,
-                now=time.time(),
+                now=time.time(), width=width,
             ))
         return self.lobby_text()
 
@@ -354,13 +355,18 @@ def moves_text(legal: list[str]) -> str:
 
 def group_moves(legal: list[str]) -> dict[str, list[str]]:
     """Moves by kind: the first word of multi-word moves ("bid", "place", "pass"),
-    "capture" for xD4-style captures, "moves" for the rest."""
+    "capture" for xD4-style captures, the piece of a placement ("giant" for
+    `giant@0,1`), "step" and "leap" for `0,1>3,-2` and `0,1^e`, "moves" for the rest."""
     groups: dict[str, list[str]] = {}
     for move in legal:
         if " " in move:
             kind = move.split(" ", 1)[0]
         elif move.startswith("x") and len(move) > 1 and move[1].isupper():
             kind = "capture"
+        elif "@" in move:
+            kind = move.split("@", 1)[0]
+        elif ">" in move or "^" in move:
+            kind = "step" if ">" in move else "leap"
         else:
             kind = "pass" if move == "pass" else "moves"
         groups.setdefault(kind, []).append(move)

@@ -38,6 +38,12 @@ def test_matching_grouping_and_completion() -> None:
         "bid": ["bid 0 c", "bid 1 c", "bid 1 w1 c"], "pass": ["pass"],
         "place": ["place worker (5,3) logs 0"], "capture": ["xD4"], "moves": ["D4"],
     }
+    # Giant's Causeway: placements by piece, steps, leaps, destroy.
+    causeway = ["giant@0,1", "trapper@2,-1", "giant@1,1", "0,1>3,-2", "0,1^e+1,1", "destroy@4,0", "pass"]
+    assert group_moves(causeway) == {
+        "giant": ["giant@0,1", "giant@1,1"], "trapper": ["trapper@2,-1"], "step": ["0,1>3,-2"],
+        "leap": ["0,1^e+1,1"], "destroy": ["destroy@4,0"], "pass": ["pass"],
+    }
 
 
 async def test_giants_in_the_terminal(giants_server: Any) -> None:
@@ -154,7 +160,8 @@ async def test_a_narrow_window_wraps_long_lines_and_keeps_the_map_whole(giants_s
             assert any(len(line) > width and is_prose(line) for line in full)  # there was something to wrap
             island = [line for line in full if line.startswith(" 4  ")]
             assert island and island[0] in shown  # a map row is one line on the screen
-            assert " ".join(" ".join(shown).split()) == " ".join(" ".join(full).split())
+            assert " ".join(" ".join(shown).split()) == " ".join(app.session.screen(width).split())
+            assert all(len(line) <= width for line in app.session.screen(width).split("Legal moves")[1].splitlines())
 
 
 async def test_the_indicator_says_reconnecting_while_the_server_is_away(server_factory: Any) -> None:
