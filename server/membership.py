@@ -130,9 +130,10 @@ class RoomMembership:
             try:
                 await self._commit(cand)
             except RequestError:
-                self.members.remove(member)
-                if old is not None:
-                    self.members.append(old)
+                if member in self.members:  # else the room was lost meanwhile (see _attach)
+                    self.members.remove(member)
+                    if old is not None:
+                        self.members.append(old)
                 raise
             peer.send_ok(req_id, {"room": self.id, "seat": seat, "token": token})
             self.send_snapshot(member)
@@ -221,7 +222,10 @@ class RoomMembership:
             try:
                 await self._commit(self._candidate())
             except RequestError:
-                self.members.remove(member)
+                # A room found owned by another node (fence moved on) has already handed
+                # its members, this one included, to the relay for the new owner.
+                if member in self.members:
+                    self.members.remove(member)
                 raise
         peer.send_ok(req_id, reply)
         self.send_snapshot(member)

@@ -31,9 +31,15 @@ from websockets.exceptions import ConnectionClosed
 
 from tests.conftest import ServeProcess
 from tests.server.conftest import WsClient
-from tests.server.multinode import FAST, move, no_internal_errors, stored_log
+from tests.server.multinode import move, no_internal_errors, stored_log
 
 pytestmark = pytest.mark.redis
+
+# The lease TTL compose.yaml and kubernetes.yaml give their nodes. Not the tests' usual
+# 0.6 s: on this shared machine a node stalled that long under load loses its rooms
+# (safe, but a client then gets "this room moved ... reconnect"), which is what the
+# deployed setting exists to avoid.
+DEPLOYED = ("--lease-ttl", "2")
 
 CONFIG = Path(__file__).resolve().parents[2] / "deploy" / "haproxy.cfg"
 HAPROXY = shutil.which("haproxy") or next((p for p in ("/usr/sbin/haproxy",) if os.access(p, os.X_OK)), None)
@@ -157,7 +163,7 @@ async def test_game_through_the_proxy_survives_kill_9_of_the_owner(
     check takes it out, the player who was on it reconnects through the proxy and
     resumes, the others are re-attached where they are, and the game goes on with every
     acknowledged move stored once and seen by the spectator in order."""
-    nodes = [serve_process(*FAST) for _ in range(3)]
+    nodes = [serve_process(*DEPLOYED) for _ in range(3)]
     proxy = await haproxy(nodes)
 
     landed: dict[str, int] = {}
@@ -226,7 +232,7 @@ async def test_forwarded_for_gives_each_client_its_own_limits(serve_process, hap
     address and node, a client whose address already holds a connection on every node
     is refused, and a client from another address still gets in."""
     limits = ("--trusted-proxies", "127.0.0.1", "--max-connections-per-address", "1")
-    nodes = [serve_process(*FAST, *limits) for _ in range(3)]
+    nodes = [serve_process(*DEPLOYED, *limits) for _ in range(3)]
     proxy = await haproxy(nodes)
     for i in range(3):  # leastconn: one per node
         await clients(proxy.url, f"first{i}", local="127.0.0.2")
@@ -245,7 +251,7 @@ async def test_graceful_stop_behind_the_proxy(serve_process, haproxy, clients, r
     its clients with 1001; the player who was on it reconnects through the proxy at
     once, before any health check noticed, and lands on a live node (a refused
     connection is retried elsewhere); the game goes on and nobody gets internal_error."""
-    nodes = [serve_process(*FAST) for _ in range(3)]
+    nodes = [serve_process(*DEPLOYED) for _ in range(3)]
     proxy = await haproxy(nodes)
     alice = await clients(proxy.url, "alice")
     owner = (await asyncio.to_thread(connection_counts, nodes)).index(1)
