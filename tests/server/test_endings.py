@@ -58,7 +58,7 @@ async def test_resign_ends_the_game_for_everyone_and_is_in_the_replay(giants_ser
     mine = [r for r in listed["rooms"] if r["room"] == room]
     assert mine and mine[0]["status"] == "finished" and mine[0]["outcome"]["reason"] == "resigned"
     # Also once the room left memory: the summary is read from Redis.
-    from server.lobby import stored_summary
+    from server.lobby_listing import stored_summary
 
     fields = (await giants_server.store.room_summaries_raw([room]))[0][1]
     summary = stored_summary(room, fields)
