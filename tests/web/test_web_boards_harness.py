@@ -134,3 +134,64 @@ async def test_giants_transport_shows_path_strength_and_pieces(page: Any, static
     }""", used)
     for (_, line), expected in zip(shown, names, strict=True):
         assert expected in line, (line, expected)
+
+
+def _other_route(table: EngineTable, text: str) -> str | None:
+    """A transport of the same statue to the same hex along a different path that the
+    engine accepts (GI-18: any path the pieces can carry), or None."""
+    from engines.base import GameError
+    from engines.giants.board import ISLAND
+
+    sid, path = text.split()[1], text.split()[2]
+    cells = [tuple(int(n) for n in p.strip("()").split(",")) for p in path.split(">")]
+    start, dest = cells[0], cells[-1]
+    found: list[list[tuple[int, ...]]] = []
+
+    def walk(route: list[tuple[int, ...]]) -> None:
+        if found or len(route) > len(cells) + 2:
+            return
+        if route[-1] == dest:
+            if route != cells:
+                candidate = f"transport {sid} " + ">".join(f"({c},{r})" for c, r in route)
+                try:
+                    table.engine.apply_text(table.state, table.seat, candidate)
+                    found.append(route)
+                except GameError:
+                    pass
+            return
+        for nb in ISLAND.neighbors[route[-1]]:
+            if nb not in route:
+                walk([*route, nb])
+
+    walk([start])
+    if not found:
+        return None
+    return f"transport {sid} " + ">".join(f"({c},{r})" for c, r in found[0])
+
+
+async def test_giants_transport_along_a_route_of_the_players_choice(page: Any, static_server: StaticServer) -> None:
+    """GI-18: the legal list offers the cheapest route to each destination; the page lets
+    the player build another path hex by hex and sends exactly that path, which the
+    engine then applies."""
+    table = EngineTable("giants", None, 3, {}, seat=0, seed=3)
+    transports = _quarry_transport_state(table)
+    choice = next(((t, alt) for t in transports if (alt := _other_route(table, t)) is not None), None)
+    assert choice is not None, "no transport with a second route in this position"
+    text, alt = choice
+    await open_board(page, static_server, table)
+    statue = text.split()[1]
+    await page.locator(f'#board [data-target="statue:{statue}"].gt-target').first.click()
+    dest = text.split(">")[-1].strip("()")
+    await page.locator(f'#board [data-target="{dest}"].gt-target').first.click()
+    await page.click("#board #route-start")
+    hexes = [p.strip("()") for p in alt.split()[2].split(">")]
+    assert await page.is_disabled("#board #route-send")  # not at the destination yet
+    for cell in hexes[1:]:
+        await page.click(f'#board [data-route-hex="{cell}"]')
+    assert await page.inner_text("#board #route-path") == f"Route of {statue}: " + " → ".join(f"({c})" for c in hexes)
+    await page.click("#board #route-send")
+    await wait_until(page, "() => document.querySelector('#board .gt-board').dataset.pending !== '1'")
+    assert table.sent == [alt]
+    moved = [e for e in table.last_events if e["type"] == "transport"]
+    assert alt != text and [e["path"] for e in moved] == [hexes]  # applied along that path
+    assert await page.locator("#board .gt-message.gt-error").count() == 0

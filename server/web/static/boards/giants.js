@@ -8,7 +8,9 @@
 //   placement:  a figure (button), then a hex; then logs, a power or an Ahu to reserve
 //   transport:  a statue, then a destination hex (then "Transport", after showing the
 //               path, the strength each entered hex needs and whose pieces carry it),
-//               an Ahu to erect on or crown, or "mark"; "look" is an Ahu
+//               an Ahu to erect on or crown, or "mark"; "look" is an Ahu. The legal list
+//               has one route per destination (the cheapest); "Choose another route"
+//               builds any other path hex by hex and the server judges it when sent.
 //   returns / cleanup: a statue, then mark / release
 // Bids have their own form (markers, workers, chief) built from the legal bids.
 
@@ -247,12 +249,65 @@ function draw(ctx, sel) {
   return h("div", { class: "gt-map" }, drawMap(ctx, sel));
 }
 
+// ------------------------------------------------------------------ other routes
+
+const LAND = new Set(MAP.land.map(key));
+
+/** Land hexes next to "col,row" (odd-r offset layout, as drawn): geometry only. */
+function landNeighbours(k) {
+  const [c, r] = k.split(",").map(Number);
+  const steps = r & 1
+    ? [[1, 0], [-1, 0], [0, -1], [1, -1], [0, 1], [1, 1]]
+    : [[1, 0], [-1, 0], [-1, -1], [0, -1], [-1, 1], [0, 1]];
+  return steps.map(([dc, dr]) => `${c + dc},${r + dr}`).filter((n) => LAND.has(n));
+}
+
+/**
+ * While a statue and a destination are chosen: "Choose another route", then the
+ * neighbouring hexes to step to (buttons), until the destination; the transport is
+ * sent along that path with default pieces. The page checks no rules: a path the
+ * engine refuses comes back as the server's error message.
+ */
+function routeTool(ctx, api, sel) {
+  const own = api.own;
+  const st = sel ? sel.chosen.find((t) => t.key.startsWith("st:")) : null;
+  const to = sel ? sel.chosen.find((t) => t.key.startsWith("to:")) : null;
+  const statue = st && ctx.view.statues ? ctx.view.statues[st.key.slice(3)] : null;
+  if (!st || !to || !statue || statue.hex == null) {
+    own.route = null;
+    return null;
+  }
+  const sid = st.key.slice(3);
+  const dest = to.key.slice(3);
+  const route = own.route && own.route.sid === sid && own.route.dest === dest ? own.route : null;
+  if (!route) {
+    return h("div", { class: "gt-route" },
+      h("button", { type: "button", id: "route-start", disabled: api.pending,
+        onclick: () => { own.route = { sid, dest, cells: [statue.hex] }; api.rerender(); } }, "Choose another route"));
+  }
+  const last = route.cells[route.cells.length - 1];
+  const steps = last === dest ? [] : landNeighbours(last).filter((n) => !route.cells.includes(n));
+  const text = `transport ${sid} ${route.cells.map((c) => `(${c})`).join(">")}`;
+  return h("div", { class: "gt-route", "aria-live": "polite" },
+    h("div", { id: "route-path" }, `Route of ${sid}: ${route.cells.map((c) => `(${c})`).join(" → ")}`),
+    steps.length ? h("div", {}, "Next hex: ", ...steps.map((n) => h("button", {
+      type: "button", class: "gt-choice", "data-route-hex": n, disabled: api.pending,
+      onclick: () => { route.cells.push(n); api.rerender(); },
+    }, `(${n})${n === dest ? " (destination)" : ""}`))) : null,
+    h("button", { type: "button", id: "route-send", class: "primary", disabled: api.pending || last !== dest,
+      onclick: () => { own.route = null; api.send(text); } }, `Transport ${sid} along this route`),
+    h("button", { type: "button", id: "route-undo", disabled: api.pending || route.cells.length < 2,
+      onclick: () => { route.cells.pop(); api.rerender(); } }, "Undo a hex"),
+    h("button", { type: "button", id: "route-cancel", disabled: api.pending,
+      onclick: () => { own.route = null; api.rerender(); } }, "Cheapest route instead"));
+}
+
 const spec = {
   game: "giants",
   tokenize,
   status,
   draw,
-  extra: (ctx, api) => bidForm(ctx, api),
+  extra: (ctx, api, sel) => [bidForm(ctx, api), routeTool(ctx, api, sel)],
   detail: (ctx, action) => transportDetail(ctx, action),
   after: (ctx, sel) => panels(ctx, sel),
   retryStale: (text) => text.startsWith("bid "),

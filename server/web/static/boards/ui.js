@@ -9,8 +9,8 @@
 //   draw(ctx, sel)       the board (and panels); elements carrying `data-target` become
 //                        click targets when the picker offers them. `sel` tells what is
 //                        selected: {targets: Set of chosen target ids, options, prefix}
-//   extra(ctx, api)?     optional element under the action bar (api.send(text), api.own: a
-//                        per-board object kept across renders, api.rerender())
+//   extra(ctx, api, sel)? optional element under the action bar (api.send(text), api.own: a
+//                        per-board object kept across renders, api.rerender()); `sel` as for draw
 //   detail(ctx, action)? optional element shown while a `confirm` step waits
 //   after(ctx, sel)?     optional element under all that (GIANTS: the table's panels)
 //   retryStale(text)?    true for actions to send again after a stale_version refusal
@@ -255,7 +255,7 @@ function draw(container, st) {
     actionBar(ctx, st, spec, sel),
     spec.extra ? spec.extra(ctx, {
       send: (t) => send(container, st, t), pending: st.pending, own: st.own, rerender: () => rerender(container),
-    }) : null,
+    }, sel) : null,
     spec.after ? spec.after(ctx, sel) : null,
   );
   markTargets(root, sel, st);
