@@ -18,6 +18,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.css.query import NoMatches
 from textual.suggester import Suggester
 from textual.widgets import Footer, Header, Input, Static
 
@@ -237,7 +238,15 @@ class PlayApp(App[None]):
         status.set_class(reply.error, "error")
 
     def redraw(self) -> None:
-        if self.session is None or not self.query("#board-pane"):  # not shown (yet, or any more)
+        """Draw the screen again; a no-op while the widgets are not there (before the
+        first layout, or while the app is closing and an update still arrives)."""
+        try:
+            self._redraw()
+        except NoMatches:
+            return
+
+    def _redraw(self) -> None:
+        if self.session is None:
             return
         # Prose is wrapped to the pane; boards are never wrapped (the pane scrolls sideways).
         pane = self.query_one("#board-pane")

@@ -144,9 +144,12 @@ async def test_a_narrow_window_wraps_long_lines_and_keeps_the_map_whole(giants_s
 
     from client_cli.tui.fit import is_prose
 
-    async with Client(giants_server.url, name="bea") as bea:
-        room_id = (await bea.create_room("giants", players=3, bots={"1": "random", "2": "random"}))["room"]
-        app = PlayApp(giants_server.url, name="ann", start=[f"/join {room_id} 0"])
+    url = giants_server.url
+    async with Client(url, name="bea") as bea, Client(url, name="cid") as cid:
+        room_id = (await bea.create_room("giants", players=3))["room"]
+        await bea.join(room_id, 1)  # seats that do not move: the screen holds still
+        await cid.join(room_id, 2)
+        app = PlayApp(url, name="ann", start=[f"/join {room_id} 0"])
         async with app.run_test(size=(90, 40)) as pilot:
             await until(lambda: app.session is not None and app.session.room is not None
                         and bool(app.session.room.legal), pilot)
