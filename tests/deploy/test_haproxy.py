@@ -42,7 +42,7 @@ pytestmark = pytest.mark.redis
 DEPLOYED = ("--lease-ttl", "2")
 
 CONFIG = Path(__file__).resolve().parents[2] / "deploy" / "haproxy.cfg"
-HAPROXY = shutil.which("haproxy") or next((p for p in ("/usr/sbin/haproxy",) if os.access(p, os.X_OK)), None)
+HAPROXY = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/usr/local/sbin")
 if HAPROXY is None:  # .ci/run installs it; only a machine without apt gets here
     pytest.skip("haproxy is not installed (apt-get install haproxy; .ci/run does)", allow_module_level=True)
 
@@ -195,14 +195,15 @@ async def test_game_through_the_proxy_survives_kill_9_of_the_owner(
     await asyncio.wait_for(alice.closed, 20)  # HAProxy closes her tunnel to the dead node
     await proxy.wait_states({f"node{owner + 1}": "DOWN"})
     # Bob and the watcher stay on their nodes; the new owner re-attaches them.
-    for c in (bob, watcher):
-        await c.wait_for(lambda c=c: sum(1 for m in c.pushes if m["type"] == "snapshot") > snapshots[name_of(people, c)], timeout=30)
+    for name in ("bob", "watcher"):
+        c = people[name]
+        await c.wait_for(lambda c=c, n=snapshots[name]: sum(1 for m in c.pushes if m["type"] == "snapshot") > n, timeout=30)
 
     alice2 = await clients(proxy.url, "alice")
     assert (await alice2.ok("resume", room=room, token=tokens[0]))["seat"] == 0
     await alice2.wait_for(lambda: room in alice2.rooms)
-    counts = await asyncio.to_thread(lambda: [connection_counts([n])[0] for i, n in enumerate(nodes) if i != owner])
-    assert sum(counts) == 3  # alice2, bob and the watcher, all on the live nodes
+    live = [node for i, node in enumerate(nodes) if i != owner]
+    assert sum(await asyncio.to_thread(connection_counts, live)) == 3  # alice2, bob and the watcher, all on the live nodes
 
     for _ in range(5):
         version = await move([alice2, bob], room, rng, acked)
@@ -220,10 +221,6 @@ async def test_game_through_the_proxy_survives_kill_9_of_the_owner(
 
 def actions_seen(client: WsClient, room: str) -> list[tuple[int, str]]:
     return [(e["seat"], e["action"]) for e in client.rooms[room].events if e["type"] == "action"]
-
-
-def name_of(people: dict[str, WsClient], client: WsClient) -> str:
-    return next(name for name, c in people.items() if c is client)
 
 
 async def test_forwarded_for_gives_each_client_its_own_limits(serve_process, haproxy, clients) -> None:
