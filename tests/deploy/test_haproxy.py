@@ -246,7 +246,7 @@ async def test_forwarded_for_gives_each_client_its_own_limits(serve_process, hap
 async def test_graceful_stop_behind_the_proxy(serve_process, haproxy, clients, redis_url, key_prefix) -> None:
     """SIGTERM the room's owner (a rolling restart): it hands the room over and closes
     its clients with 1001; the player who was on it reconnects through the proxy at
-    once, before any health check noticed, and lands on a live node (a refused
+    once, without waiting for the health checks, and lands on a live node (a refused
     connection is retried elsewhere); the game goes on and nobody gets internal_error."""
     nodes = [serve_process(*DEPLOYED) for _ in range(3)]
     proxy = await haproxy(nodes)
