@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import secrets
 import time
 from collections.abc import Coroutine
 from typing import Any, Protocol
@@ -410,6 +411,11 @@ class Relay:
 
     async def request(self, remote: RemoteRoom, conn: Peer, op: str, args: list[Any]) -> None:
         """Run `op` on the remote room for `conn`; retried at the new owner if the room moved."""
+        if op == "join" and args[3] is None:
+            # A join retried at a new owner must not take a second seat when the old
+            # owner stored the first one but its reply was lost: with a request key the
+            # retry is answered with the seat and token already stored (Room.join).
+            args = [*args[:3], secrets.token_urlsafe(18)]
         for _ in range(5):
             owner = remote.owner
             if owner is None:
