@@ -78,6 +78,16 @@ pack.__doc__ = "RESP for `commands` (each a sequence of str, bytes or int), as o
 Done = Callable[[Any], None]  # gets the batch's results (a list) or the exception that failed it
 
 
+def resolve(fut: asyncio.Future[Any], result: Any) -> None:
+    """Complete `fut` with `result`, raised if it is an exception (no-op once done)."""
+    if fut.done():
+        return
+    if isinstance(result, BaseException):
+        fut.set_exception(result)
+    else:
+        fut.set_result(result)
+
+
 class CommitPipe(asyncio.Protocol):
     """A Redis connection that sends batches of integer-answering commands."""
 
@@ -163,14 +173,7 @@ class CommitPipe(asyncio.Protocol):
         wait closes the channel (its replies could no longer be matched)."""
         fut: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
 
-        def done(results: Any) -> None:
-            if not fut.done():
-                if isinstance(results, BaseException):
-                    fut.set_exception(results)
-                else:
-                    fut.set_result(results)
-
-        self.send(commands, done)
+        self.send(commands, lambda results: resolve(fut, results))
         try:
             return await fut
         except asyncio.CancelledError:
@@ -261,26 +264,19 @@ class GroupSender:
         def done(results: Any) -> None:
             if isinstance(results, BaseException):
                 for _, fut in batch:
-                    if not fut.done():
-                        fut.set_exception(results)
+                    resolve(fut, results)
                 return
             if self.on_batch is not None:
                 self.on_batch(len(batch), time.perf_counter() - started)
             for (_, fut), result in zip(batch, results, strict=True):
-                if fut.done():
-                    continue
-                if isinstance(result, Exception):
-                    fut.set_exception(result)
-                else:
-                    fut.set_result(result)
+                resolve(fut, result)
 
         pipe.send([command for command, _ in batch], done)
 
     def _fail_pending(self, exc: Exception) -> None:
         batch, self._pending = self._pending, []
         for _, fut in batch:
-            if not fut.done():
-                fut.set_exception(exc)
+            resolve(fut, exc)
 
     def close(self) -> None:
         """Fail what is pending or in flight (ConnectionError); later calls reopen."""

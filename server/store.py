@@ -55,7 +55,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from server.commit_pipe import CommitPipe, GroupSender
+from server.commit_pipe import CommitPipe, GroupSender, resolve
 
 log = logging.getLogger("giants.store")
 
@@ -459,12 +459,7 @@ class Store:
                     result = await self._commit(keys=keys, args=args)
                 except Exception as exc:
                     result = exc
-            if fut.done():
-                continue
-            if isinstance(result, Exception):
-                fut.set_exception(result)
-            else:
-                fut.set_result(result)
+            resolve(fut, result)
 
     # -- nodes and leases -----------------------------------------------------------
 
