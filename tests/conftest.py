@@ -164,3 +164,45 @@ def serve_process(redis_url: str, key_prefix: str) -> Iterator[Callable[..., Ser
             except subprocess.TimeoutExpired:
                 sp.proc.kill()
                 sp.proc.wait()
+
+
+# A hang after the last test must not stall CI. Seen twice in full runs: every test
+# passed, then the session event loop's teardown waited forever for a leftover task that
+# ignored its cancellation (cause not found yet). If the teardown has not ended
+# TEARDOWN_GRACE seconds after the last test, the stuck tasks are printed and the run
+# exits with the session's result (1 if any test failed).
+TEARDOWN_GRACE = float(os.environ.get("GIANTS_TEST_TEARDOWN_GRACE", "120"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    if nextitem is not None:
+        return
+    session = item.session
+
+    def watchdog() -> None:
+        import asyncio
+        import faulthandler
+        import gc
+        import time
+
+        time.sleep(TEARDOWN_GRACE)
+        capture = session.config.pluginmanager.getplugin("capturemanager")
+        if capture is not None:  # write to the real stderr, not pytest's capture file
+            capture.suspend_global_capture(in_=False)
+        out = sys.stderr
+        out.write(f"\nconftest: the session's teardown did not end within {TEARDOWN_GRACE:g} s after the last test; "
+                  f"{session.testsfailed} test(s) failed. Tasks still pending:\n")
+        for loop in [o for o in gc.get_objects() if isinstance(o, asyncio.AbstractEventLoop)]:
+            try:
+                for task in list(asyncio.all_tasks(loop)):
+                    out.write(f"  {task!r}\n")
+                    for frame in task.get_stack(limit=8):
+                        out.write(f"    {frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}\n")
+            except Exception as exc:  # racing the loop's own thread: best effort
+                out.write(f"  (could not list tasks: {exc!r})\n")
+        faulthandler.dump_traceback(file=out)
+        out.flush()
+        os._exit(1 if session.testsfailed else 0)
+
+    threading.Thread(target=watchdog, name="teardown-watchdog", daemon=True).start()
