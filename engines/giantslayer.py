@@ -56,6 +56,7 @@ EDGE: frozenset[int] = frozenset(i for i, c in enumerate(CELLS) if hexgrid.lengt
 
 EMPTY, WHITE, BLACK = 0, 1, 2
 SYMBOLS = ".WB"
+_TO_SYMBOLS = bytes.maketrans(bytes(range(len(SYMBOLS))), SYMBOLS.encode())
 NO_CELL = -1
 
 
@@ -280,17 +281,26 @@ def _pair(i: int, j: int) -> str:
     return text
 
 
+# For each cell, its rays as (cell, notation of the slide there) pairs: a white
+# slide's text is then read off, not built (the legal list is written after every move).
+RAY_STEPS: tuple[tuple[tuple[tuple[int, str], ...], ...], ...] = tuple(
+    tuple(tuple((j, f"{NAMES[i]}-{NAMES[j]}") for j in ray) for ray in rays) for i, rays in enumerate(RAYS)
+)
+
+
 def white_notation(board: bytes) -> list[str]:
     """`white_moves` in notation, same order, without building Move objects."""
-    out = []
-    for i, piece in enumerate(board):
-        if piece != WHITE:
-            continue
-        for ray in RAYS[i]:
-            for j in ray:
+    out: list[str] = []
+    append = out.append
+    find = board.find
+    i = find(WHITE)
+    while i >= 0:
+        for ray in RAY_STEPS[i]:
+            for j, text in ray:
                 if board[j]:
                     break
-                out.append(_pair(i, j))
+                append(text)
+        i = find(WHITE, i + 1)
     return out
 
 
@@ -366,7 +376,7 @@ def all_on_edge(board: bytes | bytearray) -> bool:
 
 
 def count(board: bytes | bytearray, piece: int) -> int:
-    return sum(1 for p in board if p == piece)
+    return board.count(piece)
 
 
 def explain_illegal(state: GiantslayerState, move: Move) -> str:
@@ -562,7 +572,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         # Perfect information: every seat and spectator sees the same document.
         return {
             "cells": CELL_NAMES,
-            "board": [SYMBOLS[p] for p in state.board],
+            "board": list(state.board.translate(_TO_SYMBOLS).decode()),
             "round": state.round_index + 1,
             "rounds": state.rounds,
             "white": state.white_seat,
