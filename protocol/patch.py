@@ -16,6 +16,8 @@ count as lists, which is what they are on the wire.
 from __future__ import annotations
 
 import math
+from itertools import compress, count
+from operator import is_not
 from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
@@ -117,9 +119,11 @@ def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
             return
         sub = []
         lo, ln = len(old), len(new)
-        for i in range(min(lo, ln)):
+        # Only positions whose objects differ need a look; finding them runs at C
+        # speed (a board of interned symbols is one pass, however large).
+        for i in compress(count(), map(is_not, old, new)):
             w, v = old[i], new[i]
-            if w is v or (type(w) is type(v) and type(v) in _PLAIN and w == v):
+            if type(w) is type(v) and type(v) in _PLAIN and w == v:
                 continue
             _diff(w, v, [*path, i], sub)
         if ln < lo:
