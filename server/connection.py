@@ -55,6 +55,21 @@ REFUSED_ID_MAX = 512  # a refused frame is unpacked for its id only when this sm
 DROP_CLOSE_TIMEOUT = 2.0  # seconds a dropped client gets to answer the close frame
 
 
+def binary_header(size: int) -> bytes:
+    """The header of an unmasked, final binary WebSocket frame of `size` bytes (RFC 6455 5.2)."""
+    if size < 126:
+        return bytes((0x82, size))
+    if size < 65536:
+        return b"\x82\x7e" + size.to_bytes(2, "big")
+    return b"\x82\x7f" + size.to_bytes(8, "big")
+
+
+def _frames_waiting(ws: ServerConnection) -> bool:
+    """Whether `ws` already holds received frames not yet read (True if unknown)."""
+    frames = getattr(getattr(ws, "recv_messages", None), "frames", None)
+    return frames is None or len(frames) > 0
+
+
 @functools.cache
 def bundled_bots() -> list[dict[str, Any]]:
     """The bot names `create_room` accepts, with the games each plays (None = all)."""
@@ -153,7 +168,15 @@ class Connection:
         if ws.transport.get_write_buffer_size() + self.queued + size > self.config.max_write_buffer:
             self.drop("slow", "too slow: not reading its messages")
             return
-        ws.protocol.send_binary(frame)
+        protocol = ws.protocol
+        writes = getattr(protocol, "writes", None)
+        if type(writes) is list and not protocol.extensions and not protocol.expect_continuation_frame:
+            # What send_binary would append, framed here: a server frame is unmasked
+            # and no extension is ever negotiated (compression=None), so it is a
+            # header and the payload. Same list, so order with pongs and close holds.
+            writes.append(binary_header(len(frame)) + frame)
+        else:
+            protocol.send_binary(frame)
         self.queued += size
         self.metrics.frames_out += 1
         if not self.corked:
@@ -217,8 +240,10 @@ class Connection:
                 await self.handle(frame)
                 # Let other connections' frames, timers and flushes run before our
                 # next frame: frames that came in one TCP read are otherwise all
-                # handled back to back.
-                await asyncio.sleep(0)
+                # handled back to back. With no frame waiting, reading the next one
+                # yields anyway, and an extra turn of the loop would only cost CPU.
+                if _frames_waiting(self.ws):
+                    await asyncio.sleep(0)
                 if self.dropped is not None:
                     break
         except ConnectionClosed:
