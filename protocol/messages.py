@@ -51,7 +51,7 @@ _ROOM_ID_RE = re.compile(ROOM_ID_PATTERN)
 def is_room_id(text: str) -> bool:
     """Whether `text` could name a room at all. Servers check it before building any
     storage key from an id, so no text names another kind of key (e.g. "<id>:log")."""
-    return 0 < len(text) <= MAX_ROOM_LEN and _ROOM_ID_RE.match(text) is not None
+    return 0 < len(text) <= MAX_ROOM_LEN and _ROOM_ID_RE.fullmatch(text) is not None
 
 # Bidirectional formatting characters (category Cf, listed for the error message's
 # sake): they reorder how the text *around* a name is displayed.
