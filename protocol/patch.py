@@ -16,10 +16,10 @@ count as lists, which is what they are on the wire.
 from __future__ import annotations
 
 import math
-from itertools import compress, count
-from operator import is_not
 from collections.abc import Sequence
 from enum import StrEnum
+from itertools import compress, count
+from operator import is_not
 from typing import Any
 
 import msgpack

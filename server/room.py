@@ -48,6 +48,11 @@ UNKNOWN = (
 )
 
 
+def _same_seats(a: list[SeatState], b: list[SeatState]) -> bool:
+    """Whether a candidate kept every seat object of the room (nothing to store)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
 class RoomLock(asyncio.Lock):
     """`asyncio.Lock` that frees its waiter deque (~0.6 KiB) once nobody waits.
 
@@ -222,7 +227,7 @@ class Room(RoomViews, RoomEndings, RoomMembership):
         base = Candidate(
             state=self.state,
             status=self.status,
-            seats=[SeatState(s.name, s.token_hash, s.bot) for s in self.seats],
+            seats=list(self.seats),  # SeatStates are replaced, never changed in place
             outcome=self.outcome,
             actions=self.actions,
             deadline=self.deadline,
@@ -262,7 +267,7 @@ class Room(RoomViews, RoomEndings, RoomMembership):
                 version=self.version + 1,
                 fence=self.fence,
                 status=cand.status,
-                seats=[s.to_store() for s in cand.seats],
+                seats=None if _same_seats(cand.seats, self.seats) else [s.to_store() for s in cand.seats],
                 deadline=cand.deadline,
                 outcome=cand.outcome,
                 actions=cand.actions,

@@ -39,7 +39,9 @@ room in `rooms:live`; the next restore sees its status and finishes the move
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import os
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
@@ -61,6 +63,26 @@ log = logging.getLogger("giants.store")
 
 T = TypeVar("T")
 
+# Write ids name one write of one room (retry detection, settling a lost reply): a
+# random prefix per process and a counter, so no two writes anywhere share one and
+# making one costs no system call.
+_WID_PREFIX = secrets.token_hex(6)
+_wid_counter = itertools.count()
+
+
+def next_write_id() -> str:
+    """A write id never used before by any process (one a commit)."""
+    return f"{_WID_PREFIX}{next(_wid_counter):x}"
+
+
+def _new_write_ids() -> None:
+    global _WID_PREFIX
+    _WID_PREFIX = secrets.token_hex(6)
+
+
+os.register_at_fork(after_in_child=_new_write_ids)  # a forked child is another writer
+
+
 _COMMIT = """
 local h = KEYS[1]
 local cur = redis.call('HGET', h, 'version')
@@ -73,9 +95,11 @@ if cur ~= ARGV[1] then
 end
 -- Its writer already concluded it was never applied (see _RESOLVE): keep that true.
 if redis.call('HGET', h, 'void') == ARGV[12] then return -4 end
-redis.call('HSET', h, 'version', ARGV[2], 'status', ARGV[4], 'seats', ARGV[5],
+redis.call('HSET', h, 'version', ARGV[2], 'status', ARGV[4],
            'deadline', ARGV[6], 'outcome', ARGV[7], 'actions', ARGV[8], 'answered', ARGV[11],
            'wid', ARGV[12], 'start_key', ARGV[13], 'hidden', ARGV[14])
+-- Seats change on joins and leaves only: '' keeps the stored ones (a move sends none).
+if ARGV[5] ~= '' then redis.call('HSET', h, 'seats', ARGV[5]) end
 if ARGV[9] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[9]) end
 if ARGV[10] ~= '' then redis.call('HSET', KEYS[3], 'n', ARGV[8], 'state', ARGV[10]) end
 return 1
@@ -559,7 +583,7 @@ class Store:
         version: int,
         fence: int,
         status: str,
-        seats: list[dict[str, Any]],
+        seats: list[dict[str, Any]] | None,
         deadline: float | None,
         outcome: dict[str, Any] | None,
         actions: int,
@@ -577,15 +601,16 @@ class Store:
         as if the reply had come; not applied -> StorageUnavailable (the caller keeps
         the room unchanged); unknown after the retry window -> OutcomeUnknown. Raises
         StaleWriteError when another writer got there first (the caller reloads).
+        `seats` None keeps the stored seats (the change did not touch them).
         """
-        wid = secrets.token_hex(8)
+        wid = next_write_id()
         keys = [self.k_room(room_id), self.k_log(room_id), self.k_snap(room_id)]
         args = [
             str(expected),
             str(version),
             str(fence),
             status,
-            pack(seats),
+            b"" if seats is None else pack(seats),
             "" if deadline is None else repr(deadline),
             b"" if outcome is None else pack(outcome),
             str(actions),

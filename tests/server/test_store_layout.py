@@ -99,3 +99,25 @@ async def test_keys_of_the_first_layout_are_migrated_on_start(
         assert meta["game"] == "giantslayer"
     finally:
         await raw.aclose()
+
+
+def test_write_ids_are_unique_and_a_forked_child_makes_its_own() -> None:
+    """A write id names one write of a room (retries, settling a lost reply): two
+    writers must never make the same one, not even a process forked from this one."""
+    import os
+
+    from server.store import next_write_id
+
+    ours = {next_write_id() for _ in range(1000)}
+    assert len(ours) == 1000
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its first ids and leave at once
+        os.write(write, " ".join(next_write_id() for _ in range(1000)).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        theirs = set(pipe.read().split())
+    os.waitpid(pid, 0)
+    assert len(theirs) == 1000
+    assert not theirs & ours and not theirs & {next_write_id() for _ in range(1000)}
