@@ -176,6 +176,7 @@ class Stats:
     moves: int = 0
     errors: dict[str, int] = field(default_factory=dict)
     measuring: bool = False
+    instructions: int = 0  # --callgrind: server instructions in the measured phase
 
     @property
     def all_frames(self) -> list[int]:
@@ -433,6 +434,26 @@ class Phase:
     stats: Stats
 
 
+CALLGRIND: dict[str, str] = {}  # set by --callgrind: the directory of the server's callgrind output
+
+
+def callgrind_control(option: str, pid: int) -> None:
+    subprocess.run(["callgrind_control", option, str(pid)], check=True, capture_output=True, timeout=120)
+
+
+def callgrind_total(pid: int) -> int:
+    """Instructions the server executed since instrumentation was switched on."""
+    before = set(os.listdir(CALLGRIND["dir"]))
+    callgrind_control("--dump", pid)
+    callgrind_control("--instr=off", pid)
+    for name in sorted(set(os.listdir(CALLGRIND["dir"])) - before):
+        with open(os.path.join(CALLGRIND["dir"], name)) as dump:
+            for line in dump:
+                if line.startswith(("totals:", "summary:")):
+                    return int(line.split()[1])
+    raise RuntimeError("callgrind wrote no dump")
+
+
 async def measure(load: Load, server_pid: int, rate: float, rooms: int, duration: float, settle: float) -> Phase:
     """Pace the running rooms at `rate` and measure for `duration` seconds."""
     load.interval = rooms / rate
@@ -440,6 +461,8 @@ async def measure(load: Load, server_pid: int, rate: float, rooms: int, duration
     load.stats = stats = Stats(view_bytes=load.stats.view_bytes)
     stats.measuring = True
     pids = [server_pid, *children(server_pid)]
+    if CALLGRIND:
+        callgrind_control("--instr=on", server_pid)
     cpu0 = [cpu_seconds(p) for p in pids]
     own0 = time.process_time()
     t0 = time.perf_counter()
@@ -449,6 +472,8 @@ async def measure(load: Load, server_pid: int, rate: float, rooms: int, duration
     cpu = [cpu_seconds(p) - c for p, c in zip(pids, cpu0, strict=True)]
     own = time.process_time() - own0
     moves = max(1, stats.moves)
+    if CALLGRIND:
+        stats.instructions = callgrind_total(server_pid)
     return Phase(rate, stats.moves / elapsed, pct(stats.rtts, 50) * 1e3, pct(stats.rtts, 99) * 1e3,
                  1e6 * cpu[0] / moves, 1e6 * sum(cpu[1:]) / moves, cpu[0] / elapsed, own / elapsed, stats)
 
@@ -517,6 +542,10 @@ async def main() -> int:
     parser.add_argument("--protocol", type=int, default=PROTOCOL_VERSION,
                         help=f"wire protocol version the clients speak (default {PROTOCOL_VERSION})")
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile, stats to FILE")
+    parser.add_argument("--callgrind", action="store_true",
+                        help="run the server under valgrind's callgrind and report instructions per move in "
+                             "the measured phase: a count that other jobs on the machine cannot disturb "
+                             "(use a light load, e.g. --rooms 10 --rate 20, and --memory-conns 0 --knee '')")
     args = parser.parse_args()
     if args.patches:
         argv = sys.argv[1:]
@@ -534,7 +563,13 @@ async def main() -> int:
         redis_args += ["--fsync", args.fsync]
     prefix = f"giants-bench:{os.getpid()}:"
     runner = ["-m", "cProfile", "-o", args.profile, "-m", "client_cli.cli"] if args.profile else ["-m", "client_cli.cli"]
-    server, url = start([sys.executable, *runner, "serve", "--port", "0", "--log-level", "warning",
+    if args.callgrind:
+        runner = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                  f"--callgrind-out-file={tmp}/callgrind.out", sys.executable, *runner]
+        CALLGRIND["dir"] = tmp
+    else:
+        runner = [sys.executable, *runner]
+    server, url = start([*runner, "serve", "--port", "0", "--log-level", "warning",
                          "--key-prefix", prefix, "--loop", loop, "--rate", "1000", "--burst", "1000",
                          # every client of the benchmark comes from 127.0.0.1
                          "--max-connections-per-address", "0", "--max-rooms-per-address", "0", *redis_args])
@@ -604,6 +639,8 @@ async def main() -> int:
     print(f"CPU per move       server {m.server_us:.0f} us ({100 * m.server_core:.0f}% of a core), "
           f"redis-server {m.redis_us:.0f} us; echo {ecpu:.0f} us per round trip -> "
           f"{m.server_us / ecpu:.2f}x echo")
+    if CALLGRIND:
+        print(f"instructions       {s.instructions / max(1, s.moves):,.0f} per move (callgrind, {s.moves} moves)")
     print(f"load               clients {100 * m.client_core:.0f}% of a core; load average {os.getloadavg()[0]:.2f}")
     for label, name in (("server-side", "giants_action_seconds"), ("Redis pipeline", "giants_redis_commit_seconds")):
         n0, mean0, _, _ = histogram(before, name)
