@@ -362,17 +362,28 @@ def is_legal(board: bytes, white_to_move: bool, move: Move) -> bool:
     return True
 
 
+def cells_of(board: bytes | bytearray, piece: int) -> list[int]:
+    """The cells holding `piece`, in cell order (found at C speed)."""
+    out: list[int] = []
+    find = board.find
+    i = find(piece)
+    while i >= 0:
+        out.append(i)
+        i = find(piece, i + 1)
+    return out
+
+
 def flanked(board: bytes | bytearray) -> list[int]:
     """GS-7: black stones with two or more white neighbours."""
     return [
         i
-        for i, piece in enumerate(board)
-        if piece == BLACK and sum(1 for j in NEIGHBOURS[i] if j != NO_CELL and board[j] == WHITE) >= 2
+        for i in cells_of(board, BLACK)
+        if sum(1 for j in NEIGHBOURS[i] if j != NO_CELL and board[j] == WHITE) >= 2
     ]
 
 
 def all_on_edge(board: bytes | bytearray) -> bool:
-    return all(i in EDGE for i, piece in enumerate(board) if piece == BLACK)
+    return EDGE.issuperset(cells_of(board, BLACK))
 
 
 def count(board: bytes | bytearray, piece: int) -> int:
@@ -518,13 +529,15 @@ class Giantslayer(Engine[GiantslayerState, Move]):
                 end_reason = "no_capture_limit"  # GS-11
             elif history.count(key) >= 3:
                 end_reason = "repetition"  # GS-11
-        after = replace(
-            state,
+        after = GiantslayerState(  # not dataclasses.replace: this runs on every move
+            rounds=state.rounds,
+            round_index=state.round_index,
             board=new_board,
             white_to_move=white_next,
             quiet_plies=quiet_plies,
             history=history,
             quiet_moves=quiet_moves,
+            results=state.results,
             last_move=format_move(move),
         )
         if end_reason is not None:
