@@ -107,7 +107,11 @@ def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
         for k, v in new.items():
             if k in old and (type(k) is str or type(_key_of(old, k)) is type(k)):
                 w = old[k]
-                if w is v or (type(w) is type(v) and type(v) in _PLAIN and w == v):
+                if w is v:
+                    continue
+                if type(v) in _PLAIN and type(w) in _PLAIN:  # exact once the types match
+                    if type(w) is not type(v) or w != v:
+                        sub.append(["set", [*path, k], v])
                     continue
                 _diff(w, v, [*path, k], sub)
             else:
@@ -123,7 +127,9 @@ def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
         # speed (a board of interned symbols is one pass, however large).
         for i in compress(count(), map(is_not, old, new)):
             w, v = old[i], new[i]
-            if type(w) is type(v) and type(v) in _PLAIN and w == v:
+            if type(v) in _PLAIN and type(w) in _PLAIN:  # exact once the types match
+                if type(w) is not type(v) or w != v:
+                    sub.append(["set", [*path, i], v])
                 continue
             _diff(w, v, [*path, i], sub)
         if ln < lo:
