@@ -175,10 +175,13 @@ class Lifecycle:
                 else:
                     life.pop(key, None)
         else:
+            humans = _human_seats(room)
+            gone = bool(humans) and not room.meta.get("deadline") and not (set(humans) & _connected(room))
+            if not gone and not life:
+                return  # a game in progress with someone there: nothing to keep (every move)
             for key in [k for k in life if k != "gone"]:
                 del life[key]
-            humans = _human_seats(room)
-            if humans and not room.meta.get("deadline") and not (set(humans) & _connected(room)):
+            if gone:
                 life.setdefault("gone", now)
             else:
                 life.pop("gone", None)

@@ -167,6 +167,9 @@ def pack(data: Any) -> bytes:
     return msgpack.packb(data, use_bin_type=True)
 
 
+EMPTY_LIST = pack([])  # most commits' `answered` (no simultaneous step running)
+
+
 def unpack(blob: Any) -> Any:
     return msgpack.unpackb(blob, raw=False, strict_map_key=False)
 
@@ -616,7 +619,7 @@ class Store:
             str(actions),
             b"" if log_entry is None else pack(log_entry),
             b"" if snapshot is None else pack(snapshot),
-            pack(sorted(answered)),
+            pack(sorted(answered)) if answered else EMPTY_LIST,
             wid,
             start_key,
             str(hidden),
