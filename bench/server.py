@@ -447,6 +447,8 @@ def callgrind_total(pid: int) -> int:
     callgrind_control("--dump", pid)
     callgrind_control("--instr=off", pid)
     for name in sorted(set(os.listdir(CALLGRIND["dir"])) - before):
+        if CALLGRIND["keep"]:
+            shutil.copyfile(os.path.join(CALLGRIND["dir"], name), CALLGRIND["keep"])
         with open(os.path.join(CALLGRIND["dir"], name)) as dump:
             for line in dump:
                 if line.startswith(("totals:", "summary:")):
@@ -546,6 +548,8 @@ async def main() -> int:
                         help="run the server under valgrind's callgrind and report instructions per move in "
                              "the measured phase: a count that other jobs on the machine cannot disturb "
                              "(use a light load, e.g. --rooms 10 --rate 20, and --memory-conns 0 --knee '')")
+    parser.add_argument("--callgrind-keep", metavar="FILE",
+                        help="with --callgrind: keep the measured phase's dump as FILE (for callgrind_annotate)")
     args = parser.parse_args()
     if args.patches:
         argv = sys.argv[1:]
@@ -567,6 +571,7 @@ async def main() -> int:
         runner = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                   f"--callgrind-out-file={tmp}/callgrind.out", sys.executable, *runner]
         CALLGRIND["dir"] = tmp
+        CALLGRIND["keep"] = args.callgrind_keep or ""
     else:
         runner = [sys.executable, *runner]
     server, url = start([*runner, "serve", "--port", "0", "--log-level", "warning",
