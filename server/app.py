@@ -44,6 +44,9 @@ from server.store import Store, is_cluster
 from server.wire import encode
 
 log = logging.getLogger("giants.server")
+# Seconds between passes of the idle-view sweep: a room sent nothing for one to two
+# passes keeps its members' last views packed (server.views, Room.compact_views).
+VIEW_SWEEP = 0.5
 
 
 def _ws_logger() -> logging.Logger:
@@ -236,6 +239,7 @@ class GiantsServer:
             self.port = sockets[0].getsockname()[1]
         node.address = self.url
         log.info("listening on %s:%s (redis %s, prefix %r)", self.config.host, self.port, redact_url(url), self.config.key_prefix)
+        self.spawn(self._sweep_idle_views())
         if self.embedded is not None:
             self.spawn(self._supervise_redis())
         else:
@@ -243,6 +247,14 @@ class GiantsServer:
         self.restore_task = asyncio.get_running_loop().create_task(self._restore())
         if wait_restored:
             await asyncio.shield(self.restore_task)
+
+    async def _sweep_idle_views(self) -> None:
+        """Rooms idle for one to two sweeps keep their members' last views packed
+        (memory per idle room: docs/performance.md); busy rooms are not touched."""
+        assert self.lobby is not None
+        while True:
+            await asyncio.sleep(VIEW_SWEEP)
+            self.lobby.compact_idle_views()
 
     async def _supervise_redis(self) -> None:
         """Restart the embedded Redis if it dies (it reloads its AOF; rooms in memory

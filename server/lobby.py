@@ -137,6 +137,12 @@ class Lobby(LobbyListing, LobbyRestore):
             if room.id in self.node.rooms:
                 self._spawn(self.node.release(room.id))
 
+    def compact_idle_views(self) -> int:
+        """One pass of the idle sweep (the app runs it every VIEW_SWEEP seconds): rooms
+        sent nothing since the previous pass keep their members' last views packed
+        (Room.compact_views). Returns how many rooms it compacted."""
+        return sum(1 for room in list(self.rooms.values()) if room.compact_views())
+
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)

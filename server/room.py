@@ -102,6 +102,7 @@ class Room(RoomViews, RoomEndings, RoomMembership):
         "on_idle",
         "on_lost",
         "outcome",
+        "packed",
         "replacements",
         "seats",
         "snapshot_every",
@@ -109,6 +110,7 @@ class Room(RoomViews, RoomEndings, RoomMembership):
         "state",
         "status",
         "store",
+        "touched",
         "unsure",
         "version",
     )
@@ -154,6 +156,8 @@ class Room(RoomViews, RoomEndings, RoomMembership):
         self.life: dict[str, float] = {}  # lifecycle timestamps (server.lifecycle)
         self.draw_offer: Seat | None = None  # a seat's standing draw offer (server.endings)
         self.members: list[Member] = []
+        self.touched = False  # sent something since the last idle sweep (server.views)
+        self.packed = False  # some member's last view is packed (server.views)
         self.lock = RoomLock()
         self.closing = False
         self.on_idle: Callable[[Room], None] | None = None  # lobby evicts finished rooms
@@ -401,6 +405,7 @@ class Room(RoomViews, RoomEndings, RoomMembership):
             # Only members with something new to see get a snapshot: after a hidden
             # change (a replaced sealed bid) the others must not even learn that the
             # room reloaded (GI-8).
+            self.expand_views()
             views = self._views()
             for member in self.members:
                 if missed or views(member.seat) != member.view:

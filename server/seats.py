@@ -65,11 +65,15 @@ class SeatState:
 
 @dataclass(eq=False, slots=True)
 class Member:
-    """One connection in one room: its seat (None = spectator) and what it last received."""
+    """One connection in one room: its seat (None = spectator) and what it last received.
+
+    `view` is that last RoomView, packed to msgpack bytes while the room is idle
+    (server.views: `compact_views`, `expand_views`).
+    """
 
     peer: Peer
     seat: Seat | None
-    view: dict[str, Any] | None = None
+    view: dict[str, Any] | bytes | None = None
     version: int = -1
     # hash(tuple(...)) of the legal list it was last sent: protocol 2 resends a list only
     # when it changed. A 64-bit hash, not the list, which the room does not keep (memory).

@@ -1,0 +1,343 @@
+"""Where a room's memory goes: tracemalloc and an object walk inside a real server.
+
+    python bench/room_memory.py                        # Giantslayer, 300 rooms
+    python bench/room_memory.py --game causeway/quick --rooms 200
+    python bench/room_memory.py --moves 20             # rooms after 20 moves each
+
+Runs `giants serve` (embedded Redis in a temp dir) as a subprocess with tracemalloc on,
+then does what `bench/server.py --memory-only` does for its "per room" figure: helloed
+connections first, a baseline, then rooms created and both seats joined (and, with
+--moves, that many random legal moves played in each), idle. At the baseline and at
+the end the server dumps (on SIGUSR1) a tracemalloc snapshot and an object walk of
+every live `Room`, and this script prints, per room:
+
+- the RSS growth (what bench/server.py reports) and the traced growth beside it;
+- the traced growth by the first frame inside this repository (which line allocated);
+- the walk: bytes reachable from one room only, by room attribute, by member field,
+  by view part and by object type (objects reachable from two rooms or more, such as
+  interned strings, the engine or the store, are shared and not counted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import faulthandler
+import gc
+import json
+import os
+import pickle
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tracemalloc
+import types
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import msgpack  # noqa: E402
+from websockets.asyncio.client import connect  # noqa: E402
+
+# -- server side (runs inside the `giants serve` subprocess) -------------------------
+
+STOP_TYPES = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.CodeType,
+              types.MethodType, types.FrameType)
+
+
+def _walk_room(room: Any, owners: dict[int, set[int]], stop: set[int]) -> dict[str, set[int]]:
+    """Object ids reachable from each of the room's slots (not through shared services)."""
+    reach: dict[str, set[int]] = {}
+    slots = [s for cls in type(room).__mro__ for s in getattr(cls, "__slots__", ())]
+    for slot in slots:
+        value = getattr(room, slot, None)
+        if value is None or id(value) in stop:
+            continue
+        seen: set[int] = set()
+        todo = [value]
+        while todo:
+            obj = todo.pop()
+            i = id(obj)
+            if i in seen or i in stop or isinstance(obj, STOP_TYPES):
+                continue
+            if hasattr(obj, "push") and hasattr(obj, "send_ok") and obj is not value:
+                continue  # a member's peer: the connection's memory, not the room's
+            seen.add(i)
+            owners[i].add(id(room))
+            todo.extend(gc.get_referents(obj))
+        reach[slot] = seen
+    return reach
+
+
+def dump(path: str) -> None:
+    """Write a tracemalloc snapshot and the object walk of every live Room to `path`."""
+    from server.room import Room
+
+    gc.collect()
+    snap = tracemalloc.take_snapshot() if tracemalloc.is_tracing() else None
+    rooms = [o for o in gc.get_objects() if isinstance(o, Room)]
+    walk: dict[str, Any] = {"rooms": len(rooms)}
+    if rooms:
+        r0 = rooms[0]
+        # Services every room shares: never count what is behind them.
+        stop = {id(getattr(r0, n)) for n in ("engine", "store", "metrics", "bot_service", "guesses",
+                                            "on_change", "on_idle", "on_lost")}
+        stop |= {id(r) for r in rooms}
+        owners: dict[int, set[int]] = defaultdict(set)
+        objects: dict[int, Any] = {}
+        reaches = []
+        for room in rooms:
+            reach = _walk_room(room, owners, stop)
+            reaches.append(reach)
+        for room in rooms:
+            for o in gc.get_referents(room):
+                objects[id(o)] = o
+        # id -> object for everything walked (second pass to get the objects back)
+        every = {i for reach in reaches for s in reach.values() for i in s}
+        for obj in gc.get_objects():
+            objects[id(obj)] = obj
+            for ref in gc.get_referents(obj):
+                if id(ref) in every:
+                    objects[id(ref)] = ref
+
+        def size(i: int) -> int:
+            obj = objects.get(i)
+            return sys.getsizeof(obj) if obj is not None else 0
+
+        by_slot: Counter[str] = Counter()
+        by_type: Counter[str] = Counter()
+        count_type: Counter[str] = Counter()
+        shared_by_slot: Counter[str] = Counter()
+        own_total = 0
+        for room, reach in zip(rooms, reaches, strict=True):
+            own_total += sys.getsizeof(room)
+            for slot, ids in reach.items():
+                for i in ids:
+                    if len(owners[i]) == 1:
+                        s = size(i)
+                        by_slot[slot] += s
+                        by_type[type(objects.get(i)).__name__] += s
+                        count_type[type(objects.get(i)).__name__] += 1
+                    else:
+                        shared_by_slot[slot] += 1
+        # The members' parts, each object counted once per room (members may share a view).
+        parts: Counter[str] = Counter()
+
+        def own(obj: Any, seen: set[int]) -> int:
+            total = 0
+            todo = [obj]
+            while todo:
+                o = todo.pop()
+                if id(o) in seen or isinstance(o, STOP_TYPES) or len(owners.get(id(o), ())) > 1:
+                    continue
+                seen.add(id(o))
+                total += sys.getsizeof(o)
+                todo.extend(gc.get_referents(o))
+            return total
+
+        for room in rooms:
+            seen_views: set[int] = set()
+            seen_parts: dict[str, set[int]] = defaultdict(set)
+            for m in room.members:
+                parts["member.view (distinct views)"] += own(m.view, seen_views)
+                if isinstance(m.view, dict):
+                    for key, part in m.view.items():
+                        parts[f"  view[{key!r}]"] += own(part, seen_parts[key])
+            parts["state"] += own(room.state, set())
+            parts["meta"] += own(room.meta, set())
+        n = len(rooms)
+        walk.update(
+            room_object=own_total / n,
+            by_slot={k: v / n for k, v in by_slot.most_common()},
+            by_type={k: (v / n, count_type[k] / n) for k, v in by_type.most_common(25)},
+            shared_refs={k: v / n for k, v in shared_by_slot.most_common()},
+            parts={k: v / n for k, v in parts.items()},
+            members=sum(len(r.members) for r in rooms) / n,
+            status=Counter(r.status for r in rooms),
+            versions=Counter(r.version for r in rooms).most_common(3),
+        )
+    with open(path + ".snap", "wb") as fh:
+        pickle.dump(snap, fh)
+    with open(path + ".json", "w") as fh:
+        json.dump(walk, fh, indent=1, default=str)
+    with open(path + ".rss", "w") as fh:
+        fh.write(Path("/proc/self/status").read_text())
+
+
+def serve(argv: list[str]) -> int:
+    out = os.environ["ROOM_MEMORY_DUMP"]
+    step = [0]
+
+    def on_signal(signum: int, frame: Any) -> None:
+        step[0] += 1
+        if step[0] == 1:  # the baseline: trace only what is allocated from here on
+            tracemalloc.start(int(os.environ.get("ROOM_MEMORY_FRAMES", "8")))
+        dump(f"{out}.{step[0]}")
+        Path(f"{out}.{step[0]}.done").write_text("")
+
+    signal.signal(signal.SIGUSR1, on_signal)
+    from client_cli.cli import main
+
+    return int(main(["serve", *argv]) or 0)
+
+
+# -- client side ----------------------------------------------------------------------
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def request_dump(pid: int, out: str, step: int) -> tuple[int, Any, dict[str, Any]]:
+    rss = rss_kib(pid)
+    os.kill(pid, signal.SIGUSR1)
+    done = Path(f"{out}.{step}.done")
+    while not done.exists():
+        await asyncio.sleep(0.05)
+    with open(f"{out}.{step}.snap", "rb") as fh:
+        snap = pickle.load(fh)
+    walk = json.loads(Path(f"{out}.{step}.json").read_text())
+    return rss, snap, walk
+
+
+async def drive(url: str, pid: int, out: str, rooms: int, moves: int, game: str, rules: str | None) -> None:
+    from protocol import PROTOCOL_VERSION
+
+    create: dict[str, Any] = {"type": "create_room", "id": 2, "game": game, "players": 2}
+    if rules:
+        create["rules"] = rules
+    conns = 2 * rooms + 2
+    sockets = [await connect(url, compression=None, max_size=2**22) for _ in range(conns)]
+    replies: list[asyncio.Queue[dict[str, Any]]] = [asyncio.Queue() for _ in sockets]
+    legal: list[list[str]] = [[] for _ in sockets]
+    versions: list[int] = [0 for _ in sockets]
+
+    async def reader(k: int) -> None:
+        async for frame in sockets[k]:
+            msg = msgpack.unpackb(frame, raw=False, strict_map_key=False)
+            if msg["type"] in ("ok", "error"):
+                replies[k].put_nowait(msg)
+            elif msg["type"] in ("snapshot", "patch"):
+                if msg.get("legal") is not None:
+                    legal[k] = msg["legal"]
+                versions[k] = msg.get("to", msg.get("version", 0))
+
+    readers = [asyncio.ensure_future(reader(k)) for k in range(conns)]
+    for ws, q in zip(sockets, replies, strict=True):
+        await ws.send(msgpack.packb({"type": "hello", "id": 1, "protocol": PROTOCOL_VERSION}))
+        await q.get()
+
+    async def make_room(a: int) -> None:
+        await sockets[a].send(msgpack.packb(create))
+        room = (await replies[a].get())["data"]["room"]
+        for j in (a, a + 1):
+            await sockets[j].send(msgpack.packb({"type": "join", "id": 3, "room": room}))
+            await replies[j].get()
+        rng = random.Random(a)
+        for _ in range(moves):
+            await asyncio.sleep(0.05)
+            acting = [j for j in (a, a + 1) if legal[j]]
+            if not acting:
+                break
+            j = acting[0]
+            await sockets[j].send(msgpack.packb({"type": "act", "id": 4, "room": room,
+                                                 "action": rng.choice(legal[j])}))
+            reply = await replies[j].get()
+            if reply["type"] != "ok":
+                break
+
+    await make_room(0)  # warm: one-time work (imports, tables) before the baseline
+    await asyncio.sleep(0.5)
+    await request_dump(pid, out, 1)  # tracing starts here
+    await asyncio.sleep(1.0)
+    rss0, snap0, _ = await request_dump(pid, out, 2)
+    if moves:  # rooms made one after another (as bench/server.py does), moves played together
+        await asyncio.gather(*(make_room(2 + 2 * i) for i in range(rooms)))
+    else:
+        for i in range(rooms):
+            await make_room(2 + 2 * i)
+    await asyncio.sleep(1.0)
+    rss1, snap1, walk = await request_dump(pid, out, 3)
+    n = walk["rooms"]
+    diff = snap1.compare_to(snap0, "traceback")
+    traced = sum(d.size_diff for d in diff)
+    print(f"{game}{'/' + rules if rules else ''}: {rooms} rooms, {moves} moves each; live rooms {n}, "
+          f"members/room {walk.get('members')}, status {walk.get('status')}, versions {walk.get('versions')}")
+    print(f"RSS growth      {(rss1 - rss0) / rooms:8.2f} KiB per room (includes the dumps' own garbage)")
+    print(f"traced growth   {traced / rooms / 1024:8.2f} KiB per room")
+    here = str(ROOT)
+    by_line: Counter[str] = Counter()
+    for d in diff:
+        where = next((f for f in reversed(d.traceback) if f.filename.startswith(here) and "/bench/" not in f.filename),
+                     d.traceback[0])
+        name = where.filename.replace(here + "/", "")
+        by_line[f"{name}:{where.lineno}"] += d.size_diff
+    print("traced growth by the first line in this repository (bytes per room):")
+    for line, size in by_line.most_common(30):
+        if abs(size) / rooms >= 16:
+            print(f"  {size / rooms:8.0f}  {line}")
+    print(f"walk: the Room object {walk['room_object']:.0f} B; reachable from one room only, by attribute (B):")
+    for k, v in walk["by_slot"].items():
+        print(f"  {v:8.0f}  {k}")
+    print("  by part:")
+    for k, v in walk["parts"].items():
+        print(f"  {v:8.0f}  {k}")
+    print("  by type (B, objects):")
+    for k, (v, c) in walk["by_type"].items():
+        print(f"  {v:8.0f}  {c:6.1f}  {k}")
+    for ws in sockets:
+        await ws.close()
+    await asyncio.gather(*readers, return_exceptions=True)
+
+
+async def main() -> int:
+    faulthandler.dump_traceback_later(float(os.environ.get("ROOM_MEMORY_WATCHDOG", "1e9")))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", default="giantslayer", help="game or game/rules")
+    parser.add_argument("--rooms", type=int, default=300)
+    parser.add_argument("--moves", type=int, default=0, help="random legal moves per room before measuring")
+    args = parser.parse_args()
+    game, _, rules = args.game.partition("/")
+    tmp = tempfile.mkdtemp(prefix="giants-roommem-")
+    out = os.path.join(tmp, "dump")
+    env = {**os.environ, "ROOM_MEMORY_DUMP": out}
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--serve", "--port", "0", "--log-level", "warning", "--data-dir", tmp,
+         "--key-prefix", f"roommem:{os.getpid()}:", "--rate", "1000", "--burst", "1000",
+         "--max-connections-per-address", "0", "--max-rooms-per-address", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env)
+    assert proc.stdout is not None
+    url = ""
+    for line in proc.stdout:
+        if "listening on" in line:
+            url = line.split("listening on ")[1].split()[0]
+            threading.Thread(target=lambda: Path(out + ".log").write_text(proc.stdout.read() if proc.stdout else ""), daemon=True).start()  # never block its prints
+            break
+    if not url:
+        print("server did not start", file=sys.stderr)
+        return 1
+    try:
+        await drive(url, proc.pid, out, args.rooms, args.moves, game, rules or None)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    time.sleep(0)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--serve":
+        sys.exit(serve(sys.argv[2:]))
+    sys.exit(asyncio.run(main()))
