@@ -14,7 +14,8 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from engines.base import Engine, GameError, Seat
@@ -39,7 +40,8 @@ from server.views import RoomViews
 
 log = logging.getLogger("giants.room")
 
-_NO_GUESSES = GuessLimiter()  # rooms built without a lobby (tests, tools)
+_NO_GUESSES = GuessLimiter()
+NO_REPLACEMENTS: Mapping[Seat, int] = MappingProxyType({})  # rooms built without a lobby (tests, tools)
 
 NOT_APPLIED = "storage is unreachable: the change was not applied and the room is unchanged; try again shortly"
 UNKNOWN = (
@@ -147,7 +149,9 @@ class Room(RoomViews, RoomEndings, RoomMembership):
         # version starts at version - hidden, so no snapshot counts them.
         self.hidden = 0
         # Replacements each seat made in the current simultaneous step (bounded).
-        self.replacements: dict[Seat, int] = {}
+        # Shared and read-only until a seat replaces an action (copied then): most steps
+        # have none, and an empty dict a room (and a new one each step) is memory and work.
+        self.replacements: Mapping[Seat, int] = NO_REPLACEMENTS
         self.max_replacements = 20
         self.guesses = _NO_GUESSES  # the server's wrong-password limiter (set by the lobby)
         self._opened: set[str] | None = None  # sha256 of passwords verified (password rooms)
@@ -165,7 +169,8 @@ class Room(RoomViews, RoomEndings, RoomMembership):
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] | None = None  # made by the first _spawn
         self._rng: random.Random | None = None  # 2.5 KiB: made when a bot first needs it
-        self.bot_players: dict[Seat, Bot] = {}  # seat -> bot object, built on first use
+        # seat -> bot object, built on first use (None, not an empty dict, in rooms without one)
+        self.bot_players: dict[Seat, Bot] | None = None
         self.bot_running = False
         self.bot_service = seat_bots.default_service()  # the lobby hands each room the server's
         # hash of the request key of the start (a retried start with it answers ok)
@@ -484,9 +489,9 @@ class Room(RoomViews, RoomEndings, RoomMembership):
             # the offer vanishing from everyone's view would give the replacement away.
             self.draw_offer = None
         if step is None:
-            self.replacements = {}  # the step is over: a new one starts afresh
+            self.replacements = NO_REPLACEMENTS  # the step is over: a new one starts afresh
         elif replaced:
-            self.replacements[seat] = self.replacements.get(seat, 0) + 1
+            self.replacements = {**self.replacements, seat: self.replacements.get(seat, 0) + 1}
         if not hidden:
             self.metrics.actions_applied[self.meta["game"]] += 1
         if result is not None:

@@ -273,7 +273,7 @@ class BotTable(Protocol):
     closing: bool
     lock: asyncio.Lock
     metrics: Metrics
-    bot_players: dict[Seat, Bot]
+    bot_players: dict[Seat, Bot] | None  # None until a bot seat first plays (memory per room)
 
     @property
     def rng(self) -> random.Random: ...
@@ -302,17 +302,20 @@ async def play_bot_seats(room: BotTable, service: SeatBots) -> None:
                 return
             seat = seats[0]
             version, state = room.version, room.state
-            bot = room.bot_players.get(seat)
+            players = room.bot_players
+            if players is None:
+                players = room.bot_players = {}
+            bot = players.get(seat)
             if bot is None:
                 meta = room.meta
-                bot = room.bot_players[seat] = build(
+                bot = players[seat] = build(
                     room.seats[seat].bot or "random", meta["game"], meta["rules"], seat,
                     meta["players"], meta["options"], service.limits,
                 )
             legal = room.legal_for(seat)
             choice, overran = await service.think(bot, room.engine.view(state, seat), legal, room.rng)
             if overran:
-                room.bot_players.pop(seat, None)  # it may still be running: never reuse it
+                players.pop(seat, None)  # it may still be running: never reuse it
             async with room.lock:
                 if room.version != version or room.closing:
                     continue  # the room moved on while the bot thought: look again

@@ -7,6 +7,7 @@ view that member last received, so hidden data never reaches a patch.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -32,15 +33,15 @@ _TABLES: dict[type, tuple[list[str], dict[str, int]]] = {}
 
 
 def pack_view(view: dict[str, Any]) -> bytes:
-    """A member's last view in msgpack form: what an idle room keeps instead of the
-    object tree (Giantslayer: ~0.5 KiB of bytes against ~2.3 KiB of dicts and lists).
-    Views are msgpack data (they are sent as such), so `unpack_view` gives back an
-    equal document."""
-    return msgpack.packb(view, use_bin_type=True)
+    """A member's last view, msgpack-encoded and deflated: what an idle room keeps
+    instead of the object tree (Giantslayer: ~0.45 KiB of bytes against ~2.3 KiB of
+    dicts and lists; ~20 us once per idle spell). Views are msgpack data (they are sent
+    as such), so `unpack_view` gives back an equal document."""
+    return zlib.compress(msgpack.packb(view, use_bin_type=True), 1)
 
 
 def unpack_view(data: bytes) -> dict[str, Any]:
-    view: dict[str, Any] = msgpack.unpackb(data, raw=False, strict_map_key=False)
+    view: dict[str, Any] = msgpack.unpackb(zlib.decompress(data), raw=False, strict_map_key=False)
     return view
 
 
