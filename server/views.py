@@ -166,16 +166,17 @@ class RoomViews:
 
         return get
 
-    def compact_views(self) -> bool:
+    def compact_views(self, force: bool = False) -> bool:
         """Keep each member's last view as packed bytes (equal views share one).
 
         The lobby's idle sweep calls this for every room about once a second; a room
         sent nothing since the previous call is idle and is compacted now (True), one
         that was (or is mid-change) is left alone. A busy room never pays for it; an
         idle one pays one pack now and one unpack at its next change
-        (`expand_views`). Call it directly to compact regardless (tests).
+        (`expand_views`). `force` compacts a room sent something lately too (tests);
+        a room mid-change (its lock held) never is.
         """
-        if self.touched or self.lock.locked():
+        if self.lock.locked() or (self.touched and not force):
             self.touched = False
             return False
         members = self.members

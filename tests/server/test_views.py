@@ -1,0 +1,144 @@
+"""Idle rooms keep each member's last view packed (server.views: `compact_views`).
+
+What a member was last sent is what the room diffs the next change against, so a
+packed view must give back exactly that document: these tests play every game and
+rule set through real connections, pack every member's view after every change, and
+check that the unpacked view equals the copy the client built from what it actually
+received (snapshot + patches), that the next patch still takes every client (seats
+and a spectator, hidden-information games included, replaced sealed bids included)
+to exactly its engine view, and that resyncs and a reconnect with a token while the
+views are packed give the same exact views.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import msgpack
+import pytest
+
+from engines import registry
+from server.views import unpack_view
+
+pytestmark = pytest.mark.redis
+
+MOVES = 30
+
+CASES = [
+    pytest.param(engine.info.name, engine.info.rules, players, id=f"{engine.info.name}-{engine.info.rules}-{players}p")
+    for engine in registry.all_engines()
+    for players in sorted({engine.info.min_players, engine.info.max_players})
+]
+
+
+def plain(data: Any) -> Any:
+    return msgpack.unpackb(msgpack.packb(data, use_bin_type=True), raw=False)
+
+
+def expected(live: Any, seat: int | None) -> Any:
+    return plain({"room": live.room_info(), "game": live.engine.view(live.state, seat), "outcome": live.outcome})
+
+
+async def named(client_factory: Any, url: str, name: str) -> Any:
+    """A client whose hello name (unique in the test) finds its member in the room."""
+    client = await client_factory(url, name)
+    client.name = name
+    return client
+
+
+async def settle(live: Any, room: str, members: list[tuple[int | None, Any]]) -> None:
+    """Wait until every client holds the version it was sent; check it is its engine view."""
+    for seat, client in members:
+        sent = next(m.version for m in live.members if m.peer.name == client.name)
+        copy = await client.wait_version(room, sent)
+        assert copy.view == expected(live, seat), f"seat {seat} diverged from its engine view"
+
+
+def check_packed(live: Any, room: str, members: list[tuple[int | None, Any]]) -> None:
+    """Pack every member's view; each must unpack to what its client was sent."""
+    assert live.compact_views(force=True)
+    for seat, client in members:
+        member = next(m for m in live.members if m.peer.name == client.name)
+        assert isinstance(member.view, bytes)
+        assert unpack_view(member.view) == client.rooms[room].view, f"seat {seat}: packed view is not what it was sent"
+
+
+@pytest.mark.parametrize(("game", "rules", "players"), CASES)
+async def test_packed_views_equal_what_was_sent_and_patches_stay_exact(
+    giants_server, client_factory, game, rules, players
+) -> None:
+    url = giants_server.url
+    seats = [await named(client_factory, url, f"p{i}") for i in range(players)]
+    spectator = await named(client_factory, url, "spectator")
+    room = (await seats[0].ok("create_room", game=game, rules=rules, players=players))["room"]
+    await spectator.ok("watch", room=room)
+    tokens = [(await client.ok("join", room=room, seat=i))["token"] for i, client in enumerate(seats)]
+    live = giants_server.lobby.rooms[room]
+    members: list[tuple[int | None, Any]] = [*enumerate(seats), (None, spectator)]
+    rng = random.Random(hash((game, rules, players, "packed")) & 0xFFFF)
+    await spectator.wait_for(lambda: spectator.rooms[room].view["room"]["status"] != "waiting")
+    for move in range(MOVES):
+        await settle(live, room, members)
+        check_packed(live, room, members)
+        if live.status == "finished":
+            break
+        if move == MOVES // 3:
+            # A resync while packed: a fresh snapshot equal to the engine view.
+            seat, client = members[move % len(members)]
+            before = client.rooms[room].version
+            await client.ok("resync", room=room)
+            await client.wait_for(lambda c=client: c.rooms[room].version >= before and c.pushes[-1]["type"] == "snapshot")
+            await settle(live, room, members)
+            check_packed(live, room, members)
+        if move == MOVES // 2:
+            # Seat 0 drops while packed (the others see it disconnected) and comes back
+            # on a new connection with its token.
+            await seats[0].close()
+            await spectator.wait_for(lambda: spectator.rooms[room].view["room"]["seats"][0]["connected"] is False)
+            await settle(live, room, members[1:])
+            check_packed(live, room, members[1:])
+            again = await named(client_factory, url, "p0-again")
+            assert (await again.ok("resume", room=room, token=tokens[0]))["seat"] == 0
+            seats[0] = again
+            members[0] = (0, again)
+            await settle(live, room, members)
+            check_packed(live, room, members)
+        acting = [(seat, c) for seat, c in members if seat is not None and c.rooms[room].legal]
+        assert sorted(seat for seat, _ in acting) == live.to_act
+        seat, client = rng.choice(acting)
+        reply = await client.request("act", room=room, action=rng.choice(client.rooms[room].legal))
+        assert reply["type"] == "ok", reply
+    await settle(live, room, members)
+
+
+async def test_the_sweep_packs_an_idle_room_and_its_next_change_is_exact(giants_server, client_factory) -> None:
+    """A room sent nothing for a while has its views packed by the server's own sweep;
+    the next move unpacks them and every member's patch lands on its engine view."""
+    url = giants_server.url
+    alice = await named(client_factory, url, "alice")
+    bob = await named(client_factory, url, "bob")
+    watcher = await named(client_factory, url, "watcher")
+    room = (await alice.ok("create_room", game="giantslayer"))["room"]
+    await watcher.ok("watch", room=room)
+    await alice.ok("join", room=room)
+    await bob.ok("join", room=room)
+    live = giants_server.lobby.rooms[room]
+    members: list[tuple[int | None, Any]] = [(0, alice), (1, bob), (None, watcher)]
+    for client in (alice, bob, watcher):
+        await client.wait_for(lambda c=client: c.rooms[room].view["room"]["status"] == "playing")
+    # Nothing arrives while the room is idle: look at it between sweeps (0.5 s apart).
+    for _ in range(200):
+        if all(isinstance(m.view, bytes) for m in live.members):
+            break
+        await asyncio.sleep(0.05)
+    assert all(isinstance(m.view, bytes) for m in live.members), "the sweep never packed the idle room"
+    # Perfect information: seats and spectator were sent the same view, kept once.
+    assert len({id(m.view) for m in live.members}) == 1
+    for seat, client in members:
+        member = next(m for m in live.members if m.peer.name == client.name)
+        assert unpack_view(member.view) == client.rooms[room].view
+    actor = alice if live.to_act == [0] else bob
+    await actor.ok("act", room=room, action=actor.rooms[room].legal[0])
+    await settle(live, room, members)
