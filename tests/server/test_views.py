@@ -86,10 +86,12 @@ async def test_packed_views_equal_what_was_sent_and_patches_stay_exact(
             break
         if move == MOVES // 3:
             # A resync while packed: a fresh snapshot equal to the engine view.
-            seat, client = members[move % len(members)]
+            _, client = members[move % len(members)]
             before = client.rooms[room].version
             await client.ok("resync", room=room)
-            await client.wait_for(lambda c=client: c.rooms[room].version >= before and c.pushes[-1]["type"] == "snapshot")
+            await client.wait_for(
+                lambda c=client, b=before: c.rooms[room].version >= b and c.pushes[-1]["type"] == "snapshot"
+            )
             await settle(live, room, members)
             check_packed(live, room, members)
         if move == MOVES // 2:
@@ -107,7 +109,7 @@ async def test_packed_views_equal_what_was_sent_and_patches_stay_exact(
             check_packed(live, room, members)
         acting = [(seat, c) for seat, c in members if seat is not None and c.rooms[room].legal]
         assert sorted(seat for seat, _ in acting) == live.to_act
-        seat, client = rng.choice(acting)
+        _, client = rng.choice(acting)
         reply = await client.request("act", room=room, action=rng.choice(client.rooms[room].legal))
         assert reply["type"] == "ok", reply
     await settle(live, room, members)
@@ -136,7 +138,7 @@ async def test_the_sweep_packs_an_idle_room_and_its_next_change_is_exact(giants_
     assert all(isinstance(m.view, bytes) for m in live.members), "the sweep never packed the idle room"
     # Perfect information: seats and spectator were sent the same view, kept once.
     assert len({id(m.view) for m in live.members}) == 1
-    for seat, client in members:
+    for _, client in members:
         member = next(m for m in live.members if m.peer.name == client.name)
         assert unpack_view(member.view) == client.rooms[room].view
     actor = alice if live.to_act == [0] else bob
