@@ -155,6 +155,39 @@ def histogram(text: str, name: str) -> tuple[float, float, float, float]:
     return count, (total / count if count else float("nan")), q[0], q[1]
 
 
+def gc_pauses(text: str) -> dict[str, tuple[float, float, dict[float, float]]]:
+    """Per GC generation: (collections, seconds paused, cumulative count per bucket bound)."""
+    out: dict[str, tuple[float, float, dict[float, float]]] = {}
+    for line in text.splitlines():
+        if not line.startswith("giants_gc_pause_seconds"):
+            continue
+        gen = line.split('generation="')[1].split('"')[0]
+        n, total, buckets = out.get(gen, (0.0, 0.0, {}))
+        value = float(line.split()[-1])
+        if line.startswith("giants_gc_pause_seconds_bucket"):
+            bound = line.split('le="')[1].split('"')[0]
+            buckets[float("inf") if bound == "+Inf" else float(bound)] = value
+        elif line.startswith("giants_gc_pause_seconds_sum"):
+            total = value
+        elif line.startswith("giants_gc_pause_seconds_count"):
+            n = value
+        out[gen] = (n, total, buckets)
+    return out
+
+
+def gc_report(before: str, after: str) -> str:
+    """The GC pauses between two scrapes: per generation, count, total and the longest bucket."""
+    b, a = gc_pauses(before), gc_pauses(after)
+    parts = []
+    for gen in sorted(a):
+        n0, t0, k0 = b.get(gen, (0.0, 0.0, {}))
+        n1, t1, k1 = a[gen]
+        longest = max((bound for bound, c in k1.items() if c - k0.get(bound, 0.0) < n1 - n0), default=0.0)
+        longest = min((bound for bound in k1 if bound > longest), default=float("nan"))
+        parts.append(f"gen{gen} {n1 - n0:.0f}x {1e3 * (t1 - t0):.1f} ms" + (f" (max <= {1e3 * longest:g} ms)" if n1 > n0 else ""))
+    return ", ".join(parts) if parts else "not reported by this server"
+
+
 def pct(values: list[float], p: float) -> float:
     if not values:
         return float("nan")
@@ -654,6 +687,7 @@ async def main() -> int:
         mean = (mean1 * n1 - (mean0 * n0 if n0 else 0.0)) / n if n else float("nan")
         print(f"{label + ' ms':18} mean {1e3 * mean:6.3f} over {n:.0f} (since start: p50 <= {1e3 * h50:g}, "
               f"p99 <= {1e3 * h99:g})")
+    print(f"GC pauses          {gc_report(before, after)}")
     for p in knee_phases:
         print(f"at {p.target:g}/s      {p.moves_per_s:8.1f} moves/s  p50 {p.p50:6.3f}  p99 {p.p99:6.3f} ms  "
               f"server {p.server_us:.0f} us/move ({100 * p.server_core:.0f}%, clients {100 * p.client_core:.0f}%)  "

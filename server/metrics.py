@@ -19,6 +19,8 @@ base name.
 from __future__ import annotations
 
 import bisect
+import gc
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -63,14 +65,60 @@ class Histogram:
         self.total += seconds
         self.n += 1
 
-    def family(self, name: str, documentation: str) -> HistogramMetricFamily:
+    def cumulative(self) -> list[tuple[str, float]]:
+        """Prometheus buckets: (upper bound, observations at or below it)."""
         running = 0
-        cumulative: list[tuple[str, float]] = []
+        out: list[tuple[str, float]] = []
         for bound, count in zip(self.buckets, self.counts, strict=False):
             running += count
-            cumulative.append((repr(bound), running))
-        cumulative.append(("+Inf", self.n))
-        return HistogramMetricFamily(name, documentation, buckets=cumulative, sum_value=self.total)
+            out.append((repr(bound), running))
+        out.append(("+Inf", self.n))
+        return out
+
+    def family(self, name: str, documentation: str) -> HistogramMetricFamily:
+        return HistogramMetricFamily(name, documentation, buckets=self.cumulative(), sum_value=self.total)
+
+
+GC_BUCKETS: tuple[float, ...] = (0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
+
+
+class GCPauses:
+    """How long each cyclic garbage collection held the process, by generation.
+
+    Every request waits while a collection runs, so these pauses are a floor under
+    the tail latency; `/metrics` shows them as `giants_gc_pause_seconds`. Installed
+    once per process (`gc.callbacks` is process-wide) by `gc_pauses()`.
+    """
+
+    def __init__(self) -> None:
+        self.by_generation = [Histogram(GC_BUCKETS) for _ in range(3)]
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.by_generation[info["generation"]].observe(time.perf_counter() - self._started)
+
+    def family(self) -> HistogramMetricFamily:
+        family = HistogramMetricFamily(
+            "giants_gc_pause_seconds", "Cyclic garbage collections: time each held the process.", labels=["generation"]
+        )
+        for generation, hist in enumerate(self.by_generation):
+            family.add_metric([str(generation)], hist.cumulative(), sum_value=hist.total)
+        return family
+
+
+_GC_PAUSES: GCPauses | None = None
+
+
+def gc_pauses() -> GCPauses:
+    """This process's GC pause histograms (the callback is installed on first use)."""
+    global _GC_PAUSES
+    if _GC_PAUSES is None:
+        _GC_PAUSES = GCPauses()
+        gc.callbacks.append(_GC_PAUSES)
+    return _GC_PAUSES
 
 
 @dataclass
@@ -108,6 +156,7 @@ class Metrics:
         build = Info("giants_build", "Version of the running server.", registry=self.registry)
         build.info({"version": _version(), "protocol": str(PROTOCOL_VERSION)})
         self.registry.register(_HotPathCollector(self))
+        gc_pauses()  # count collections from the start, not from the first scrape
 
     def set_live(self, source: Callable[[], Live]) -> None:
         """Install the callback `/metrics` reads the live gauges from."""
@@ -169,6 +218,7 @@ class _HotPathCollector(Collector):
         yield CounterMetricFamily("giants_frames_received", "Inbound WebSocket frames.", value=m.frames_in)
         yield CounterMetricFamily("giants_frames_sent", "Outbound WebSocket frames.", value=m.frames_out)
         yield m.action_latency.family("giants_action_seconds", "Time from receiving an action to sending its patches.")
+        yield gc_pauses().family()
         yield CounterMetricFamily("giants_redis_commits", "Room changes written to Redis.", value=m.commits)
         yield m.commit_latency.family(
             "giants_redis_commit_seconds", "Round trip of one Redis pipeline of grouped room commits."

@@ -134,3 +134,26 @@ def test_every_setting_has_a_flag_and_an_environment_variable() -> None:
     assert config.log_level == "debug"
     with pytest.raises(ValueError, match="port"):
         Config.from_args(None, {"GIANTS_PORT": "eighty"})
+
+
+async def test_metrics_report_garbage_collection_pauses(giants_server) -> None:
+    """Every request waits while the cyclic collector runs: /metrics shows each
+    generation's pauses, so an operator can tell a GC stall from a slow Redis."""
+    import gc
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    def counts(text: str) -> dict[str, float]:
+        return {
+            sample.labels["generation"]: sample.value
+            for family in text_string_to_metric_families(text)
+            if family.name == "giants_gc_pause_seconds"
+            for sample in family.samples
+            if sample.name.endswith("_count")
+        }
+
+    _, _, before = await get(giants_server, "/metrics")
+    gc.collect()  # a full collection of this (the server's) process
+    _, _, after = await get(giants_server, "/metrics")
+    assert set(counts(after)) == {"0", "1", "2"}
+    assert counts(after)["2"] >= counts(before)["2"] + 1
