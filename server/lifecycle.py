@@ -181,6 +181,8 @@ class Lifecycle:
                 return  # a game in progress with someone there: nothing to keep (every move)
             for key in [k for k in life if k != "gone"]:
                 del life[key]
+            if not life:
+                life.clear()  # an emptied dict keeps its table (184 B); clear() frees it
             if gone:
                 life.setdefault("gone", now)
             else:

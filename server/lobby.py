@@ -82,6 +82,11 @@ class Lobby(LobbyListing, LobbyRestore):
         max_replacements: int = 20,
     ) -> None:
         self.max_replacements = max_replacements
+        # One bound method each, handed to every room: `room.on_idle = self._evict`
+        # would make a new 64-byte method object per room.
+        self._on_idle = self._evict
+        self._on_lost = self._room_lost
+        self._on_change: tuple[Lifecycle, Callable[[Any], None]] | None = None
         self.store = store
         self.bots = bots or seat_bots.default_service()
         self.metrics = metrics
@@ -115,14 +120,17 @@ class Lobby(LobbyListing, LobbyRestore):
         self.guesses = GuessLimiter()  # wrong room passwords, per room (the app sets the limits)
 
     def _adopt(self, room: Room) -> Room:
-        room.on_idle = self._evict
+        room.on_idle = self._on_idle
         room.bot_service = self.bots
-        room.on_lost = self._room_lost
+        room.on_lost = self._on_lost
         room.max_replacements = self.max_replacements
         room.guesses = self.guesses
-        if self.lifecycle is not None:
-            room.on_change = self.lifecycle.changed
-            self.lifecycle.adopted(room)
+        lifecycle = self.lifecycle
+        if lifecycle is not None:
+            if self._on_change is None or self._on_change[0] is not lifecycle:
+                self._on_change = (lifecycle, lifecycle.changed)
+            room.on_change = self._on_change[1]
+            lifecycle.adopted(room)
         self.rooms[room.id] = room
         self.node.own(room.id, room.fence)
         self._adopted.append(room.id)  # listed before the next read of the live ids

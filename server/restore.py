@@ -55,6 +55,7 @@ class LobbyRestore:
     _loading: dict[str, asyncio.Future[Room | None]]
     _taking: dict[str, asyncio.Future[Room | None]]
     guesses: Any  # the lobby's password-guess limiter, shared with rooms loaded here
+    _on_idle: Any  # the lobby's `_evict`, one bound method shared by its rooms
 
     async def take_over(self, room_id: str) -> Room | None:
         raise NotImplementedError
@@ -170,7 +171,7 @@ class LobbyRestore:
             elif record is not None and record.status == "finished":
                 engine = registry.get_engine(record.meta["game"], record.meta["rules"])
                 room = Room.restore(record, engine, self.store, self.metrics, self.snapshot_every)
-                room.on_idle = self._evict
+                room.on_idle = self._on_idle
                 room.guesses = self.guesses
                 self.rooms[room_id] = room
                 # Evicted again once nobody is in it (checked after a grace period, so

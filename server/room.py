@@ -55,6 +55,20 @@ def _same_seats(a: list[SeatState], b: list[SeatState]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
+def lean_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """The room's metadata as kept in memory: without what only its defaults say.
+
+    Redis keeps it all; in memory a room without a password needs no "salt" (it only
+    verifies old sha256 password hashes) and `autostart` is read with a default of
+    True. Ten keys or fewer make a 272-byte dict instead of a 464-byte one.
+    """
+    return {
+        key: value
+        for key, value in meta.items()
+        if not (key == "salt" and meta.get("password") is None) and not (key == "autostart" and value is True)
+    }
+
+
 class RoomLock(asyncio.Lock):
     """`asyncio.Lock` that frees its waiter deque (~0.6 KiB) once nobody waits.
 
@@ -129,7 +143,7 @@ class Room(RoomViews, RoomEndings, RoomMembership):
     ) -> None:
         self.id = room_id
         self.engine = engine
-        self.meta = meta
+        self.meta = lean_meta(meta)
         self.state = state
         self.store = store
         self.metrics = metrics
