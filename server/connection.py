@@ -35,7 +35,7 @@ from protocol import messages as msgs
 from protocol.codec import recover_id, unpack_map
 from server import replays
 from server.config import Config
-from server.errors import RequestError
+from server.errors import RequestError, RoomMoved
 from server.limits import AddressQuotas, FrameBudget, GuessLimiter
 from server.metrics import Metrics
 from server.router import RoomHandle, Router
@@ -398,6 +398,14 @@ class Connection:
             raise
 
     async def on_join(self, req_id: Any, m: msgs.Join) -> None:
+        try:
+            await self._join(req_id, m)
+        except RoomMoved:
+            # This node found the room owned by another (it stalled past its lease)
+            # and stored nothing: join it where it is now (the router finds it there).
+            await self._join(req_id, m)
+
+    async def _join(self, req_id: Any, m: msgs.Join) -> None:
         room = await self.router.room(m.room)
         self.rooms[room.id] = room
         try:
@@ -413,7 +421,11 @@ class Connection:
 
     async def on_resume(self, req_id: Any, m: msgs.Resume) -> None:
         room = await self.router.room(m.room)
-        await room.resume(self, req_id, m.token)
+        try:
+            await room.resume(self, req_id, m.token)
+        except RoomMoved:  # as in on_join: resume it where the room is now
+            room = await self.router.room(m.room)
+            await room.resume(self, req_id, m.token)
         self.rooms[room.id] = room
 
     async def _my_room(self, room_id: str) -> RoomHandle:

@@ -17,3 +17,13 @@ class RequestError(Exception):
         self.code = code
         self.message = message
         self.detail = detail
+
+
+class RoomMoved(RequestError):
+    """This node found the room owned by another node (its fence moved on) while
+    running the request: nothing of the request was stored. A client connected here
+    gets `internal_error` and reconnects; a request relayed from another node is
+    answered `moved` instead, and that node re-sends it to the new owner."""
+
+    def __init__(self) -> None:
+        super().__init__("internal_error", "this room moved to another server; reconnect")

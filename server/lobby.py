@@ -261,7 +261,9 @@ class Lobby(LobbyListing, LobbyRestore):
         self.node.disown(room.id)
         self.node.lost += 1
         self._spawn(room.close())
-        members = [(m.peer, m.seat) for m in room.members]
+        # Not a member whose join was refused with the room (its seat is not stored):
+        # that join is run again at the new owner.
+        members = [(m.peer, m.seat) for m in room.members if m.seat is None or room.seats[m.seat].taken]
         room.members = []
         if self.on_moved is not None:
             self.on_moved(room.id, members)

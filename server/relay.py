@@ -16,10 +16,14 @@ none of this runs: the router hands the connection the local Room itself.
 
 Ownership changes are announced on `P relay:all` ({t: own, room, node}); every node
 with members in that room re-attaches them at the new owner ({t: att}), which sends
-each a snapshot (Room.reattach). A request the old owner can no longer serve is
-answered `moved` and re-sent to the new owner, so a hand-over costs clients nothing. A
-request whose owner stops answering (killed) cannot be known to have been applied: it
-gets `internal_error` once, and the member is re-attached when the room is taken over.
+each a snapshot (Room.reattach). A request the old owner can no longer serve — the
+room is being handed over, or the fence refused the request's write because another
+node took the room over — is answered `moved` and re-sent to the new owner, so a move
+costs clients nothing. A request that was still running at the old owner when the room
+moved is settled at the new owner once its answer is in: the member it made is
+attached there (the members moved at the take-over did not include it). A request
+whose owner stops answering (killed) cannot be known to have been applied: it gets
+`internal_error` once, and the member is re-attached when the room is taken over.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ import redis.asyncio as aioredis
 
 from engines.base import Seat
 from server.commit_pipe import GroupSender
-from server.errors import RequestError
+from server.errors import RequestError, RoomMoved
 from server.relay_handles import RelayPeer, RemoteRoom
 from server.router import RoomHandle
 from server.seats import Peer
@@ -263,8 +267,10 @@ class Relay:
             else:
                 await getattr(room, op)(peer, *args)
         except RequestError as exc:
-            if exc.code == "shutting_down" and room.closing:
-                # The room is being handed over and never ran the request: send it on.
+            if isinstance(exc, RoomMoved) or (exc.code == "shutting_down" and room.closing):
+                # The room is being handed over, or another node took it over (the fence
+                # refused the request's write): nothing was run or stored, so the
+                # member's node sends it on to the new owner.
                 self.queue(node_id, ["m", rid])
                 return
             error: dict[str, Any] = {"type": "error", "id": args[0] if args else None, "code": exc.code, "message": exc.message}
@@ -451,15 +457,52 @@ class Relay:
                 await asyncio.sleep(0.02)
                 continue
             _, _, member, seat = result
+            # Taken over here or elsewhere while the request ran at `owner`?
+            moved = self.remotes.get(remote.id) is not remote or remote.owner != owner
             conn_id = getattr(conn, "id", "")
             if member:
-                remote.members[conn_id] = seat
+                remote.members[conn_id] = seat  # (a join asks this handle whether it joined)
             else:
                 remote.members.pop(conn_id, None)
-                if not remote.members and self.remotes.get(remote.id) is remote:
-                    del self.remotes[remote.id]
+            if moved:
+                await self._moved_meanwhile(remote, conn, member, seat)
+            elif not remote.members:
+                del self.remotes[remote.id]
             return
         raise RequestError("internal_error", "the room kept moving; try again")
+
+    async def _moved_meanwhile(self, remote: RemoteRoom, conn: Peer, member: bool, seat: Seat | None) -> None:
+        """The room changed owner while `conn`'s request ran at the old one.
+
+        The members moved to the new owner (`announce`, `reattach_at`) were the ones
+        known when it took over: a member this request made (a join, watch or resume in
+        flight) was not among them and would never get a frame again, and one it ended
+        (a leave) may have been moved along. Settle it at the room's owner now."""
+        room_id = remote.id
+        room = self.rooms.find(room_id)
+        current = self.remotes.get(room_id)
+        if current is not remote:
+            remote.owner = None  # a stale handle: its next call looks the owner up
+        if room is not None:  # taken over by this node
+            if member:
+                conns = getattr(conn, "rooms", None)
+                if isinstance(conns, dict):
+                    conns[room_id] = room
+                await room.reattach([(conn, seat)])
+            elif room.has_member(conn):
+                await room.leave(conn, False)
+        elif member:
+            if current is None:
+                current = self.remotes[room_id] = remote
+            current.members[getattr(conn, "id", "")] = seat
+            self._spawn(self.reattach_at(room_id, current.owner))
+        elif current is not None:
+            # Detach it at the new owner too (nothing happens there if it was never attached).
+            self._spawn(self._detach(current, conn))
+
+    async def _detach(self, remote: RemoteRoom, conn: Peer) -> None:
+        with contextlib.suppress(RequestError):
+            await self.request(remote, conn, "leave", [False])
 
     async def _call_local(self, room: RoomHandle, conn: Peer, op: str, args: list[Any]) -> None:
         conns = getattr(conn, "rooms", None)

@@ -22,7 +22,7 @@ from engines.base import Engine, GameError, Seat
 from engines.bots.base import Bot
 from server import seat_bots
 from server.endings import RoomEndings
-from server.errors import RequestError
+from server.errors import RequestError, RoomMoved
 from server.limits import GuessLimiter
 from server.membership import RoomMembership
 from server.metrics import Metrics
@@ -315,7 +315,7 @@ class Room(RoomViews, RoomEndings, RoomMembership):
             self.closing = True
             if self.on_lost is not None:
                 self.on_lost(self)  # the lobby drops it; the relay moves its members
-            raise RequestError("internal_error", "this room moved to another server; reconnect") from exc
+            raise RoomMoved() from exc
         except StorageUnavailable as exc:
             log.warning("room %s: %s", self.id, exc)
             self._failed(unsure=False)
@@ -384,7 +384,9 @@ class Room(RoomViews, RoomEndings, RoomMembership):
             raise RequestError("storage_unavailable", NOT_APPLIED, {"outcome": "not_applied"}) from exc
         if not reloaded:
             self.closing = True
-            raise RequestError("internal_error", "this room moved to another server; reconnect")
+            if self.on_lost is not None:
+                self.on_lost(self)  # the lobby drops it; the relay moves its members
+            raise RoomMoved()
 
     async def _reload(self) -> bool:
         """Re-read the room from Redis (caller holds the lock).
