@@ -349,7 +349,7 @@ class Engine(ABC, Generic[S, A]):
         return ()
 
     # Event types that only say again what the view's change shows (a Causeway `place`
-    # is the stone in `stacks` plus `last_move`): protocol 2 leaves them out of patches.
+    # is the stone in `stacks` plus the action's notation): protocol 2 leaves them out of patches.
     restated_events: ClassVar[frozenset[str]] = frozenset()
 
     def state_from_view(self, view: View) -> S:

@@ -28,7 +28,9 @@ _cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
 
 async def positions(room_id: str, replay: Mapping[str, Any]) -> dict[str, Any]:
-    """`{"view": <spectator game view at the start>, "steps": [{seat, action, ops}]}`.
+    """`{"view": <spectator game view at the start>, "to_act": [...], "steps": [{seat, action,
+    ops, to_act}]}`, `to_act` being the seats to act in that position (views leave it to
+    the room's part, which a replay has not).
 
     `replay` is the data of a `replay` reply (game, rules, players, options, seed and
     the stored actions). `action` in a step is the public text (a GIANTS sealed bid is
@@ -74,6 +76,7 @@ def _compute(replay: Mapping[str, Any]) -> dict[str, Any]:
     state = engine.new_game(replay["players"], replay["options"], replay["seed"])
     view = engine.view(state, None)
     start = view
+    first = sorted(engine.to_act(state))
     steps: list[dict[str, Any]] = []
     complete = True
     entries: Sequence[Mapping[str, Any]] = replay["actions"]
@@ -87,6 +90,7 @@ def _compute(replay: Mapping[str, Any]) -> dict[str, Any]:
             complete = False
             break
         new_view = engine.view(state, None)
-        steps.append({"seat": seat, "action": public, "ops": diff(view, new_view)})
+        steps.append({"seat": seat, "action": public, "ops": diff(view, new_view),
+                      "to_act": sorted(engine.to_act(state))})
         view = new_view
-    return {"view": start, "steps": steps, "complete": complete}
+    return {"view": start, "to_act": first, "steps": steps, "complete": complete}

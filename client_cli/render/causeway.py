@@ -67,12 +67,9 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
     for colour, left in setup.items():
         if left:
             head.append(f"{colour.capitalize()} still to place: {', '.join(left)}")
-    if view.get("to_move"):
-        head.append(f"To move: {view['to_move'].capitalize()}")
+    # Whose turn it is and the last move are the room's (its header and recent moves).
     if view.get("end"):
         head.append(f"Ended: {view['end']}")
-    if view.get("last_move"):
-        head.append(f"Last move: {view['last_move']}")
     legend = ("stacks bottom->top: w b blanks, W B barrier/spellstone; Gw Gb giants, "
               "Tw/Tb trappers, Sw/Sb spikeys; . empty cell next to the Causeway; "
               "numbers beside the cells: q of the column (slanting down to the right) they end; "

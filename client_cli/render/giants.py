@@ -119,8 +119,7 @@ def render(view: dict[str, Any], seat: int | None = None) -> str:
     offer = view.get("offer", {})
     stock = view.get("stock", {})
     head = [
-        f"GIANTS - turn {view.get('turn')}, phase {phase}; first player seat {view.get('first')}"
-        + (f"; to act: {', '.join(f'seat {s}' for s in view.get('to_act', []))}" if view.get("to_act") else ""),
+        f"GIANTS - turn {view.get('turn')}, phase {phase}; first player seat {view.get('first')}",
         "Offer: " + ", ".join(f"{offer.get(s, 0)} of size {s}" for s in ("1", "2", "3"))
         + f"   (stock {stock.get('1', 0)}/{stock.get('2', 0)}/{stock.get('3', 0)}; dice {view.get('dice', [])})",
         f"Supply: {view.get('tablets')} half-tablets, {view.get('headdresses')} headdresses"

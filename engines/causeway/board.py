@@ -65,9 +65,9 @@ class CausewayState:
     """One position of any rule set. Callers treat it (and its maps) as immutable.
 
     `history` holds short digests of the positions (cells + supplies + side to move,
-    GC-B11 / GC-S7) since stones were last added to the board: adding a stone can never
-    be undone, so older positions cannot recur. `ply` counts every applied action,
-    setup placements included; `passes` counts passes in a row.
+    GC-B11 / GC-S7) since stones were last added to the board, the current one last:
+    adding a stone can never be undone, so older positions cannot recur. `ply` counts
+    every applied action, setup placements included; `passes` counts passes in a row.
     """
 
     stacks: dict[Hex, str]
@@ -82,7 +82,6 @@ class CausewayState:
     passes: int = 0
     history: tuple[str, ...] = ()
     end: str | None = None
-    last_move: str | None = None
 
     def occupied(self, cell: Hex) -> bool:
         return cell in self.stacks or cell in self.giants

@@ -412,7 +412,6 @@ class CausewayEngine(Engine[CausewayState, Action]):
             phase=phase,
             ply=state.ply + 1,
             history=(position_key(work.stacks, work.giants, supply, 1 - colour),),
-            last_move=notation.format_action(place),
         )
         return Transition(after, tuple(work.events))
 
@@ -458,7 +457,6 @@ class CausewayEngine(Engine[CausewayState, Action]):
             passes=passes,
             history=history,
             end=end,
-            last_move=notation.format_action(action),
         )
         if phase == PHASE_DESTROY:
             work.events.append({"type": "destroy_due", "colour": COLOUR_NAMES[mover]})
@@ -509,13 +507,17 @@ class CausewayEngine(Engine[CausewayState, Action]):
         return notation.format_action(action)
 
     def snapshot(self, state: CausewayState) -> dict[str, Any]:
-        # The view leaves to_move empty once the game is over; "turn" keeps the seat.
-        return {"game": "causeway", "schema": 1, "turn": state.to_move, **self.view(state, None)}
+        # The view plus what it leaves out: the seat to move ("turn", also once the game
+        # is over) and the whole repetition history. `to_move` keeps the snapshot readable
+        # by servers from before the view lost it.
+        return {"game": "causeway", "schema": 1, "turn": state.to_move, **self.view(state, None),
+                "to_move": None if state.phase == PHASE_OVER else COLOUR_NAMES[state.to_move],
+                "history": list(state.history)}
 
     def restore(self, data: Mapping[str, Any]) -> CausewayState:
         if data.get("game") != "causeway" or data.get("schema") != 1:
             raise BadSnapshotError("not a Giant's Causeway snapshot (schema 1)")
-        return self.state_from_view(dict(data))
+        return views.state_of(dict(data), self.info.rules, snapshot=True)
 
 
 def _has_colour(stack: str, colour: int) -> bool:

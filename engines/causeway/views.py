@@ -4,6 +4,13 @@ No information is hidden, so the view carries the whole position — the repetit
 history and guard counters included — and `state_of` rebuilds a playable state from it
 (search bots do; snapshots reuse it). Per-cell maps are keyed by `"q,r"` so a move
 changes only a few entries. docs/rules/causeway.md lists the fields.
+
+What the view would only say twice is left out, because every move's patch would carry
+it (docs/performance.md, "Patch frames"): the side to move (the room's `to_act` names
+the seat, `seats` its colour; `state_of` reads it off `ply` and `phase`), the move just
+played (the patch's `act`, the room's events) and the digest of the current position
+(a function of the position shown; `state_of` recomputes it). Snapshots
+(`CausewayEngine.snapshot`) keep all of it.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from engines.causeway.board import (
     Hex,
     cell_name,
     parse_cell,
+    position_key,
 )
 
 PHASES = (PHASE_SETUP, PHASE_PLAY, PHASE_DESTROY, PHASE_OVER)
@@ -33,9 +41,8 @@ _KEY_RADIUS = 7  # cells this close to 0,0 get a key reference (the board grows 
 # Every fixed map key of a view, those a move changes first, then the cells near the
 # centre (protocol 2's key table): static, whatever the position.
 VIEW_KEYS = (
-    "to_move", "stacks", "giants", "supply", "setup_left", "ply", "history", "last_move", "white",
-    "black", "phase", "passes", "won", "destroyed", "towers", "specials", "special", "end", "seats",
-    "rules", "ply_cap",
+    "stacks", "giants", "supply", "setup_left", "ply", "history", "white", "black", "phase", "passes",
+    "won", "destroyed", "towers", "specials", "special", "end", "seats", "rules", "ply_cap",
     *(cell_name((q, r)) for d in range(_KEY_RADIUS + 1) for q in range(-d, d + 1) for r in range(-d, d + 1)
       if max(abs(q), abs(r), abs(q + r)) == d),
 )
@@ -48,7 +55,6 @@ def view_of(state: CausewayState, rules: str, special: str | None, ply_cap: int)
     return {
         "rules": rules,
         "phase": state.phase,
-        "to_move": None if state.phase == PHASE_OVER else COLOUR_NAMES[state.to_move],
         "seats": {"white": 0, "black": 1},
         "stacks": {cell_name(c): s for c, s in sorted(state.stacks.items())},
         "giants": {cell_name(c): [COLOUR_NAMES[g[0]], g[1]] for c, g in sorted(state.giants.items())},
@@ -62,21 +68,30 @@ def view_of(state: CausewayState, rules: str, special: str | None, ply_cap: int)
         "ply": state.ply,
         "ply_cap": ply_cap,
         "passes": state.passes,
-        "history": list(state.history),
+        "history": list(state.history[:-1]),  # the current position's digest: state_of recomputes it
         "end": state.end,
-        "last_move": state.last_move,
     }
 
 
-def state_of(view: View, rules: str) -> CausewayState:
-    """Rebuild the state a view shows; raise BadSnapshotError if it is not one of ours."""
+def turn_of(phase: str, ply: int) -> int:
+    """The colour to move in a reachable position: turns alternate from White at ply 0
+    (setup placements, moves and passes alike), except that the player who must destroy
+    a tower (GC-B10) moves again. A finished game has nobody to move (0 here)."""
+    if phase == PHASE_OVER:
+        return 0
+    return (ply - 1) % 2 if phase == PHASE_DESTROY else ply % 2
+
+
+def state_of(view: View, rules: str, *, snapshot: bool = False) -> CausewayState:
+    """Rebuild the state a view shows (or, with `snapshot`, the one a snapshot holds:
+    its "turn" and whole "history"); raise BadSnapshotError if it is not one of ours."""
     try:
-        return _state_of(view, rules)
+        return _state_of(view, rules, snapshot)
     except (KeyError, ValueError, TypeError, IndexError, AttributeError) as exc:
         raise BadSnapshotError(f"not a Giant's Causeway ({rules}) view: {exc}") from exc
 
 
-def _state_of(view: View, rules: str) -> CausewayState:
+def _state_of(view: View, rules: str, snapshot: bool) -> CausewayState:
     if view["rules"] != rules:
         raise ValueError(f"rule set {view['rules']!r}, expected {rules!r}")
     colour = {name: c for c, name in enumerate(COLOUR_NAMES)}
@@ -93,12 +108,23 @@ def _state_of(view: View, rules: str) -> CausewayState:
     if phase not in PHASES:
         raise ValueError(f"bad phase {phase!r}")
     end: Any = view["end"]
-    # A finished game's view names nobody to move; snapshots keep the seat in "turn".
-    to_move = int(view.get("turn", 0)) if phase == PHASE_OVER else colour[view["to_move"]]
+    ply = int(view["ply"])
+    supply = (int(view["supply"]["white"]), int(view["supply"]["black"]))
+    history = tuple(str(h) for h in view["history"])
+    if snapshot:
+        to_move = int(view["turn"])
+        if to_move not in (0, 1):
+            raise ValueError(f"bad turn {to_move!r}")
+    else:
+        to_move = turn_of(phase, ply)
+        # The engine keys a position with the side that moves next in play; a destroy
+        # step (the same player again) was keyed before it (engine._finish).
+        keyed = 1 - to_move if phase == PHASE_DESTROY else to_move
+        history = (*history, position_key(stacks, giants, supply, keyed))
     return CausewayState(
         stacks=stacks,
         giants=giants,
-        supply=(int(view["supply"]["white"]), int(view["supply"]["black"])),
+        supply=supply,
         setup_left=(
             tuple(str(p) for p in view["setup_left"]["white"]),
             tuple(str(p) for p in view["setup_left"]["black"]),
@@ -107,11 +133,10 @@ def _state_of(view: View, rules: str) -> CausewayState:
         destroyed={_cell(k): colour[v] for k, v in view["destroyed"].items()},
         to_move=to_move,
         phase=phase,
-        ply=int(view["ply"]),
+        ply=ply,
         passes=int(view["passes"]),
-        history=tuple(str(h) for h in view["history"]),
+        history=history,
         end=None if end is None else str(end),
-        last_move=view.get("last_move"),
     )
 
 

@@ -153,7 +153,7 @@ class GiantsEngine(Engine[GameState, Action]):
         return views.VIEW_KEYS
 
     def view(self, state: GameState, seat: Seat | None) -> View:
-        return views.view(state, seat, self.to_act(state))
+        return views.view(state, seat)
 
     def outcome(self, state: GameState) -> Outcome | None:
         return scoring.outcome(state) if state.phase == OVER else None

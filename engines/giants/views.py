@@ -23,7 +23,7 @@ from engines.giants.state import AUCTION, OVER, GameState, Player
 # Every fixed map key of a view (protocol 2's key table), those a move changes first:
 # the same list for every seat and every game, so it tells no seat anything.
 VIEW_KEYS: tuple[str, ...] = (
-    "current", "to_act", "phase", "seats", "board", "bid_made", "passed", "statues", "ahu", "screen",
+    "phase", "seats", "board", "bid_made", "passed", "statues", "ahu", "screen",
     "my_bid", "bid", "0", "1", "2", "3", "4", "points", "front_markers", "front_workers", "front_chief",
     "spent_workers", "spent_chief", "reserve_workers", "reserve_markers", "looked", "offer", "stock",
     "tablets", "headdresses", "neutrals", "order", "turn", "first", "dice",
@@ -62,8 +62,12 @@ def _public_seat(state: GameState, seat: int) -> dict[str, Any]:
     return data
 
 
-def view(state: GameState, seat: int | None, to_act: frozenset[int]) -> dict[str, Any]:
-    """The view of `seat` (None = spectator) as msgpack-able data with string keys."""
+def view(state: GameState, seat: int | None) -> dict[str, Any]:
+    """The view of `seat` (None = spectator) as msgpack-able data with string keys.
+
+    Who acts now is not in it: the room's `to_act` says so, and every move's patch
+    would otherwise carry it twice (docs/performance.md, "Patch frames").
+    """
     over = state.phase == OVER
     ahu: dict[str, Any] = {}
     for aid, st in state.ahu.items():
@@ -83,8 +87,6 @@ def view(state: GameState, seat: int | None, to_act: frozenset[int]) -> dict[str
         "turn": state.turn,
         "phase": state.phase,
         "first": state.first,
-        "current": state.current,
-        "to_act": sorted(to_act),
         "seed_commitment": dice.commitment(state.seed),
         "dice": list(state.faces),
         "offer": {"1": state.offer[0], "2": state.offer[1], "3": state.offer[2]},

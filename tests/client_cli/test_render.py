@@ -171,7 +171,6 @@ def test_causeway_draws_giants_and_stacks() -> None:
         state = engine.apply_text(state, seat, text).state
     drawn = render_game("causeway", engine.view(state, None))
     assert board_lines(drawn, "r=0", 1) == ["r=0     .   Gw  w   b   Gb  .     q=-2..3"]
-    assert "Last move: giant@2,0" in drawn
 
 
 def test_giants_map_offer_and_only_the_viewers_screen() -> None:

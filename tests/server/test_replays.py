@@ -31,6 +31,7 @@ async def test_positions_are_the_spectator_views_move_by_move(giants_server, cli
     state = engine.new_game(data["players"], data["options"], data["seed"])
     view = pos["view"]
     assert view == engine.view(state, None)
+    assert pos["to_act"] == sorted(engine.to_act(state))  # whose turn it was (not in the view)
     for entry, step in zip(data["actions"], pos["steps"], strict=True):
         action = engine.parse_action(state, entry["seat"], entry["action"])
         assert step["seat"] == entry["seat"]
@@ -38,6 +39,7 @@ async def test_positions_are_the_spectator_views_move_by_move(giants_server, cli
         state = engine.apply(state, entry["seat"], action).state
         view = apply_patch(view, step["ops"])
         assert view == engine.view(state, None)
+        assert step["to_act"] == sorted(engine.to_act(state))
     assert engine.outcome(state) is not None
     # The final position is the one spectators saw at the end.
     assert view == client.rooms[room].view["game"]

@@ -55,7 +55,8 @@ def test_gc4_white_moves_first_and_seats_are_colours() -> None:
     state = E.new_game(2, {}, seed=5)
     assert E.to_act(state) == frozenset({0})
     view = E.view(state, None)
-    assert view["to_move"] == "white" and view["seats"] == {"white": 0, "black": 1}
+    assert view["seats"] == {"white": 0, "black": 1} and "to_move" not in view  # the room's to_act says it
+    assert E.state_from_view(view).to_move == 0
     with pytest.raises(NotYourTurnError):
         E.apply(state, 1, E.legal_actions(state, 0)[0])
 

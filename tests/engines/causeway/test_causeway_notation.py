@@ -55,6 +55,37 @@ def test_snapshots_round_trip_and_refuse_other_rule_sets() -> None:
         barrier.restore({"game": "causeway", "schema": 1, "rules": "barrier"})
 
 
+def test_snapshots_from_before_the_view_lost_to_move_and_last_move_restore() -> None:
+    """A room stored by an older server (its snapshot holds the view's old `to_move`
+    and `last_move`) comes back as the same position."""
+    barrier = engine("barrier")
+    state = barrier.new_game(2, {}, 3)
+    for text in ("giant@-1,0", "giant@2,0", "giant@-1,1"):
+        state = barrier.apply_text(state, state.to_move, text).state
+    old = {**barrier.snapshot(state), "to_move": "black", "last_move": "giant@-1,1"}
+    assert barrier.restore(old) == state
+
+
+@pytest.mark.parametrize("rules", ["barrier", "spellstone", "quick"])
+def test_the_view_leaves_out_what_state_from_view_works_out(rules: str) -> None:
+    """Random games, the destroy step included: the side to move and the current
+    position's digest, left out of the view, come back exactly (a search bot's
+    repetition count depends on the digests)."""
+    e = engine(rules)
+    destroys = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        state = e.new_game(2, {}, seed)
+        while e.outcome(state) is None:
+            view = e.view(state, None)
+            assert not {"to_move", "last_move"} & set(view) and view["history"] == list(state.history[:-1])
+            rebuilt = e.state_from_view(view)
+            assert (rebuilt.to_move, rebuilt.history) == (state.to_move, state.history)
+            destroys += state.phase == "destroy"
+            state = e.apply(state, state.to_move, rng.choice(e.legal_actions(state, state.to_move))).state
+    assert rules != "barrier" or destroys > 0
+
+
 def _mean_choices(rules: str, games: int) -> tuple[float, int]:
     """Average and largest number of legal moves per play-phase turn in random games."""
     e = engine(rules)

@@ -80,8 +80,9 @@ function tokenize(text, ctx) {
   return [{ key: t, target: null, label: t }];
 }
 
-function lastCells(v) {
-  const lm = (v.last_move || "").replace(/\s+/g, "");
+function lastCells(ctx) {
+  // The move just played comes with the patch (`act`), not in the view.
+  const lm = ((ctx.lastMove && ctx.lastMove.action) || "").replace(/\s+/g, "");
   const out = new Set();
   if (!lm || lm === "pass") return out;
   if (lm.includes("@")) out.add(norm(lm.split("@")[1]));
@@ -96,6 +97,9 @@ function lastCells(v) {
 
 function status(ctx) {
   const v = ctx.view;
+  // Whose turn it is: the room's `to_act`, read as a colour through the view's `seats`.
+  const toAct = (ctx.room && ctx.room.to_act) || [];
+  const toMove = ["white", "black"].find((colour) => toAct.includes(v.seats[colour]));
   const side = (colour) => {
     const seat = v.seats[colour];
     const parts = [who(ctx, seat), ` — ${v.supply[colour]} blanks in supply, ${v.towers[colour]} tower(s)`];
@@ -108,7 +112,7 @@ function status(ctx) {
     stat("White", ...side("white")),
     stat("Black", ...side("black")),
     stat("Phase", v.phase),
-    stat("To move", v.to_move ? `${v.to_move} — ${who(ctx, v.seats[v.to_move])}` : "nobody (game over)"),
+    stat("To move", toMove ? `${toMove} — ${who(ctx, v.seats[toMove])}` : "nobody now"),
     stat("Ply", `${v.ply} of ${v.ply_cap}`),
     v.end ? stat("End", v.end) : null,
     stat("Last move", h("span", { class: "gt-last" }, lastMoveText(ctx))),
@@ -125,7 +129,7 @@ function draw(ctx, sel) {
     const [q, r] = parse(c);
     for (const [dq, dr] of Object.values(DIRS)) cells.add(`${q + dq},${r + dr}`);
   }
-  const last = lastCells(v);
+  const last = lastCells(ctx);
   const list = [...cells].sort();
   const points = list.map((c) => axialToPixel(...parse(c), SIZE));
   const out = list.map((c, i) => {

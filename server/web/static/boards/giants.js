@@ -123,7 +123,7 @@ function tokenize(text, ctx) {
 
 function status(ctx) {
   const v = ctx.view;
-  const toAct = ctx.room && ctx.room.to_act ? ctx.room.to_act : v.to_act;
+  const toAct = (ctx.room && ctx.room.to_act) || [];
   return [
     stat("Turn", `${v.turn} of 20`),
     stat("Phase", v.phase),

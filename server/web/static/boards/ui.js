@@ -71,7 +71,7 @@ export function lastMoveText(ctx) {
   if (ctx.lastMove && ctx.lastMove.action) {
     return `${seatName(ctx, ctx.lastMove.seat)}: ${ctx.lastMove.action}`;
   }
-  const lm = ctx.view && ctx.view.last_move;
+  const lm = ctx.view && ctx.view.last_move; // Giantslayer and Tara also keep it in the view
   return lm || "—";
 }
 

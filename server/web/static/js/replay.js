@@ -152,7 +152,7 @@ export function showReplay(app, client, roomId) {
         id: roomId, game: data.game, rules: data.rules, players: data.players,
         status: finished ? "finished" : "playing",
         seats: names.map((name, seat) => ({ seat, name, connected: false, bot: null })),
-        to_act: [], deadline: null,
+        to_act: (step ? step.to_act : pos.to_act) || [], deadline: null,
       };
       try {
         board.render(boardEl, {
