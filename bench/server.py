@@ -53,7 +53,7 @@ from websockets.asyncio.client import ClientConnection, connect
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from protocol import PROTOCOL_VERSION  # noqa: E402
+from protocol import PROTOCOL_VERSION, apply_legal_edit  # noqa: E402
 
 sys.path.append(str(ROOT / "bench"))
 import wsclient  # noqa: E402
@@ -256,6 +256,7 @@ class Member:
         self.replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.version = -1
         self.legal: list[str] = []
+        self.base: list[str] = []  # the last non-empty legal list (protocol 3's legal_edit applies to it)
         self.sent_at: float | None = None  # when our act left; None once its patch (or error) came
         self.seat: int | None = None
         self.wake = wake
@@ -288,6 +289,7 @@ class Member:
             return
         if kind == "snapshot":
             self.version, self.legal, self.seat = msg["version"], msg.get("legal") or [], msg["seat"]
+            self.base = self.legal
             stats.view_bytes.append(len(msgpack.packb(msg["view"])))
         elif kind == "patch":
             events = msg.get("events", ())
@@ -299,11 +301,16 @@ class Member:
                 self.sent_at = None
             if "legal" in msg:  # absent: unchanged
                 self.legal = msg["legal"]
+            elif "legal_edit" in msg:
+                self.legal = apply_legal_edit(self.base, msg["legal_edit"])
+            if self.legal:
+                self.base = self.legal
             if stats.measuring:
                 if self.spectator:
                     stats.spectator_frames.append(len(frame))
                 else:
-                    (stats.legal_frames if msg.get("legal") else stats.seat_frames).append(len(frame))
+                    legal = msg.get("legal") or msg.get("legal_edit")
+                    (stats.legal_frames if legal else stats.seat_frames).append(len(frame))
             self.version = msg.get("to", msg["from"] + 1)  # protocol 2 leaves out `to`
             if any(e.get("type") == "finished" for e in events):
                 self.finished = True

@@ -171,7 +171,7 @@ class Client(Connection):
         room = self.rooms.get(msg.room)
         if room is None:
             return
-        result = room.apply_patch(msg.from_, msg.to, msg.ops, msg.events, msg.legal)
+        result = room.apply_patch(msg.from_, msg.to, msg.ops, msg.events, msg.legal, msg.legal_edit)
         if result == "applied":
             self._remember(room)
             self._publish(Update(room, "patch", msg.to, tuple(msg.events)))

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol import ErrorCode, PatchError, apply_patch, expand_ops
+from protocol import ErrorCode, PatchError, apply_legal_edit, apply_patch, expand_ops
 
 RECENT_EVENTS = 256  # events kept per room for late readers (renderers, logs)
 
@@ -99,7 +99,9 @@ class TrackedRoom:
     view: dict[str, Any] | None = None
     version: int | None = None
     legal: list[str] = field(default_factory=list)
-    keys: tuple[str, ...] | None = None  # protocol 2: the key table of the last snapshot
+    keys: tuple[str, ...] | None = None  # protocol 2 and 3: the key table of the last snapshot
+    # Protocol 3: the last non-empty legal list received, what a `legal_edit` applies to.
+    legal_base: list[str] = field(default_factory=list, repr=False)
     events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=RECENT_EVENTS))
     resyncing: bool = False  # patches are ignored until the next snapshot
     lost: RoomLost | None = None
@@ -200,18 +202,21 @@ class TrackedRoom:
         self, version: int, seat: int | None, view: dict[str, Any], legal: list[str],
         keys: list[str] | None = None,
     ) -> None:
-        """Take a snapshot; `keys` (protocol 2) is the key table its patches refer to."""
+        """Take a snapshot; `keys` (protocol 2 and 3) is the key table its patches refer to."""
         self.view, self.version, self.seat, self.legal = view, version, seat, list(legal)
+        self.legal_base = self.legal
         self.keys = None if keys is None else tuple(keys)
         self.resyncing = False
         self._notify()
 
     def apply_patch(
-        self, from_: int, to: int, ops: list[Any], events: list[Any], legal: list[str] | None
+        self, from_: int, to: int, ops: list[Any], events: list[Any], legal: list[str] | None,
+        legal_edit: list[Any] | None = None,
     ) -> str:
         """Apply one patch; return "applied", "old" (ignored) or "gap" (resync needed).
 
-        `legal` None (protocol 2) keeps the legal list the seat already has."""
+        `legal` None (protocol 2 and 3) keeps the legal list the seat already has, unless
+        `legal_edit` (protocol 3) edits the last non-empty one."""
         if self.resyncing or self.version is None or self.view is None:
             return "old"  # a snapshot is on its way and will supersede this
         if from_ < self.version or to <= self.version:
@@ -222,6 +227,8 @@ class TrackedRoom:
             if self.keys is not None:  # protocol 2: compact ops with key references
                 ops = expand_ops(ops, self.keys)
             view = apply_patch(self.view, ops)
+            if legal is None and legal_edit is not None:
+                legal = apply_legal_edit(self.legal_base, legal_edit)
         except PatchError:
             return "gap"
         if not isinstance(view, dict):
@@ -229,6 +236,8 @@ class TrackedRoom:
         self.view, self.version = view, to
         if legal is not None:
             self.legal = list(legal)
+            if self.legal:
+                self.legal_base = self.legal
         self.events.extend(e for e in events if isinstance(e, dict))
         self._notify()
         return "applied"

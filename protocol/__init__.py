@@ -32,6 +32,7 @@ from protocol.errors import (
     ProtocolError,
     UnknownType,
 )
+from protocol.legal import apply_legal_edit, legal_edit
 from protocol.messages import (
     Abort,
     Act,
@@ -98,6 +99,7 @@ __all__ = [
     "Start",
     "UnknownType",
     "Watch",
+    "apply_legal_edit",
     "apply_patch",
     "closing_frame",
     "compact_ops",
@@ -110,6 +112,7 @@ __all__ = [
     "expand_ops",
     "key_refs",
     "key_table",
+    "legal_edit",
     "ok_frame",
     "patch_frame",
     "recover_id",

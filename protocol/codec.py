@@ -310,13 +310,15 @@ def patch_frame(
 
 
 def compact_patch_frame(
-    room: str, from_: int, ops: list[list[Any]], events: Sequence[Mapping[str, Any]], legal: list[str] | None
+    room: str, from_: int, ops: list[list[Any]], events: Sequence[Mapping[str, Any]], legal: list[str] | None,
+    legal_edit: list[list[Any]] | None = None,
 ) -> dict[str, Any]:
-    """The protocol-2 patch taking a member's view from `from_` to `from_ + 1`.
+    """The protocol-2 or -3 patch taking a member's view from `from_` to `from_ + 1`.
 
     `ops` come from `compact.compact_ops`. `to` is left out (always `from + 1`), and so
     are `events` when empty and `legal` when None: the member's legal list is unchanged
-    (pass the list, even [], when it changed). A leading `action` event travels as
+    (pass the list, even [], when it changed). Protocol 3 may pass `legal_edit`
+    (`protocol.legal`) instead of `legal`. A leading `action` event travels as
     `act: [seat, action]`; the decoding side (`messages.Patch`) puts it back.
     """
     frame: dict[str, Any] = {"type": "patch", "room": room, "from": from_, "ops": ops}
@@ -329,6 +331,8 @@ def compact_patch_frame(
             frame["events"] = events
     if legal is not None:
         frame["legal"] = legal
+    elif legal_edit is not None:
+        frame["legal_edit"] = legal_edit
     return frame
 
 

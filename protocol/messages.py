@@ -316,7 +316,7 @@ class Error(_Push):
 class Snapshot(_Push):
     """The full view of `room` at `version`; `legal` is non-empty only when this seat must act.
 
-    `keys` (protocol 2 only) is the room's key table: keep it with the view and read
+    `keys` (protocol 2 and 3) is the room's key table: keep it with the view and read
     the room's patches with it (`protocol.compact.expand_ops`). None under protocol 1.
     """
 
@@ -335,7 +335,8 @@ class Patch(_Push):
     Both protocol versions decode to this shape: a protocol-2 patch gets `to = from + 1`
     and its `act` back as the leading `action` event. Its `ops` stay in the compact form
     (`protocol.compact`) until expanded with the room's key table. `legal` is None when
-    a protocol-2 patch left it out: the seat's legal list is unchanged.
+    a protocol-2 or -3 patch left it out: the seat's legal list is unchanged, unless
+    `legal_edit` (protocol 3, `protocol.legal`) edits the seat's last non-empty list.
     """
 
     type: Literal["patch"] = "patch"
@@ -345,6 +346,7 @@ class Patch(_Push):
     ops: list[Any]
     events: list[dict[str, Any]] = Field(default_factory=list)
     legal: list[str] | None = None
+    legal_edit: list[list[Any]] | None = None
 
     @model_validator(mode="before")
     @classmethod

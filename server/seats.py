@@ -78,6 +78,9 @@ class Member:
     # hash(tuple(...)) of the legal list it was last sent: protocol 2 resends a list only
     # when it changed. A 64-bit hash, not the list, which the room does not keep (memory).
     legal_hash: int | None = None
+    # Protocol 3: the last non-empty legal list it was sent, joined with LEGAL_SEP (one
+    # compact str, not a list of them): the base its next `legal_edit` applies to.
+    legal_base: str | None = None
 
 
 @dataclass

@@ -22,12 +22,34 @@ from server.wire import (
     encode,
     key_refs,
     key_table,
+    legal_edit,
     patch_frame,
     snapshot_frame,
 )
 
 NO_LEGAL: list[str] = []  # shared and never mutated
 EMPTY_HASH = hash(())  # Member.legal_hash of an empty legal list
+LEGAL_SEP = "\n"  # joins a Member.legal_base (no action's notation holds a line break)
+
+
+def joined_legal(legal: list[str]) -> str | None:
+    """A non-empty legal list as one str (a Member.legal_base); None when it is empty or
+    an action holds LEGAL_SEP (its next list is then sent whole)."""
+    text = LEGAL_SEP.join(legal)
+    return text if legal and text.count(LEGAL_SEP) == len(legal) - 1 else None
+
+
+def legal_change(member: Member, legal: list[str], cache: dict[tuple[Seat | None, str], Any]) -> Any:
+    """Protocol 3: `legal_edit`'s splices from the member's base to `legal`, or None to
+    send `legal` whole (no base, or the edit is not smaller). Cached per (seat, base):
+    the seat's other connections with the same base share it."""
+    base = member.legal_base
+    if base is None or not legal:
+        return None
+    key = (member.seat, base)
+    if key not in cache:
+        cache[key] = legal_edit(base.split(LEGAL_SEP), legal)
+    return cache[key]
 # Protocol 2's key table per engine class (static per game and rule set): (keys, refs).
 _TABLES: dict[type, tuple[list[str], dict[str, int]]] = {}
 
@@ -236,6 +258,7 @@ class RoomViews:
         self.touched = True
         legal = self.legal_for(member.seat)
         member.legal_hash = hash(tuple(legal))
+        member.legal_base = joined_legal(legal)  # a snapshot resets the base of legal edits
         keys = key_tables(self.engine)[0] if member.peer.protocol >= 2 else None
         member.peer.push(encode(snapshot_frame(self.id, member.version, member.seat, view, legal, keys)))
 
@@ -266,10 +289,11 @@ class RoomViews:
         ordered = sorted(self.members, key=lambda m: m.seat is not None and m.seat in to_act)
         ops_cache: dict[tuple[int, int], list[Any]] = {}
         compact_cache: dict[tuple[int, int], list[Any]] = {}
-        frames: dict[tuple[int, int, int, tuple[Any, ...] | None, int, bool], bytes] = {}
+        frames: dict[tuple[int, int, int, tuple[Any, ...] | None, int, bool, str | None], bytes] = {}
         refs = key_tables(self.engine)[1]
         restated = self.engine.restated_events
         legal_cache: dict[Seat | None, list[str]] = {}
+        edits: dict[tuple[Seat | None, str], Any] = {}
         # The caches key on id(): keep every old view alive until the loop ends so no
         # id can be reused by a view allocated meanwhile.
         olds = [m.view for m in ordered]
@@ -292,10 +316,12 @@ class RoomViews:
             # Protocol 2 sends a legal list only when it differs from the member's last one.
             legal_hash = hash(tuple(legal)) if legal else EMPTY_HASH
             resend = wire < 2 or legal_hash != member.legal_hash
+            # Protocol 3 may send the change from the member's last non-empty list.
+            base = member.legal_base if wire >= 3 and resend else None
             # Members with equal old and new views share a frame unless they need their
             # own legal list or (the actor of a hidden game) the unredacted events.
             variant = ("legal", member.seat) if acting else ("actor",) if redacted is not None and not hide else None
-            key = (id(old), id(view), member.version, variant, wire, resend)
+            key = (id(old), id(view), member.version, variant, wire, resend, base)
             frame = frames.get(key)
             if frame is None:
                 pair = (id(old), id(view))
@@ -309,11 +335,15 @@ class RoomViews:
                         compact = compact_cache[pair] = compact_ops(ops, refs, view)
                     if restated:  # the view's change already says it (Engine.restated_events)
                         shown = [e for e in shown if e.get("type") not in restated]
-                    frame = encode(compact_patch_frame(self.id, member.version, compact, shown, legal if resend else None))
+                    edit = legal_change(member, legal, edits) if base is not None else None
+                    sent = legal if resend and edit is None else None
+                    frame = encode(compact_patch_frame(self.id, member.version, compact, shown, sent, edit))
                 else:
                     frame = encode(patch_frame(self.id, member.version, member.version + 1, ops, shown, legal))
                 frames[key] = frame
             # Each member's sequence moves only on changes it is sent (GI-8).
             member.view, member.version, member.legal_hash = view, member.version + 1, legal_hash
+            if wire >= 3 and legal and resend:
+                member.legal_base = joined_legal(legal)  # an empty list leaves the base
             member.peer.push(frame)
         del olds

@@ -15,6 +15,7 @@ from protocol import (
     encode,
     key_refs,
     key_table,
+    legal_edit,
     patch_frame,
     snapshot_frame,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "encode",
     "key_refs",
     "key_table",
+    "legal_edit",
     "patch_frame",
     "snapshot_frame",
 ]

@@ -11,7 +11,8 @@
 // first; every request has an "id" and gets one "ok" or "error" back. After "join"
 // the server pushes a "snapshot" (the view, its key table "keys", and "legal", the
 // seat's legal moves: empty when it need not act) and then "patch"es, which carry
-// "legal" only when it changed. Apply each patch to the snapshot's view, and reply to
+// "legal" only when it changed (or "legal_edit": the changes to the last non-empty
+// list, protocol 3). Apply each patch to the snapshot's view, and reply to
 // a non-empty legal list with "act" unless view.room.answered holds our seat (a
 // simultaneous step we already answered).
 'use strict';
@@ -160,7 +161,7 @@ function connect(url, onMessage, onClose) {
 }
 
 // ---------------------------------------------------------------- patches (protocol section 6)
-// Protocol 2: each op is [code, ...path, arg] (0 set, 1 del, 2 trunc, 3 push; del has no
+// Protocols 2 and 3: each op is [code, ...path, arg] (0 set, 1 del, 2 trunc, 3 push; del has no
 // arg), and a negative path element k stands for keys[-1 - k], the snapshot's key table.
 function applyPatch(view, ops, keys) {
   for (const [code, ...rest] of ops) {
@@ -179,6 +180,14 @@ function applyPatch(view, ops, keys) {
   return view;
 }
 
+// Protocol 3's legal_edit: splices [index, count, ...actions] applied in order to the
+// last non-empty legal list we received (remove count entries at index, insert there).
+function applyLegalEdit(base, splices) {
+  const out = base.slice();
+  for (const [index, count, ...actions] of splices) out.splice(index, count, ...actions);
+  return out;
+}
+
 // ---------------------------------------------------------------- the bot
 function main() {
   const args = process.argv.slice(2);
@@ -190,7 +199,8 @@ function main() {
   let room = opt('--room');
   let moves = 0;
   let view = null, version = null, seat = null;  // our copy of the room: snapshot + patches
-  let keys = [], legal = [];  // the snapshot's key table; our legal moves (patches send changes only)
+  let keys = [], legal = [], base = [];  // the snapshot's key table; our legal moves (patches send
+                                        // changes only); the last non-empty list (legal_edit's base)
   const request = (msg, cb) => { const id = nextId++; pending.set(id, cb || (() => {})); ws.send({ ...msg, id }); };
   const fail = (what, reply) => { console.error(`${what} failed: [${reply.code}] ${reply.message}`); process.exit(1); };
 
@@ -220,7 +230,7 @@ function main() {
       const cb = pending.get(msg.id); pending.delete(msg.id);
       if (cb) cb(msg);
     } else if (msg.type === 'snapshot') {
-      view = msg.view; version = msg.version; seat = msg.seat; keys = msg.keys; legal = msg.legal;
+      view = msg.view; version = msg.version; seat = msg.seat; keys = msg.keys; legal = base = msg.legal;
       if (view.outcome) return finish(view.outcome);
       maybeAct(legal);
     } else if (msg.type === 'patch') {
@@ -228,6 +238,8 @@ function main() {
       if (msg.from !== version) { view = null; return request({ type: 'resync', room }); }
       view = applyPatch(view, msg.ops, keys); version = msg.from + 1;
       if (msg.legal !== undefined) legal = msg.legal;  // absent: unchanged
+      else if (msg.legal_edit !== undefined) legal = applyLegalEdit(base, msg.legal_edit);
+      if (legal.length) base = legal;
       if (view.outcome) return finish(view.outcome);
       maybeAct(legal);
     } else if (msg.type === 'closing') {
@@ -236,7 +248,7 @@ function main() {
   }, () => { if (process.exitCode === undefined) process.exitCode = 0; });
 
   ws.onopen = () => {
-    request({ type: 'hello', protocol: 2, name: 'raw-node-bot', client: 'raw_bot.js' }, (reply) => {
+    request({ type: 'hello', protocol: 3, name: 'raw-node-bot', client: 'raw_bot.js' }, (reply) => {
       if (reply.type !== 'ok') return fail('hello', reply);
       const join = () => {
         const seat = opt('--seat');

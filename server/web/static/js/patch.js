@@ -108,3 +108,22 @@ export function applyPatch(view, ops) {
   for (const op of ops) root = applyOne(root, op, fresh);
   return root;
 }
+
+/**
+ * Protocol 3's `legal_edit` (docs/protocol.md §6): splices `[index, count, ...actions]`,
+ * applied in order, turning `base` (the seat's last non-empty legal list) into the new
+ * list. Returns a new array; throws PatchError when a splice does not fit.
+ */
+export function applyLegalEdit(base, splices) {
+  if (!isList(splices)) throw new PatchError("legal_edit is not a list");
+  const out = base.slice();
+  for (const sp of splices) {
+    if (!isList(sp) || sp.length < 2 || !isIndex(sp[0]) || !isIndex(sp[1])
+        || sp[0] < 0 || sp[0] > out.length || sp[1] < 0 || sp[1] > out.length - sp[0]
+        || !sp.slice(2).every((a) => typeof a === "string")) {
+      throw new PatchError(`legal_edit splice ${JSON.stringify(sp)} does not fit a list of ${out.length}`);
+    }
+    out.splice(sp[0], sp[1], ...sp.slice(2));
+  }
+  return out;
+}

@@ -10,9 +10,9 @@
 //   await client.join(roomId, {password}); client.rooms.get(roomId).view ...
 
 import { decode, encode } from "../vendor/msgpack/index.mjs";
-import { applyPatch, expandOps, PatchError } from "./patch.js";
+import { applyLegalEdit, applyPatch, expandOps, PatchError } from "./patch.js";
 
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 const CLIENT = "giants-web/0.1";
 
 /** A request that failed: `code` is the server's stable error code. */
@@ -32,7 +32,8 @@ export class RoomState {
     this.seat = null;
     this.view = null; // {room, game, outcome}
     this.legal = [];
-    this.keys = null; // the key table of the last snapshot (protocol 2)
+    this.keys = null; // the key table of the last snapshot (protocol 2 and 3)
+    this.legalBase = []; // the last non-empty legal list: what a `legal_edit` applies to
     this.events = []; // of the latest patch
     this.log = []; // every event seen since the last snapshot (bounded)
     this.lastMove = null;
@@ -197,7 +198,8 @@ export class Client extends EventTarget {
     room.seat = msg.seat;
     room.view = msg.view;
     room.legal = msg.legal ?? [];
-    room.keys = Array.isArray(msg.keys) ? msg.keys : null; // protocol 2: the patches' key table
+    room.legalBase = room.legal;
+    room.keys = Array.isArray(msg.keys) ? msg.keys : null; // protocol 2 and 3: the patches' key table
     room.events = [];
     room.resyncing = false;
     this.dispatchEvent(new CustomEvent("room", { detail: { room: msg.room, kind: "snapshot", events: [] } }));
@@ -212,7 +214,10 @@ export class Client extends EventTarget {
       return;
     }
     try {
-      room.view = applyPatch(room.view, room.keys ? expandOps(msg.ops, room.keys) : msg.ops);
+      const view = applyPatch(room.view, room.keys ? expandOps(msg.ops, room.keys) : msg.ops);
+      // Protocol 3 may send the change from the last non-empty list instead of the list.
+      if (msg.legal === undefined && msg.legal_edit !== undefined) msg.legal = applyLegalEdit(room.legalBase, msg.legal_edit);
+      room.view = view;
     } catch (err) {
       if (err instanceof PatchError) {
         this.resync(room);
@@ -220,10 +225,11 @@ export class Client extends EventTarget {
       }
       throw err;
     }
-    // Protocol 2 leaves out `to` (from + 1), a legal list that did not change, and sends
+    // Protocols 2 and 3 leave out `to` (from + 1), a legal list that did not change, and send
     // the action event as `act`.
     room.version = msg.to ?? msg.from + 1;
     if (msg.legal !== undefined) room.legal = msg.legal;
+    if (room.legal.length) room.legalBase = room.legal;
     room.events = msg.events ?? [];
     if (Array.isArray(msg.act)) room.events = [{ type: "action", seat: msg.act[0], action: msg.act[1] }, ...room.events];
     for (const event of room.events) {

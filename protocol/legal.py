@@ -1,0 +1,93 @@
+"""Protocol 3's legal edits: a seat's new legal list as changes to its previous one.
+
+A seat's legal list (every action it may send, in notation) is long — dozens in
+Giantslayer, hundreds in GIANTS — and from one turn of the seat to its next most of it
+stays: sending it whole was most of the bytes of a GIANTS patch. A protocol-3 patch may
+carry `legal_edit` instead of `legal`: splices that turn the seat's *base* — the last
+non-empty legal list it received, from a snapshot's `legal`, a patch's `legal` or an
+earlier edit — into the new list. An empty list (`"legal": []`, the seat need not act)
+is sent as such and does not replace the base; a snapshot resets it.
+
+    [[index, count, *actions], ...]   applied in order: remove `count` entries at
+                                      `index`, insert `actions` there; each index refers
+                                      to the list as the splices before it left it
+
+`legal_edit` (server side) computes the splices or says the list is better sent whole;
+`apply_legal_edit` (client side) applies them. See docs/protocol.md, section 6.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from protocol.errors import PatchError
+
+Splice = list[Any]
+
+
+def legal_edit(base: Sequence[str], new: Sequence[str]) -> list[Splice] | None:
+    """The splices turning `base` into `new`, or None when `new` should be sent whole.
+
+    None when the edit would not be smaller than the list itself, or when the actions
+    both lists share are not in the same order (or a list repeats an action): the
+    engines list actions in a fixed order, so that only happens across phases, where
+    the lists have little in common anyway. Linear time: no longest-common-subsequence
+    search, only set lookups.
+    """
+    in_new = set(new)
+    in_base = set(base)
+    if len(in_new) != len(new) or len(in_base) != len(base):
+        return None
+    if [a for a in base if a in in_new] != [a for a in new if a in in_base]:
+        return None
+    splices: list[Splice] = []
+    splice: Splice | None = None
+    cost = 0
+    i = j = 0  # next entry of base, next entry of new (= position in the edited list)
+    nb, nn = len(base), len(new)
+    while i < nb or j < nn:
+        if i < nb and j < nn and base[i] == new[j]:
+            i += 1
+            j += 1
+            splice = None
+            continue
+        if splice is None:
+            splice = [j, 0]
+            splices.append(splice)
+            cost += 4
+        if i < nb and base[i] not in in_new:
+            splice[1] += 1
+            i += 1
+        else:
+            splice.append(new[j])
+            cost += len(new[j]) + 2
+            j += 1
+    whole = sum(map(len, new)) + 2 * nn
+    return splices if cost < whole else None
+
+
+def apply_legal_edit(base: Sequence[str], splices: Any) -> list[str]:
+    """`base` with `splices` applied (a new list; `base` is left as it was).
+
+    Raises PatchError when the edit is malformed or does not fit `base` (an index or a
+    count past its end): the client then asks for a resync, as for a patch whose ops
+    do not fit its view.
+    """
+    if type(splices) is not list:
+        raise PatchError("legal_edit is not a list")
+    out = list(base)
+    for splice in splices:
+        if (
+            type(splice) is not list
+            or len(splice) < 2
+            or type(splice[0]) is not int
+            or type(splice[1]) is not int
+            or not 0 <= splice[0] <= len(out)
+            or not 0 <= splice[1] <= len(out) - splice[0]
+            or not all(type(a) is str for a in splice[2:])
+        ):
+            raise PatchError(f"legal_edit splice {splice!r} does not fit a list of {len(out)}")
+        index, count = splice[0], splice[1]
+        out[index:index + count] = splice[2:]
+    return out
