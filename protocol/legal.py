@@ -41,29 +41,31 @@ def legal_edit(base: Sequence[str], new: Sequence[str]) -> list[Splice] | None:
         return None
     if [a for a in base if a in in_new] != [a for a in new if a in in_base]:
         return None
+    # Only the changed entries are walked in Python. Entries kept in both lists split
+    # them into gaps: gap g lies after the g-th kept entry. A removed base entry at i
+    # lies in gap i - (entries removed before it); an added entry at new position j in
+    # gap j - (entries added before it). One splice per gap, in gap order; its index
+    # is g plus the entries inserted by the splices before it.
+    removed = [i for i, a in enumerate(base) if a not in in_new]
+    added = [j for j, a in enumerate(new) if a not in in_base]
+    cuts = [i - n for n, i in enumerate(removed)]
+    puts = [j - n for n, j in enumerate(added)]
     splices: list[Splice] = []
-    splice: Splice | None = None
-    cost = 0
-    i = j = 0  # next entry of base, next entry of new (= position in the edited list)
-    nb, nn = len(base), len(new)
-    while i < nb or j < nn:
-        if i < nb and j < nn and base[i] == new[j]:
-            i += 1
-            j += 1
-            splice = None
-            continue
-        if splice is None:
-            splice = [j, 0]
-            splices.append(splice)
-            cost += 4
-        if i < nb and base[i] not in in_new:
+    inserted = 0
+    r = a = 0
+    while r < len(cuts) or a < len(puts):
+        gap = min(cuts[r] if r < len(cuts) else len(base), puts[a] if a < len(puts) else len(base))
+        splice: Splice = [gap + inserted, 0]
+        splices.append(splice)
+        while r < len(cuts) and cuts[r] == gap:
             splice[1] += 1
-            i += 1
-        else:
-            splice.append(new[j])
-            cost += len(new[j]) + 2
-            j += 1
-    whole = sum(map(len, new)) + 2 * nn
+            r += 1
+        while a < len(puts) and puts[a] == gap:
+            splice.append(new[added[a]])
+            inserted += 1
+            a += 1
+    cost = 4 * len(splices) + sum(len(new[j]) + 2 for j in added)
+    whole = sum(map(len, new)) + 2 * len(new)
     return splices if cost < whole else None
 
 

@@ -202,11 +202,15 @@ async def test_over_the_wire_a_bot_sees_exactly_its_seats_view_in_giants(giants_
         state = engine.apply_text(state, entry["seat"], entry["action"]).state
         states.append(state)
     k = 0
+    # Two positions in a row can look the same to seat 0 (the view leaves whose turn it
+    # is to the room's to_act), so a call matches the first one with its view and list.
     for view, legal in bot.calls:
-        while k < len(states) and plain(engine.view(states[k], 0)) != view:
+        while k < len(states) and (
+            plain(engine.view(states[k], 0)) != view
+            or legal != [engine.format_action(states[k], a) for a in engine.legal_actions(states[k], 0)]
+        ):
             k += 1
-        assert k < len(states), "the bot was given a view the engine never showed seat 0"
-        assert legal == [engine.format_action(states[k], a) for a in engine.legal_actions(states[k], 0)]
+        assert k < len(states), "the bot was given a view and list the engine never showed seat 0"
         assert "screens" not in view and "seed" not in view
 
 

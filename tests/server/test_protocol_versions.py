@@ -1,9 +1,11 @@
-"""Protocol 1 and protocol 2 clients in one room, on a real server, Redis and WebSockets.
+"""Protocol 1, 2 and 3 clients in one room, on a real server, Redis and WebSockets.
 
-Every game is played to its end by seats that alternate between the two versions,
-watched by one spectator of each version. Each client follows the game from its
-snapshot and the patches of its own version alone: no patch may fail to apply (no
-resync), and at the end each copy equals what the engine shows that seat.
+Every game is played to its end by seats that cycle through the versions (a protocol-3
+seat in every game, whose legal lists come as edits), watched by one spectator of each
+version. Each client follows the game from its snapshot and the patches of its own
+version alone: no patch may fail to apply (no resync), every action a seat picks from
+its own copy of its legal list is legal, and at the end each copy equals what the
+engine shows that seat.
 """
 
 from __future__ import annotations
@@ -53,9 +55,9 @@ async def play(client: Client, room_id: str, seat: int, rng: random.Random) -> N
 async def test_both_versions_follow_a_whole_game(server_factory, game: str, rules: str, players: int) -> None:
     giants_server = await server_factory(rate=10_000.0, burst=10_000)  # random play is fast
     url = giants_server.url
-    versions = [1 + i % 2 for i in range(players)]
+    versions = [(3, 1, 2)[i % 3] for i in range(players)]
     seats = [Client(url, name=f"p{i}", protocol=v, reconnect=False) for i, v in enumerate(versions)]
-    watchers = [Client(url, name=f"w{v}", protocol=v, reconnect=False) for v in (1, 2)]
+    watchers = [Client(url, name=f"w{v}", protocol=v, reconnect=False) for v in (1, 2, 3)]
     everyone = [*seats, *watchers]
     for client in everyone:
         await client.connect()
@@ -69,21 +71,21 @@ async def test_both_versions_follow_a_whole_game(server_factory, game: str, rule
         await asyncio.gather(*(play(c, room_id, i, random.Random(rng.random())) for i, c in enumerate(seats)))
         live = giants_server.lobby.rooms[room_id]
         assert live.status == "finished"
-        for seat, client in [*enumerate(seats), (None, watchers[0]), (None, watchers[1])]:
+        for seat, client in [*enumerate(seats), *((None, w) for w in watchers)]:
             room = client.room(room_id)
             await room.wait_finished(timeout=10)
             expected = plain({"room": live.room_info(), "game": live.engine.view(live.state, seat), "outcome": live.outcome})
             assert room.view == expected, f"protocol {client.protocol} seat {seat} diverged"
             assert room.resyncs == 0, f"protocol {client.protocol} seat {seat} needed a resync"
-            assert (room.keys is not None) == (client.protocol == 2)
+            assert (room.keys is not None) == (client.protocol >= 2)
         # The key table is the game's static one, the same for every seat and spectator:
         # it cannot tell anyone about another seat's view.
         static = key_table(registry.get_engine(game, rules).view_keys())
-        assert {c.room(room_id).keys for c in everyone if c.protocol == 2} == {static}
-        # Both spectators saw the same moves, in the same order (the action events).
+        assert {c.room(room_id).keys for c in everyone if c.protocol >= 2} == {static}
+        # The spectators saw the same moves, in the same order (the action events).
         acts = [[e for e in w.room(room_id).events if e["type"] == "action"] for w in watchers]
         tail = min(len(a) for a in acts)
-        assert tail > 0 and acts[0][-tail:] == acts[1][-tail:]
+        assert tail > 0 and all(a[-tail:] == acts[0][-tail:] for a in acts)
     finally:
         for client in everyone:
             await client.close()
@@ -91,9 +93,10 @@ async def test_both_versions_follow_a_whole_game(server_factory, game: str, rule
 
 async def test_hello_chooses_the_version_and_refuses_unknown_ones(giants_server, client_factory) -> None:
     client = await client_factory(giants_server.url, hello=False)
-    reply = await client.error("hello", protocol=3)
+    reply = await client.error("hello", protocol=4)
     assert reply["code"] == "protocol_mismatch"
-    assert reply["detail"] == {"server": 2, "supported": [1, 2]}
+    assert reply["detail"] == {"server": 3, "supported": [1, 2, 3]}
+    assert (await client.ok("hello", protocol=3))["protocol"] == 3
     assert (await client.ok("hello", protocol=2))["protocol"] == 2
     assert (await client.ok("hello", protocol=1))["protocol"] == 1  # no room yet: may change
 

@@ -9,6 +9,7 @@ import random
 from web_helpers import wait_until
 
 from protocol.compact import compact_ops, key_refs, key_table
+from protocol.legal import legal_edit
 from protocol.patch import PatchError, apply_patch, diff
 
 
@@ -109,6 +110,39 @@ async def test_patch_js_reads_protocol_2_ops(web_server, open_page) -> None:
         assert result.get("ok") == new, (old, ops, result)
     for ops, result in zip(bad, results[len(cases):], strict=True):
         assert result.get("patchError"), (ops, result)
+
+
+EDIT_ALL = """async (cases) => {
+  const { applyLegalEdit } = await import("/js/patch.js");
+  return cases.map(([base, splices]) => {
+    try {
+      return { ok: applyLegalEdit(base, splices) };
+    } catch (err) {
+      return { error: err.name + ": " + err.message, patchError: err.constructor.name === "PatchError" };
+    }
+  });
+}"""
+
+
+async def test_patch_js_rebuilds_a_legal_list_from_protocol_3_edits(web_server, open_page) -> None:
+    """protocol/legal.py's `legal_edit` splices applied in the browser give the seat's new
+    list; splices that do not fit its base are a PatchError (the page resyncs)."""
+    page = await open_page(web_server)
+    rng = random.Random(3)
+    pool = [f"place worker ({i % 13},{i // 13}) logs {i % 3}" for i in range(200)]
+    cases = []
+    while len(cases) < 200:
+        base = [pool[i] for i in sorted(rng.sample(range(200), rng.randrange(1, 60)))]
+        new = [pool[i] for i in sorted(rng.sample(range(200), rng.randrange(1, 60)))]
+        edit = legal_edit(base, new)
+        if edit is not None:
+            cases.append((base, new, edit))
+    bad = [[[9, 0]], [[0, 9]], [[0]], [["0", 1]], [[0, 0, 5]], "nope"]
+    results = await page.evaluate(EDIT_ALL, [[base, edit] for base, _, edit in cases] + [[["a", "b"], e] for e in bad])
+    for (base, new, edit), result in zip(cases, results, strict=False):
+        assert result.get("ok") == new, (base, edit, result)
+    for edit, result in zip(bad, results[len(cases):], strict=True):
+        assert result.get("patchError"), (edit, result)
 
 
 async def test_patch_js_refuses_what_patch_py_refuses(web_server, open_page) -> None:
