@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import msgpack
 
 from engines.base import Engine, Seat
+from server.legal_lists import joined_legal, legal_change
 from server.seats import Member, SeatState
 from server.wire import (
     compact_ops,
@@ -22,34 +23,12 @@ from server.wire import (
     encode,
     key_refs,
     key_table,
-    legal_edit,
     patch_frame,
     snapshot_frame,
 )
 
 NO_LEGAL: list[str] = []  # shared and never mutated
 EMPTY_HASH = hash(())  # Member.legal_hash of an empty legal list
-LEGAL_SEP = "\n"  # joins a Member.legal_base (no action's notation holds a line break)
-
-
-def joined_legal(legal: list[str]) -> str | None:
-    """A non-empty legal list as one str (a Member.legal_base); None when it is empty or
-    an action holds LEGAL_SEP (its next list is then sent whole)."""
-    text = LEGAL_SEP.join(legal)
-    return text if legal and text.count(LEGAL_SEP) == len(legal) - 1 else None
-
-
-def legal_change(member: Member, legal: list[str], cache: dict[tuple[Seat | None, str], Any]) -> Any:
-    """Protocol 3: `legal_edit`'s splices from the member's base to `legal`, or None to
-    send `legal` whole (no base, or the edit is not smaller). Cached per (seat, base):
-    the seat's other connections with the same base share it."""
-    base = member.legal_base
-    if base is None or not legal:
-        return None
-    key = (member.seat, base)
-    if key not in cache:
-        cache[key] = legal_edit(base.split(LEGAL_SEP), legal)
-    return cache[key]
 # Protocol 2's key table per engine class (static per game and rule set): (keys, refs).
 _TABLES: dict[type, tuple[list[str], dict[str, int]]] = {}
 
