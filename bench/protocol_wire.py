@@ -30,6 +30,7 @@ from protocol import (
     decode_server,
     diff,
     encode,
+    legal_edit,
     patch_frame,
 )
 from protocol.messages import Patch
@@ -84,6 +85,23 @@ def play(game: str, plies: int, seed: int) -> list[tuple[Any, Any, list[Any]]]:
     return out
 
 
+def legal_pair(game: str, seed: int) -> tuple[list[str], list[str]]:
+    """A seat's legal list at one of its turns and at its next turn, mid-game."""
+    engine = get_engine(game)
+    rng = random.Random(seed)
+    state = engine.new_game(2, {}, seed)
+    last: dict[int, list[str]] = {}
+    pairs = []
+    while engine.outcome(state) is None and len(pairs) < 40:
+        seat = min(engine.to_act(state))
+        legal = engine.legal_notation(state, seat)
+        if seat in last:
+            pairs.append((last[seat], legal))
+        last[seat] = legal
+        state = engine.apply(state, seat, rng.choice(engine.legal_actions(state, seat))).state
+    return pairs[len(pairs) // 2]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--plies", type=int, default=300)
@@ -111,6 +129,10 @@ def main() -> None:
         ("diff one move (RoomView)", per_call(lambda: diff(old, new))),
         ("apply_patch copy-on-write", per_call(lambda: apply_patch(old, ops))),
     ]
+    base, nxt = legal_pair(args.game, seed=1)
+    joined = "\n".join(base)
+    rows.append((f"legal edit, {len(base)} -> {len(nxt)} actions (join, split, protocol 3's legal_edit)",
+                 per_call(lambda: legal_edit("\n".join(nxt) and joined.split("\n"), nxt))))
     print(f"| operation ({args.game}) | µs per call |\n|---|---|")
     for name, us in rows:
         print(f"| {name} | {us:.2f} |")
