@@ -20,6 +20,7 @@ from prometheus_client import Counter as PromCounter
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
+from server.cancellation import cancel_and_wait
 from server.config import Config
 from server.connection import Connection
 from server.embedded_redis import EmbeddedRedis
@@ -93,6 +94,7 @@ class GiantsServer:
         self.shutting_down = False
         self.port = config.port
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._handlers: set[asyncio.Task[Any]] = set()  # one per open connection
         self._dirty: list[Connection] = []
         self._flush_scheduled = False
 
@@ -337,6 +339,9 @@ class GiantsServer:
             return
         conn = Connection(ws, self, address)
         self.connections.add(conn)
+        handler = asyncio.current_task()
+        assert handler is not None
+        self._handlers.add(handler)
         self.metrics.connections_total += 1
         if self.relay is not None:
             self.relay.register(conn)
@@ -344,6 +349,7 @@ class GiantsServer:
             await conn.run()
         finally:
             self.connections.discard(conn)
+            self._handlers.discard(handler)
             if self.relay is not None:
                 self.relay.unregister(conn)
             self.quotas.close_connection(address)
@@ -368,12 +374,16 @@ class GiantsServer:
             self.ws_server.close(close_connections=True)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.ws_server.wait_closed(), self.config.shutdown_timeout)
+        # A connection still detaching from its rooms (Redis away: its last write is
+        # being settled) is stopped: nothing the server started outlives stop().
+        await self._bounded("connections", cancel_and_wait(self._handlers))
+        if self.lobby is not None:
+            await self._bounded("rooms", self.lobby.stop_tasks())
         if self.restore_task is not None:
             self.restore_task.cancel()
         if self.lifecycle is not None:
             await self._bounded("lifecycle", self.lifecycle.stop())
-        for task in list(self._tasks):
-            task.cancel()
+        await self._bounded("tasks", cancel_and_wait(self._tasks))
         if self.relay is not None:
             await self._bounded("relay", self.relay.stop())
         if self.node is not None:

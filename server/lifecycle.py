@@ -25,7 +25,6 @@ never imports the room (the `LifeRoom` protocol says what it uses).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -35,6 +34,7 @@ from typing import Any, Protocol
 from prometheus_client import Counter, Gauge
 
 from engines.base import Seat
+from server.cancellation import cancel_and_wait, checkpoint
 from server.endings import ABANDONED, EXPIRED
 from server.errors import RequestError
 from server.metrics import Metrics
@@ -234,15 +234,11 @@ class Lifecycle:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="lifecycle")
 
     async def stop(self) -> None:
-        tasks = [t for t in (self._task, *self._tasks) if t is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(BaseException):
-                await task
+        await cancel_and_wait([t for t in (self._task, *self._tasks) if t is not None])
 
     async def _run(self) -> None:
         while True:
+            checkpoint()  # a cancel lost in the last sweep's Redis calls (server.cancellation)
             await asyncio.sleep(self.settings.interval)
             try:
                 await self.sweep()

@@ -32,6 +32,7 @@ from engines import registry
 from engines.base import Engine, GameError
 from protocol.messages import CreateRoom, is_room_id
 from server import seat_bots
+from server.cancellation import cancel_and_wait, checkpoint
 from server.errors import RequestError
 from server.lifecycle import Lifecycle
 from server.limits import GuessLimiter
@@ -205,6 +206,7 @@ class Lobby(LobbyListing, LobbyRestore):
     async def _take_over_reserved(self, room_id: str) -> Room | None:
         delays = backoff_delays(float("inf"), first=0.1, cap=5.0)
         while True:
+            checkpoint()  # a cancel lost in the last attempt (server.cancellation)
             try:
                 fence = await self.node.acquire(room_id)
                 if fence is None:
@@ -411,6 +413,14 @@ class Lobby(LobbyListing, LobbyRestore):
         if record.status != "finished":
             raise RequestError("not_finished", "replays are available once the game is over")
         return await replay_data(self.store, room_id, record.meta, record.outcome)
+
+    async def stop_tasks(self) -> None:
+        """Shutdown, after the hand-over: end every task this lobby and its rooms still
+        run, and return once they have ended."""
+        self.closing = True
+        for room in list(self.rooms.values()):
+            await room.stop_tasks()
+        await cancel_and_wait(list(self._tasks))
 
     async def close(self) -> None:
         self.closing = True

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from server.cancellation import cancel_and_wait, checkpoint
 from server.store import Store
 
 log = logging.getLogger("giants.node")
@@ -122,8 +123,7 @@ class Node:
         self._stopping = True
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            await asyncio.wait([task])
+            await cancel_and_wait([task])
 
     async def stop(self) -> None:
         await self.stop_renewing()
@@ -132,6 +132,7 @@ class Node:
 
     async def _run(self) -> None:
         while not self._stopping:
+            checkpoint()  # a cancel lost in the last tick's Redis calls (server.cancellation)
             await asyncio.sleep(self.period)
             if self._stopping:
                 return

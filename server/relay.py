@@ -41,6 +41,7 @@ import msgpack
 import redis.asyncio as aioredis
 
 from engines.base import Seat
+from server.cancellation import cancel_and_wait, checkpoint
 from server.commit_pipe import GroupSender
 from server.errors import RequestError, RoomMoved
 from server.relay_handles import RelayPeer, RemoteRoom
@@ -142,11 +143,7 @@ class Relay:
 
     async def stop(self) -> None:
         await self._drain()
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(BaseException):
-                await task
+        await cancel_and_wait(list(self._tasks))
         if self._pubsub is not None:
             with contextlib.suppress(Exception):
                 await self._pubsub.aclose()
@@ -187,6 +184,7 @@ class Relay:
     async def _send(self) -> None:
         """The one sender: batches leave in order, each batch in one pipeline."""
         while True:
+            checkpoint()  # a cancel lost in the last PUBLISH (server.cancellation)
             batch = await self._send_queue.get()
             while not self._send_queue.empty():
                 batch.extend(self._send_queue.get_nowait())
@@ -205,6 +203,7 @@ class Relay:
 
     async def _read(self) -> None:
         while True:
+            checkpoint()
             try:
                 async for message in self._pubsub.listen():
                     if message.get("type") != "message":
@@ -373,6 +372,7 @@ class Relay:
         """
         end = time.monotonic() + self.timeout
         while True:
+            checkpoint()
             room = self.rooms.find(room_id)
             if room is not None:
                 return room

@@ -22,6 +22,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from engines import registry
+from server.cancellation import checkpoint
 from server.errors import RequestError
 from server.metrics import Metrics
 from server.room import Room
@@ -82,6 +83,7 @@ class LobbyRestore:
         a pending restore that `find` waits for."""
         delays = backoff_delays(float("inf"), first=0.1, cap=5.0)
         while True:
+            checkpoint()  # a cancel lost in the last attempt (server.cancellation)
             try:
                 ids = await self.store.live_room_ids()
                 break

@@ -21,6 +21,7 @@ from typing import Any
 from engines.base import Engine, GameError, Seat
 from engines.bots.base import Bot
 from server import seat_bots
+from server.cancellation import cancel_and_wait, checkpoint
 from server.endings import RoomEndings
 from server.errors import RequestError, RoomMoved
 from server.limits import GuessLimiter
@@ -354,6 +355,7 @@ class Room(RoomViews, RoomEndings, RoomMembership):
             # must not turn into a busy loop of retries.
             first = min(5.0, 0.05 * 2 ** min(self._failures, 8))
             for delay in backoff_delays(float("inf"), first=first, cap=5.0):
+                checkpoint()  # a cancel lost in the last ping (server.cancellation)
                 await asyncio.sleep(delay)
                 if self.closing:
                     return
@@ -632,3 +634,12 @@ class Room(RoomViews, RoomEndings, RoomMembership):
                 self._timer.cancel()
         for task in list(self._tasks or ()):
             task.cancel()
+
+    async def stop_tasks(self) -> None:
+        """Shutdown, when `close` could not wait any longer: end the room's own tasks
+        (a deadline or bot move stuck on an unreachable Redis; the room's next owner
+        reads what was stored) and return once they have ended."""
+        self.closing = True
+        if self._timer is not None:
+            self._timer.cancel()
+        await cancel_and_wait(list(self._tasks or ()))

@@ -41,6 +41,7 @@ from prometheus_client import Counter, Gauge
 from engines.base import Engine, Seat, View
 from engines.bots.base import Bot, BotContext, BotError
 from engines.bots.registry import BUNDLED, make_bot, parse_spec
+from server.cancellation import checkpoint
 from server.errors import RequestError
 from server.metrics import Metrics
 from server.seats import SeatState
@@ -296,6 +297,7 @@ async def play_bot_seats(room: BotTable, service: SeatBots) -> None:
     """
     try:
         while not room.closing and room.status == "playing":
+            checkpoint()  # a cancel lost in the last move's commit (server.cancellation)
             await asyncio.sleep(0)  # the last change's replies and patches go out first
             seats = [s for s in room.pending() if room.seats[s].bot]
             if not seats:

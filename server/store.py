@@ -57,6 +57,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from server.cancellation import checkpoint
 from server.commit_pipe import CommitPipe, GroupSender, resolve
 
 log = logging.getLogger("giants.store")
@@ -400,6 +401,7 @@ class Store:
         last: BaseException | None = None
         delays = backoff_delays(self.retry_window)
         while True:
+            checkpoint()  # a cancel lost in the last attempt (server.cancellation)
             try:
                 return await call()
             except Exception as exc:

@@ -168,7 +168,10 @@ def serve_process(redis_url: str, key_prefix: str) -> Iterator[Callable[..., Ser
 
 # A hang after the last test must not stall CI. Seen twice in full runs: every test
 # passed, then the session event loop's teardown waited forever for a leftover task that
-# ignored its cancellation (cause not found yet). If the teardown has not ended
+# ignored its cancellation. Likely cause, fixed in server.cancellation: Python 3.11's
+# wait_for, under every redis-py command, loses a cancel that lands as the command
+# completes, and a server loop around Redis calls then carried on; servers also left
+# connection handlers and room tasks running after stop(). If the teardown has not ended
 # TEARDOWN_GRACE seconds after the last test, the stuck tasks are printed and the run
 # exits with the session's result (1 if any test failed).
 TEARDOWN_GRACE = float(os.environ.get("GIANTS_TEST_TEARDOWN_GRACE", "120"))
