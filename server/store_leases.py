@@ -1,0 +1,144 @@
+"""Nodes and room leases in Redis: heartbeats, take a room over (fence bump), renew,
+release (server.node drives them; `Store` inherits `LeaseStore`).
+
+    P node:<id>               str   a node's info (msgpack), with a TTL: its heartbeat
+    P nodes                   hash  node id -> its last info (every node ever listed)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import NoScriptError
+
+from server.commit_pipe import CommitPipe
+from server.store_base import StoreKeys, as_text, pack, unpack
+
+# Leases (server.node). KEYS[1] = lease, KEYS[2] = room hash; ARGV[1] = node id,
+# ARGV[2] = TTL in ms. Take the room if nobody else holds a live lease: bump the fence
+# (new incarnation, even for the same node id after a restart) and return it; 0 if
+# another node holds it, -1 if the room does not exist.
+_ACQUIRE = """
+local cur = redis.call('GET', KEYS[1])
+if cur and cur ~= ARGV[1] then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return redis.call('HINCRBY', KEYS[2], 'fence', 1)
+"""
+
+# Renew one lease; ARGV[3] = the fence the owner holds. 1 if still ours (an expired
+# lease nobody took is taken back), 0 if another node holds it or the fence moved on.
+_RENEW = """
+local cur = redis.call('GET', KEYS[1])
+if cur and cur ~= ARGV[1] then return 0 end
+if redis.call('HGET', KEYS[2], 'fence') ~= ARGV[3] then return 0 end
+if cur then redis.call('PEXPIRE', KEYS[1], ARGV[2])
+else redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
+return 1
+"""
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+class LeaseStore(StoreKeys):
+    """Nodes and leases; the attributes are `Store`'s own."""
+
+    redis: aioredis.Redis
+    cluster: bool
+    timeout: float
+    _lease_pipe: CommitPipe | None
+    _acquire: Any
+    _renew: Any
+    _release: Any
+
+    def _register_lease_scripts(self) -> None:
+        """Register the lease scripts on `redis` (Store.__init__ calls it once)."""
+        self._acquire = self.redis.register_script(_ACQUIRE)
+        self._renew = self.redis.register_script(_RENEW)
+        self._release = self.redis.register_script(_RELEASE)
+
+    async def acquire_lease(self, room_id: str, node_id: str, lease_ms: int) -> int | None:
+        """Take the room's lease and bump its fence; the new fence, or None if another
+        node holds a live lease or the room does not exist."""
+        fence = int(
+            await self._acquire(keys=[self.k_lease(room_id), self.k_room(room_id)], args=[node_id, str(lease_ms)])
+        )
+        return fence if fence > 0 else None
+
+    async def renew_leases(self, node_id: str, rooms: Sequence[tuple[str, int]], lease_ms: int) -> list[bool]:
+        """Renew every (room, fence) lease in one batch; False where the room is lost.
+
+        One write and one reply parse for all of them, over a connection of their own
+        (`server.commit_pipe`, not the commits'): a node renews every room it owns each
+        `lease_ttl / 3`, thousands of calls at once. On a cluster, a redis-py pipeline.
+        """
+        if not rooms:
+            return []
+        sha, ttl = self._renew.sha, str(lease_ms)
+        commands = [("EVALSHA", sha, 2, self.k_lease(r), self.k_room(r), node_id, ttl, str(f)) for r, f in rooms]
+        if self.cluster:
+            pipe = self.redis.pipeline(transaction=False)
+            for command in commands:
+                pipe.execute_command(*command)
+            results = await pipe.execute(raise_on_error=False)
+        else:
+            lease_pipe = self._lease_pipe
+            if lease_pipe is None or lease_pipe.closed:
+                lease_pipe = self._lease_pipe = await CommitPipe.open(self.redis, self.timeout)
+            results = await lease_pipe.roundtrip(commands)
+        if any(isinstance(r, NoScriptError) for r in results):
+            await self._renew(keys=[self.k_lease(rooms[0][0]), self.k_room(rooms[0][0])], args=[node_id, "1", "-1"])
+            return await self.renew_leases(node_id, rooms, lease_ms)
+        for result in results:
+            if isinstance(result, Exception):
+                raise result
+        return [int(r) == 1 for r in results]
+
+    async def release_lease(self, room_id: str, node_id: str) -> bool:
+        """Give the lease up if this node holds it (graceful hand-over)."""
+        return bool(await self._release(keys=[self.k_lease(room_id)], args=[node_id]))
+
+    async def lease_holder(self, room_id: str) -> str | None:
+        holder = await self.redis.get(self.k_lease(room_id))
+        return None if holder is None else as_text(holder)
+
+    async def lease_holders(self, room_ids: Sequence[str]) -> list[str | None]:
+        if not room_ids:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for room_id in room_ids:
+            pipe.get(self.k_lease(room_id))
+        return [None if h is None else as_text(h) for h in await pipe.execute()]
+
+    async def heartbeat(self, node_id: str, info: dict[str, Any], ttl_ms: int) -> None:
+        """Say this node is alive (key with a TTL) and list it in `P nodes`."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.set(self.k_node(node_id), pack(info), px=ttl_ms)
+        pipe.hset(self.k_nodes, node_id, pack(info))
+        await pipe.execute()
+
+    async def nodes(self) -> dict[str, dict[str, Any] | None]:
+        """Every node ever listed: its last info if its heartbeat is alive, else None."""
+        listed = [as_text(n) for n in await self.redis.hkeys(self.k_nodes)]
+        if not listed:
+            return {}
+        pipe = self.redis.pipeline(transaction=False)
+        for node_id in listed:
+            pipe.get(self.k_node(node_id))
+        beats = await pipe.execute()
+        return {n: (unpack(b) if b is not None else None) for n, b in zip(listed, beats, strict=True)}
+
+    async def forget_node(self, node_id: str) -> None:
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hdel(self.k_nodes, node_id)
+        pipe.delete(self.k_node(node_id))
+        await pipe.execute()
+
+    async def acquire(self, room_id: str) -> int:
+        """Take the room over: bump and return its fence; earlier holders can no longer write."""
+        return int(await self.redis.hincrby(self.k_room(room_id), "fence", 1))
