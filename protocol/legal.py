@@ -32,41 +32,50 @@ def legal_edit(base: Sequence[str], new: Sequence[str]) -> list[Splice] | None:
     None when the edit would not be smaller than the list itself, or when the actions
     both lists share are not in the same order (or a list repeats an action): the
     engines list actions in a fixed order, so that only happens across phases, where
-    the lists have little in common anyway. Linear time: no longest-common-subsequence
-    search, only set lookups.
+    the lists have little in common anyway. The work in Python is per *changed* entry
+    (a seat's next list is mostly its last one): the set differences, the index
+    lookups and the final check that the splices give `new` all run at C speed.
     """
-    in_new = set(new)
-    in_base = set(base)
-    if len(in_new) != len(new) or len(in_base) != len(base):
+    at_new = dict(zip(new, range(len(new)), strict=True))  # action -> index, built at C speed
+    at_base = dict(zip(base, range(len(base)), strict=True))
+    if len(at_new) != len(new) or len(at_base) != len(base):
         return None
-    if [a for a in base if a in in_new] != [a for a in new if a in in_base]:
-        return None
-    # Only the changed entries are walked in Python. Entries kept in both lists split
-    # them into gaps: gap g lies after the g-th kept entry. A removed base entry at i
-    # lies in gap i - (entries removed before it); an added entry at new position j in
-    # gap j - (entries added before it). One splice per gap, in gap order; its index
-    # is g plus the entries inserted by the splices before it.
-    removed = [i for i, a in enumerate(base) if a not in in_new]
-    added = [j for j, a in enumerate(new) if a not in in_base]
-    cuts = [i - n for n, i in enumerate(removed)]
-    puts = [j - n for n, j in enumerate(added)]
+    gone = at_base.keys() - at_new.keys()
+    fresh = at_new.keys() - at_base.keys()
+    if 2 * len(fresh) > len(new):
+        return None  # mostly new actions: the list itself is about as short
+    # Entries kept in both lists split the changes into gaps: gap g lies after the g-th
+    # kept entry. A removed base entry at i lies in gap i - (entries removed before it),
+    # an added entry at new position j in gap j - (entries added before it). One splice
+    # per gap, in gap order; its index is g plus the entries the splices before it put in.
+    removed = sorted(map(at_base.__getitem__, gone))
+    added = sorted(map(at_new.__getitem__, fresh))
     splices: list[Splice] = []
-    inserted = 0
-    r = a = 0
-    while r < len(cuts) or a < len(puts):
-        gap = min(cuts[r] if r < len(cuts) else len(base), puts[a] if a < len(puts) else len(base))
+    inserted = r = a = 0
+    nr, na = len(removed), len(added)
+    end = len(base) + 1
+    cut = removed[0] if nr else end
+    put = added[0] if na else end
+    while r < nr or a < na:
+        gap = cut if cut < put else put
         splice: Splice = [gap + inserted, 0]
-        splices.append(splice)
-        while r < len(cuts) and cuts[r] == gap:
+        while cut == gap:
             splice[1] += 1
             r += 1
-        while a < len(puts) and puts[a] == gap:
+            cut = removed[r] - r if r < nr else end
+        while put == gap:
             splice.append(new[added[a]])
             inserted += 1
             a += 1
-    cost = 4 * len(splices) + sum(len(new[j]) + 2 for j in added)
-    whole = sum(map(len, new)) + 2 * len(new)
-    return splices if cost < whole else None
+            put = added[a] - a if a < na else end
+        splices.append(splice)
+    out = list(base)
+    for splice in splices:
+        out[splice[0]:splice[0] + splice[1]] = splice[2:]
+    if out != new:
+        return None  # the kept entries changed order
+    cost = 4 * len(splices) + sum(map(len, fresh)) + 2 * len(fresh)
+    return splices if cost < sum(map(len, new)) + 2 * len(new) else None
 
 
 def apply_legal_edit(base: Sequence[str], splices: Any) -> list[str]:
