@@ -81,6 +81,8 @@ class Member:
     # Protocol 3: the last non-empty legal list it was sent, joined with LEGAL_SEP (one
     # compact str, not a list of them): the base its next `legal_edit` applies to.
     legal_base: str | None = None
+    # legal_base deflated while the room is idle (then legal_base is None), like `view`.
+    packed_base: bytes | None = None
 
 
 @dataclass

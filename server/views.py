@@ -33,12 +33,21 @@ EMPTY_HASH = hash(())  # Member.legal_hash of an empty legal list
 _TABLES: dict[type, tuple[list[str], dict[str, int]]] = {}
 
 
+def deflate(data: bytes) -> bytes:
+    """zlib level 1 with a 1 KiB window and the smallest hash tables: ~6 KiB of
+    compressor state instead of zlib.compress's ~256 KiB, which glibc then serves from
+    the heap and the process's RSS keeps (views and legal bases are under 1 KiB, so
+    a small window packs them as well). `zlib.decompress` reads any window size."""
+    packer = zlib.compressobj(1, zlib.DEFLATED, 10, 2)
+    return packer.compress(data) + packer.flush()
+
+
 def pack_view(view: dict[str, Any]) -> bytes:
     """A member's last view, msgpack-encoded and deflated: what an idle room keeps
     instead of the object tree (Giantslayer: ~0.45 KiB of bytes against ~2.3 KiB of
     dicts and lists; ~20 us once per idle spell). Views are msgpack data (they are sent
     as such), so `unpack_view` gives back an equal document."""
-    return zlib.compress(msgpack.packb(view, use_bin_type=True), 1)
+    return deflate(msgpack.packb(view, use_bin_type=True))
 
 
 def unpack_view(data: bytes) -> dict[str, Any]:
@@ -168,7 +177,8 @@ class RoomViews:
         return get
 
     def compact_views(self, force: bool = False) -> bool:
-        """Keep each member's last view as packed bytes (equal views share one).
+        """Keep each member's last view as packed bytes (equal views share one), and
+        its protocol-3 legal base deflated.
 
         The lobby's idle sweep calls this for every room about once a second; a room
         sent nothing since the previous call is idle and is compacted now (True), one
@@ -198,6 +208,11 @@ class RoomViews:
                 packed[id(view)] = data
             member.view = data
             self.packed = True
+        for member in members:
+            base = member.legal_base
+            if base is not None:
+                member.packed_base, member.legal_base = deflate(base.encode()), None
+                self.packed = True
         del olds
         return True
 
@@ -216,6 +231,9 @@ class RoomViews:
                 if view is None:
                     view = unpacked[id(data)] = unpack_view(data)
                 member.view = view
+            packed_base = member.packed_base
+            if packed_base is not None:
+                member.legal_base, member.packed_base = zlib.decompress(packed_base).decode(), None
         del olds
 
     def next_version(self, peer: Any) -> int:
@@ -233,6 +251,7 @@ class RoomViews:
         # (the snapshot replaces its view whole, and its next patch follows on).
         if member.version < 0:
             member.version = self.version - self.hidden
+        self.expand_views()  # a packed legal base must not come back over the new one
         member.view = view
         self.touched = True
         legal = self.legal_for(member.seat)
