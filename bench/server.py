@@ -342,6 +342,22 @@ class Load:
         await m.request("hello", protocol=self.protocol, name=name)
         return m
 
+    def next_slot(self, slot: float) -> float:
+        """The room's next move time after the move of `slot`: one interval later.
+
+        A room that fell more than an interval behind (a game's set-up, a stall) starts
+        again at a random point of the next interval. It must not restart from the moment
+        it caught up: that moment is when the server's replies arrived, the same for every
+        room that waited on the same stall, and rooms restarted together stay together
+        (the schedule is periodic), so the server would get their moves as one burst
+        every interval from then on instead of an even stream.
+        """
+        now = time.perf_counter()
+        slot += self.interval
+        if slot < now - self.interval:
+            slot = now + self.rng.random() * self.interval
+        return slot
+
     async def room_loop(self, ready: asyncio.Queue[None]) -> None:
         """Two seats in one room; a new room when a game ends."""
         wake = Wake()
@@ -370,7 +386,7 @@ class Load:
                 delay = next_move - time.perf_counter()
                 if delay > 0:
                     await asyncio.sleep(delay)
-                next_move = max(next_move + self.interval, time.perf_counter() - self.interval)
+                next_move = self.next_slot(next_move)
                 if not actor.legal:  # another seat's move changed it meanwhile
                     continue
                 action = self.rng.choice(actor.legal)
