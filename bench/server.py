@@ -22,7 +22,10 @@ Reported, in one run:
   achieved rate is within 5% of the target (echo measured at that rate too);
 - server memory per idle connection (hello done) and per room (2 seats joined);
 - median frame bytes: every patch frame, those without / with a legal list, the
-  spectators' frames, the full view.
+  spectators' frames, the full view;
+- how even the offered load was: acts sent per 5 ms and their dispersion (about 1
+  when the rooms move independently, each every `rooms / rate` seconds at its own
+  phase; tens when they move in step).
 
 Client-side time (this process's event loop) is inside every round trip, for the
 server and the echo alike. The machine is shared: compare ratios from one run, repeat.
@@ -188,6 +191,24 @@ def gc_report(before: str, after: str) -> str:
     return ", ".join(parts) if parts else "not reported by this server"
 
 
+def evenness(times: list[float], width: float = 0.005) -> tuple[float, int, float]:
+    """Mean and most sends per `width` seconds, and their dispersion (variance / mean).
+
+    Rooms moving independently give a dispersion near 1 (a Poisson stream; a little
+    more from game set-ups); rooms moving in step send bursts, a dispersion of tens,
+    and every latency then measures the bursts rather than the server.
+    """
+    if len(times) < 2:
+        return float("nan"), 0, float("nan")
+    start = min(times)
+    slots = int((max(times) - start) / width) + 1
+    counts = [0] * slots
+    for t in times:
+        counts[int((t - start) / width)] += 1
+    mean = statistics.fmean(counts)
+    return mean, max(counts), statistics.pvariance(counts) / mean
+
+
 def pct(values: list[float], p: float) -> float:
     if not values:
         return float("nan")
@@ -206,6 +227,7 @@ class Stats:
     legal_frames: list[int] = field(default_factory=list)  # seats' patches carrying a legal list
     spectator_frames: list[int] = field(default_factory=list)
     view_bytes: list[int] = field(default_factory=list)
+    sends: list[float] = field(default_factory=list)  # when each measured act left
     moves: int = 0
     errors: dict[str, int] = field(default_factory=dict)
     measuring: bool = False
@@ -393,6 +415,8 @@ class Load:
                 # sent_at holds the next action back until our action's patch came (protocol 2
                 # resends a legal list only when it changed, so it is not cleared here)
                 actor.sent_at = time.perf_counter()
+                if self.stats.measuring:
+                    self.stats.sends.append(actor.sent_at)
                 await actor.ws.send(msgpack.packb({"type": "act", "id": 0, "room": room, "action": action}))
             for m in (*seats, *watchers):
                 await m.request("leave", room=room)
@@ -703,6 +727,9 @@ async def main() -> int:
     if CALLGRIND:
         print(f"instructions       {s.instructions / max(1, s.moves):,.0f} per move (callgrind, {s.moves} moves)")
     print(f"load               clients {100 * m.client_core:.0f}% of a core; load average {os.getloadavg()[0]:.2f}")
+    mean, most, dispersion = evenness(s.sends)
+    print(f"offered load       acts sent per 5 ms: mean {mean:.1f}, most {most}, dispersion {dispersion:.1f} "
+          "(independent rooms: about 1; rooms in step: tens)")
     for label, name in (("server-side", "giants_action_seconds"), ("Redis pipeline", "giants_redis_commit_seconds")):
         n0, mean0, _, _ = histogram(before, name)
         n1, mean1, h50, h99 = histogram(after, name)
