@@ -164,6 +164,10 @@ def serve_process(redis_url: str, key_prefix: str) -> Iterator[Callable[..., Ser
             except subprocess.TimeoutExpired:
                 sp.proc.kill()
                 sp.proc.wait()
+    for n, sp in enumerate(procs, 1):
+        # pytest shows this only when the test failed: each node's own log (a failure
+        # that needs the nodes' side of the story, e.g. a room that stopped moving).
+        print(f"--- giants serve #{n} {' '.join(sp.args)}\n{''.join(sp.output[-300:])}")
 
 
 # A hang after the last test must not stall CI. Seen twice in full runs: every test
