@@ -14,24 +14,14 @@ import asyncio
 import random
 from typing import Any
 
-import msgpack
 import pytest
 
 from engines import registry
+from tests.server.game_cases import CASES, plain
 
 pytestmark = pytest.mark.redis
 
 MOVES = 40  # enough to cross the first simultaneous steps and several turns
-
-CASES = [
-    pytest.param(engine.info.name, engine.info.rules, players, id=f"{engine.info.name}-{engine.info.rules}-{players}p")
-    for engine in registry.all_engines()
-    for players in sorted({engine.info.min_players, engine.info.max_players})
-]
-
-
-def plain(data: Any) -> Any:
-    return msgpack.unpackb(msgpack.packb(data, use_bin_type=True), raw=False)
 
 
 @pytest.mark.parametrize(("game", "rules", "players"), CASES)

@@ -16,26 +16,15 @@ import asyncio
 import random
 from typing import Any
 
-import msgpack
 import pytest
 
 from client_cli.client import Client
-from engines import registry
 from server.views import unpack_view
+from tests.server.game_cases import CASES, plain
 
 pytestmark = pytest.mark.redis
 
 MOVES = 30
-
-CASES = [
-    pytest.param(engine.info.name, engine.info.rules, players, id=f"{engine.info.name}-{engine.info.rules}-{players}p")
-    for engine in registry.all_engines()
-    for players in sorted({engine.info.min_players, engine.info.max_players})
-]
-
-
-def plain(data: Any) -> Any:
-    return msgpack.unpackb(msgpack.packb(data, use_bin_type=True), raw=False)
 
 
 def expected(live: Any, seat: int | None) -> Any:
