@@ -623,7 +623,12 @@ class Room(RoomViews, RoomEndings, RoomMembership):
                     return
                 self.publish(events)
             self._after_change()
-            if self.deadline is not None and time.time() < self.deadline:
+            # Re-arm whenever a deadline remains, due or not: a timer may fire a little
+            # before the deadline by the wall clock (uvloop rounds delays to whole
+            # milliseconds), and the deadline can pass between the loop's check above and
+            # this one — re-arming only a deadline still ahead left the room with no timer
+            # at all, and its game stopped for good. A due one fires at once and plays.
+            if self.deadline is not None and self.status == "playing" and not self.closing:
                 self._arm_timer()
 
     async def close(self) -> None:
