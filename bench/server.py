@@ -59,6 +59,7 @@ sys.path.insert(0, str(ROOT))
 from protocol import PROTOCOL_VERSION, apply_legal_edit  # noqa: E402
 
 sys.path.append(str(ROOT / "bench"))
+import floor  # noqa: E402
 import wsclient  # noqa: E402
 
 # The load generator's WebSocket client: the lean one (bench/wsclient.py) leaves the
@@ -569,6 +570,18 @@ async def echo_phase(echo_url: str, echo_pid: int, conns: int, rate: float, dura
     return pct(rtts, 50) * 1e3, pct(rtts, 99) * 1e3, 1e6 * cpu / max(1, len(rtts))
 
 
+async def floor_measure(url: str, pid: int, args: argparse.Namespace,
+                        duration: float) -> tuple[float, float, float, float]:
+    """The I/O floor (bench/floor.py) at --rate over --rooms rooms of the same size:
+    p50 ms, p99 ms, its CPU µs per move and its redis-server's."""
+    pids = [pid, *children(pid)]
+    cpu0 = [cpu_seconds(p) for p in pids]
+    rtts = await floor.floor_run(CLIENTS["lean"], url, args.rooms, 2 + args.spectators, args.rate, duration)
+    cpu = [cpu_seconds(p) - c for p, c in zip(pids, cpu0, strict=True)]
+    moves = max(1, len(rtts))
+    return pct(rtts, 50) * 1e3, pct(rtts, 99) * 1e3, 1e6 * cpu[0] / moves, 1e6 * sum(cpu[1:]) / moves
+
+
 def parse_game(text: str) -> tuple[str, str | None]:
     game, _, rules = text.partition("/")
     return game, rules or None
@@ -623,6 +636,8 @@ async def main() -> int:
                         help="the load generator's WebSocket client (default lean: bench/wsclient.py)")
     parser.add_argument("--protocol", type=int, default=PROTOCOL_VERSION,
                         help=f"wire protocol version the clients speak (default {PROTOCOL_VERSION})")
+    parser.add_argument("--no-floor", action="store_true",
+                        help="skip the I/O floor reference (bench/floor.py) after the echo")
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile, stats to FILE")
     parser.add_argument("--callgrind", action="store_true",
                         help="run the server under valgrind's callgrind and report instructions per move in "
@@ -659,6 +674,11 @@ async def main() -> int:
                          # every client of the benchmark comes from 127.0.0.1
                          "--max-connections-per-address", "0", "--max-rooms-per-address", "0", *redis_args])
     echo, echo_url = start([sys.executable, "-c", ECHO_SERVER, loop])
+    refs = [server, echo]
+    if not args.no_floor and not args.patches and not args.memory_only:
+        floor_proc, floor_url = start([sys.executable, str(ROOT / "bench" / "floor.py"), "serve", loop,
+                                       args.fsync or "always"])
+        refs.append(floor_proc)
     game, rules = parse_game(args.game)
     try:
         if args.patches:
@@ -701,8 +721,11 @@ async def main() -> int:
         knee_echo = None
         if knee is not None and knee is not main_phase:
             knee_echo = await echo_phase(echo_url, echo.pid, conns, knee.target, 5.0, args.client)
+        floor_phase = None
+        if len(refs) > 2:
+            floor_phase = await floor_measure(floor_url, refs[2].pid, args, min(args.duration, 10.0))
     finally:
-        for proc in (server, echo):
+        for proc in refs:
             proc.terminate()
             proc.wait(20)
         shutil.rmtree(tmp, ignore_errors=True)
@@ -724,6 +747,11 @@ async def main() -> int:
     print(f"CPU per move       server {m.server_us:.0f} us ({100 * m.server_core:.0f}% of a core), "
           f"redis-server {m.redis_us:.0f} us; echo {ecpu:.0f} us per round trip -> "
           f"{m.server_us / ecpu:.2f}x echo")
+    if floor_phase is not None:
+        f50, f99, fcpu, fredis = floor_phase
+        print(f"I/O floor          p50 {f50:6.3f}  p99 {f99:6.3f} ms; CPU {fcpu:.0f} us per move "
+              f"(redis-server {fredis:.0f} us) -> {fcpu / ecpu:.2f}x echo; server {m.server_us / fcpu:.2f}x floor "
+              "(bench/floor.py: frame in, EVALSHA, frame to each member; no game)")
     if CALLGRIND:
         print(f"instructions       {s.instructions / max(1, s.moves):,.0f} per move (callgrind, {s.moves} moves)")
     print(f"load               clients {100 * m.client_core:.0f}% of a core; load average {os.getloadavg()[0]:.2f}")
