@@ -16,7 +16,7 @@ echo ratio can fall at all on this stack.
 
     python bench/floor.py serve uvloop everysec     # the reference server (bench/server.py starts it)
 
-`floor_run` is its load: `rooms` groups of (2 + spectators) connections; in each room
+`FloorRooms` is its load: `rooms` groups of (2 + spectators) connections; in each room
 the seats take turns sending a ~100-byte msgpack action at the room's paced time and
 the round trip ends when the sender's own frame comes back (as in bench/server.py).
 """
@@ -86,48 +86,64 @@ async def serve(loop_name: str, fsync: str) -> None:
         data.cleanup()
 
 
-async def floor_run(connect: Callable[..., Any], url: str, rooms: int, per_room: int, rate: float,
-                    duration: float) -> list[float]:
-    """Round trips (s) of `rooms` rooms of `per_room` connections sharing `rate` moves/s."""
-    interval = rooms / rate
-    action = msgpack.packb({"type": "act", "id": 0, "room": "abcdefgh", "action": "a5-b5"})
-    rtts: list[float] = []
-    end = time.perf_counter() + duration
+class FloorRooms:
+    """The floor's load: `rooms` rooms of `per_room` connections (two seats and the
+    spectators). `open()` connects them, `run(rate, duration)` paces the moves and
+    returns the round trips (s), `close()` hangs up."""
 
-    async def room_loop(index: int) -> None:
-        conns = [await connect(url, compression=None) for _ in range(per_room)]
-        waiting: list[asyncio.Future[None] | None] = [None] * per_room
+    def __init__(self, connect: Callable[..., Any], url: str, rooms: int, per_room: int) -> None:
+        self.connect, self.url, self.rooms, self.per_room = connect, url, rooms, per_room
+        self.conns: list[list[Any]] = []
+        self.waiting: list[list[asyncio.Future[None] | None]] = []
 
-        def reader(i: int) -> Callable[[bytes], None]:
-            def on_frame(_frame: bytes) -> None:
-                fut = waiting[i]
-                if fut is not None and not fut.done():
-                    fut.set_result(None)
-            return on_frame
+    async def open(self) -> None:
+        for index in range(self.rooms):
+            conns = [await self.connect(self.url, compression=None) for _ in range(self.per_room)]
+            waiting: list[asyncio.Future[None] | None] = [None] * self.per_room
+            for i, ws in enumerate(conns):
+                await ws.send(b"room-%d" % index)
+                ws.on_frame = self._reader(waiting, i)
+            self.conns.append(conns)
+            self.waiting.append(waiting)
 
-        for i, ws in enumerate(conns):
-            await ws.send(b"room-%d" % index)
-            ws.on_frame = reader(i)
+    @staticmethod
+    def _reader(waiting: list[asyncio.Future[None] | None], i: int) -> Callable[[bytes], None]:
+        def on_frame(_frame: bytes) -> None:
+            fut = waiting[i]
+            if fut is not None and not fut.done():
+                fut.set_result(None)
+        return on_frame
+
+    async def run(self, rate: float, duration: float) -> list[float]:
+        interval = self.rooms / rate
+        action = msgpack.packb({"type": "act", "id": 0, "room": "abcdefgh", "action": "a5-b5"})
+        rtts: list[float] = []
+        end = time.perf_counter() + duration
         loop = asyncio.get_running_loop()
-        next_at = time.perf_counter() + random.random() * interval
-        turn = 0
-        while time.perf_counter() < end:
-            delay = next_at - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            next_at = max(next_at + interval, time.perf_counter() - interval)
-            seat = turn % 2
-            turn += 1
-            waiting[seat] = fut = loop.create_future()
-            t0 = time.perf_counter()
-            await conns[seat].send(action)
-            await fut
-            rtts.append(time.perf_counter() - t0)
-        for ws in conns:
-            await ws.close()
 
-    await asyncio.gather(*(room_loop(i) for i in range(rooms)))
-    return rtts
+        async def room_loop(conns: list[Any], waiting: list[asyncio.Future[None] | None]) -> None:
+            next_at = time.perf_counter() + random.random() * interval
+            turn = 0
+            while time.perf_counter() < end:
+                delay = next_at - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                next_at = max(next_at + interval, time.perf_counter() - interval)
+                seat = turn % 2
+                turn += 1
+                waiting[seat] = fut = loop.create_future()
+                t0 = time.perf_counter()
+                await conns[seat].send(action)
+                await fut
+                rtts.append(time.perf_counter() - t0)
+
+        await asyncio.gather(*(room_loop(c, w) for c, w in zip(self.conns, self.waiting, strict=True)))
+        return rtts
+
+    async def close(self) -> None:
+        for conns in self.conns:
+            for ws in conns:
+                await ws.close()
 
 
 if __name__ == "__main__":

@@ -522,15 +522,18 @@ def callgrind_control(option: str, pid: int) -> None:
     subprocess.run(["callgrind_control", option, str(pid)], check=True, capture_output=True, timeout=120)
 
 
-def callgrind_total(pid: int) -> int:
-    """Instructions the server executed since instrumentation was switched on."""
-    before = set(os.listdir(CALLGRIND["dir"]))
+def callgrind_total(pid: int, directory: str = "", keep: str = "") -> int:
+    """Instructions the server (or the process `pid` whose dumps go to `directory`)
+    executed since instrumentation was switched on."""
+    directory = directory or CALLGRIND["dir"]
+    keep = keep if directory != CALLGRIND["dir"] else CALLGRIND["keep"]
+    before = set(os.listdir(directory))
     callgrind_control("--dump", pid)
     callgrind_control("--instr=off", pid)
-    for name in sorted(set(os.listdir(CALLGRIND["dir"])) - before):
-        if CALLGRIND["keep"]:
-            shutil.copyfile(os.path.join(CALLGRIND["dir"], name), CALLGRIND["keep"])
-        with open(os.path.join(CALLGRIND["dir"], name)) as dump:
+    for name in sorted(set(os.listdir(directory)) - before):
+        if keep:
+            shutil.copyfile(os.path.join(directory, name), keep)
+        with open(os.path.join(directory, name)) as dump:
             for line in dump:
                 if line.startswith(("totals:", "summary:")):
                     return int(line.split()[1])
@@ -571,15 +574,24 @@ async def echo_phase(echo_url: str, echo_pid: int, conns: int, rate: float, dura
 
 
 async def floor_measure(url: str, pid: int, args: argparse.Namespace,
-                        duration: float) -> tuple[float, float, float, float]:
+                        duration: float) -> tuple[float, float, float, float, float]:
     """The I/O floor (bench/floor.py) at --rate over --rooms rooms of the same size:
-    p50 ms, p99 ms, its CPU µs per move and its redis-server's."""
+    p50 ms, p99 ms, its CPU µs per move, its redis-server's, and (with --callgrind)
+    its instructions per move."""
     pids = [pid, *children(pid)]
+    rooms = floor.FloorRooms(CLIENTS["lean"], url, args.rooms, 2 + args.spectators)
+    await rooms.open()
+    await asyncio.sleep(1.0)
+    if CALLGRIND:
+        callgrind_control("--instr=on", pid)
     cpu0 = [cpu_seconds(p) for p in pids]
-    rtts = await floor.floor_run(CLIENTS["lean"], url, args.rooms, 2 + args.spectators, args.rate, duration)
+    rtts = await rooms.run(args.rate, duration)
     cpu = [cpu_seconds(p) - c for p, c in zip(pids, cpu0, strict=True)]
     moves = max(1, len(rtts))
-    return pct(rtts, 50) * 1e3, pct(rtts, 99) * 1e3, 1e6 * cpu[0] / moves, 1e6 * sum(cpu[1:]) / moves
+    instructions = callgrind_total(pid, CALLGRIND["dir"] + "/floor") / moves if CALLGRIND else float("nan")
+    await rooms.close()
+    return (pct(rtts, 50) * 1e3, pct(rtts, 99) * 1e3, 1e6 * cpu[0] / moves, 1e6 * sum(cpu[1:]) / moves,
+            instructions)
 
 
 def parse_game(text: str) -> tuple[str, str | None]:
@@ -676,8 +688,12 @@ async def main() -> int:
     echo, echo_url = start([sys.executable, "-c", ECHO_SERVER, loop])
     refs = [server, echo]
     if not args.no_floor and not args.patches and not args.memory_only:
-        floor_proc, floor_url = start([sys.executable, str(ROOT / "bench" / "floor.py"), "serve", loop,
-                                       args.fsync or "always"])
+        floor_cmd = [sys.executable, str(ROOT / "bench" / "floor.py"), "serve", loop, args.fsync or "always"]
+        if args.callgrind:
+            os.mkdir(f"{tmp}/floor")
+            floor_cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                         f"--callgrind-out-file={tmp}/floor/callgrind.out", *floor_cmd]
+        floor_proc, floor_url = start(floor_cmd)
         refs.append(floor_proc)
     game, rules = parse_game(args.game)
     try:
@@ -748,12 +764,13 @@ async def main() -> int:
           f"redis-server {m.redis_us:.0f} us; echo {ecpu:.0f} us per round trip -> "
           f"{m.server_us / ecpu:.2f}x echo")
     if floor_phase is not None:
-        f50, f99, fcpu, fredis = floor_phase
+        f50, f99, fcpu, fredis, _ = floor_phase
         print(f"I/O floor          p50 {f50:6.3f}  p99 {f99:6.3f} ms; CPU {fcpu:.0f} us per move "
               f"(redis-server {fredis:.0f} us) -> {fcpu / ecpu:.2f}x echo; server {m.server_us / fcpu:.2f}x floor "
               "(bench/floor.py: frame in, EVALSHA, frame to each member; no game)")
     if CALLGRIND:
-        print(f"instructions       {s.instructions / max(1, s.moves):,.0f} per move (callgrind, {s.moves} moves)")
+        print(f"instructions       {s.instructions / max(1, s.moves):,.0f} per move (callgrind, {s.moves} moves)"
+              + (f"; I/O floor {floor_phase[4]:,.0f}" if floor_phase is not None else ""))
     print(f"load               clients {100 * m.client_core:.0f}% of a core; load average {os.getloadavg()[0]:.2f}")
     mean, most, dispersion = evenness(s.sends)
     print(f"offered load       acts sent per 5 ms: mean {mean:.1f}, most {most}, dispersion {dispersion:.1f} "
