@@ -2,6 +2,8 @@
 
     python bench/scale.py                       # every scenario, Giantslayer, 200 rooms
     python bench/scale.py --rates 500,1000,1500 --duration 5 --failovers 3
+    python bench/scale.py --only 1,half,direct --rates 1000,2000,3000   # the cost of being two
+    python bench/scale.py --callgrind --rooms 40 --rates 20,40 --only 1,half,direct,relayed
 
 One Redis (the embedded redis-server, started here in a temp dir) and `giants serve`
 nodes as subprocesses; the load generator (bench/server.py's rooms of 2 bot seats + 1
@@ -9,6 +11,8 @@ spectator playing random legal moves at a paced total rate) runs in this process
 shares the machine's cores with the nodes, as the goals in issue 12 say. Scenarios:
 
 - `1 node`: every room on one node.
+- `1 node, half load` (`half`, only when asked for): half the rooms at half of each
+  rate, i.e. what each of 2 nodes carries.
 - `2 nodes, direct`: two nodes; each room's members all connect to the node that owns
   it (what a client-aware balancer achieves): the relay does nothing.
 - `2 nodes, relayed`: each room's second seat and its spectator connect to the other
@@ -17,18 +21,34 @@ shares the machine's cores with the nodes, as the goals in issue 12 say. Scenari
 - `--workers 2`: `giants serve --workers 2` on one port (SO_REUSEPORT spreads the
   connections at random, so about half of the members are relayed).
 
-For each: the achieved moves/s at each rate, round trip p50/p99 (act sent -> own patch
-back), node CPU per move (all nodes together) and Redis CPU per move; the knee is the
-highest rate whose p99 stays under 10 ms while achieving 95% of it, the saturated
-throughput the highest rate achieved at all. Failover: a room owned by node A with a
-player on node B; A is SIGKILLed; the time until B's player has a move accepted (with
-the default lease TTL unless --lease-ttl). The machine is shared: compare within a run.
+For each rate: the achieved moves/s, round trip p50/p99 (act sent -> own patch back),
+and where the machine's CPU went, per move: each node, redis-server, the load generator
+(this process) and "others" (the rest of the machine's busy time: other jobs, kernel
+softirq work); each one's share of a core and its kernel (sys) share; the share of wall
+time each spent runnable but waiting for a core (run-queue wait: contention); and the
+read / write syscalls and sleeps (voluntary context switches) per move, which fall as a
+process handles more per wake-up (bigger commit batches, more frames per loop turn).
+The knee is the highest rate whose p99 stays under 10 ms while achieving 95% of it, the
+saturated throughput the highest rate achieved at all. The summary compares node CPU
+per move of 1 node and 2 nodes at each rate, and, with the `half` scenario (`1 node,
+half load`: half the rooms at half of each rate, so the same load per node and per room
+as each of 2 nodes), what is left once the load per node is the same: the cost of being
+two nodes. At saturation it adds up the CPU per move of each part: 2 nodes on 2 cores
+reach about 2 cores / (nodes + redis + load generator + others) per move, one node
+about 1 core / its own CPU per move. Failover: a room owned by node A with a player on
+node B; A is SIGKILLed; the time until B's player has a move accepted (with the default
+lease TTL unless --lease-ttl). The machine is shared: compare within a run, alternate.
+
+`--callgrind` runs the nodes under valgrind's callgrind and adds their instructions per
+move (user-space instructions: robust to other jobs, blind to the kernel and to cache
+misses); only light loads fit (e.g. `--rooms 40 --rates 20,40 --only 1,half,direct,relayed`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib.util
 import os
 import signal
@@ -87,41 +107,147 @@ def node_pids(procs: list[subprocess.Popen[str]]) -> list[int]:
     return pids
 
 
+def sched(pid: int) -> tuple[float, float]:
+    """(CPU seconds, seconds spent runnable but waiting for a core) of every thread of a
+    process, from /proc/PID/task/*/schedstat; (0, 0) once it is gone."""
+    cpu = wait = 0.0
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            run, waited, _ = (task / "schedstat").read_text().split()
+        except (OSError, ValueError):
+            continue
+        cpu += int(run) / 1e9
+        wait += int(waited) / 1e9
+    return cpu, wait
+
+
+def sys_seconds(pid: int) -> float:
+    """System (kernel) CPU seconds of a process so far: its syscalls, and on loopback the
+    TCP work of both ends of what it sends."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return int(fields[12]) / os.sysconf("SC_CLK_TCK")
+
+
+def counters(pid: int) -> tuple[int, int, int]:
+    """(read syscalls, write syscalls, times it slept) of a process so far: a process that
+    handles more per wake-up (bigger batches) makes fewer of each per move."""
+    try:
+        io = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    except OSError:
+        return 0, 0, 0
+    sleeps = 0
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            for line in (task / "status").read_text().splitlines():
+                if line.startswith("voluntary_ctxt_switches"):
+                    sleeps += int(line.split()[1])
+    return int(io["syscr"]), int(io["syscw"]), sleeps
+
+
+def machine_busy() -> float:
+    """CPU seconds the whole machine spent busy (every core; /proc/stat, iowait counted idle)."""
+    fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+class Meter:
+    """CPU of the processes of a run between `start` and `stop`: each node, Redis, the
+    load generator (this process), the rest of the machine; and each one's run-queue
+    wait (time it was ready to run but every core was taken: contention)."""
+
+    def __init__(self, nodes: list[int], redis_pid: int) -> None:
+        self.pids = {**{f"node{i + 1}": p for i, p in enumerate(nodes)}, "redis": redis_pid, "loadgen": os.getpid()}
+
+    def start(self) -> None:
+        self.t0 = time.perf_counter()
+        self.busy0 = machine_busy()
+        self.s0 = {name: sched(pid) for name, pid in self.pids.items()}
+        self.k0 = {name: sys_seconds(pid) for name, pid in self.pids.items()}
+        self.c0 = {name: counters(pid) for name, pid in self.pids.items()}
+
+    def stop(self) -> dict[str, Any]:
+        elapsed = time.perf_counter() - self.t0
+        busy = machine_busy() - self.busy0
+        cpu: dict[str, float] = {}
+        wait: dict[str, float] = {}
+        kernel: dict[str, float] = {}
+        count: dict[str, tuple[int, ...]] = {}
+        for name, pid in self.pids.items():
+            c, w = sched(pid)
+            cpu[name], wait[name] = c - self.s0[name][0], w - self.s0[name][1]
+            kernel[name] = sys_seconds(pid) - self.k0[name]
+            count[name] = tuple(b - a for a, b in zip(self.c0[name], counters(pid), strict=True))
+        cpu["others"] = max(0.0, busy - sum(cpu.values()))  # other jobs, kernel softirq work
+        return {"elapsed": elapsed, "cpu": cpu, "wait": wait, "sys": kernel, "count": count}
+
+
+def fmt_breakdown(meter: dict[str, Any], moves: int) -> str:
+    """One line: each process's CPU per move (us) and share of a core, run-queue waits."""
+    elapsed, cpu, wait, kernel = meter["elapsed"], meter["cpu"], meter["wait"], meter["sys"]
+
+    def part(name: str, c: float) -> str:
+        sys_share = f", sys {100 * kernel[name] / c:.0f}%" if name in kernel and c else ""
+        return f"{name} {1e6 * c / moves:4.0f} us ({100 * c / elapsed:3.0f}% of a core{sys_share})"
+
+    parts = [part(name, c) for name, c in cpu.items()]
+    waits = ", ".join(f"{name} {100 * w / elapsed:.0f}%" for name, w in wait.items() if name.startswith(("node", "redis", "load")))
+    counts = "; ".join(f"{name} {r / moves:.1f} / {w / moves:.1f} / {s / moves:.2f}" for name, (r, w, s) in meter["count"].items())
+    return f"{'':22}cpu/move: {'; '.join(parts)}; machine {100 * sum(cpu.values()) / elapsed:.0f}% of 1 core\n" \
+           f"{'':22}run-queue wait (share of wall time): {waits}\n" \
+           f"{'':22}per move, read / write syscalls / sleeps: {counts}"
+
+
 async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[str]], redis_pid: int,
-                       relayed: bool, args: argparse.Namespace) -> dict[str, Any]:
-    load = PlacedLoad(urls, relayed, game="giantslayer", rules=None, spectators=1, interval=args.rooms / 500)
+                       relayed: bool, args: argparse.Namespace, share: float = 1.0) -> dict[str, Any]:
+    """`share` < 1: that share of the rooms at that share of each rate (same load per room)."""
+    rooms = max(1, round(args.rooms * share))
+    load = PlacedLoad(urls, relayed, game="giantslayer", rules=None, spectators=1, interval=rooms / 500)
     ready: asyncio.Queue[None] = asyncio.Queue()
-    tasks = [asyncio.ensure_future(load.room_loop(ready)) for _ in range(args.rooms)]
-    for _ in range(args.rooms):
+    tasks = [asyncio.ensure_future(load.room_loop(ready)) for _ in range(rooms)]
+    for _ in range(rooms):
         await ready.get()
     pids = node_pids(procs)
+    meter = Meter(pids, redis_pid)
     phases = []
-    for rate in [float(r) for r in args.rates.split(",")]:
-        load.interval = args.rooms / rate
+    for rate in [share * float(r) for r in args.rates.split(",")]:
+        load.interval = rooms / rate
         await asyncio.sleep(1.0)
+        if args.callgrind:
+            for pid in pids:
+                await asyncio.to_thread(bs.callgrind_control, "--instr=on", pid)
         load.stats = stats = bs.Stats()
         stats.measuring = True
-        cpu0 = [bs.cpu_seconds(p) for p in pids]
-        r0 = bs.cpu_seconds(redis_pid)
-        own0 = time.process_time()
-        t0 = time.perf_counter()
+        meter.start()
         await asyncio.sleep(args.duration)
         stats.measuring = False
-        elapsed = time.perf_counter() - t0
-        node_cpu = sum(bs.cpu_seconds(p) - c for p, c in zip(pids, cpu0, strict=True))
+        measured = meter.stop()
+        if args.callgrind:
+            measured["instructions"] = [await asyncio.to_thread(bs.callgrind_total, pid) for pid in pids]
+        elapsed, cpu = measured["elapsed"], measured["cpu"]
+        node_cpu = sum(c for n, c in cpu.items() if n.startswith("node"))
         moves = max(1, stats.moves)
         phase = {
             "rate": rate, "achieved": stats.moves / elapsed, "p50": bs.pct(stats.rtts, 50) * 1e3,
             "p99": bs.pct(stats.rtts, 99) * 1e3, "node_us": 1e6 * node_cpu / moves,
-            "redis_us": 1e6 * (bs.cpu_seconds(redis_pid) - r0) / moves, "client_core": (time.process_time() - own0) / elapsed,
-            "errors": dict(stats.errors),
+            "redis_us": 1e6 * cpu["redis"] / moves, "loadgen_us": 1e6 * cpu["loadgen"] / moves,
+            "client_core": cpu["loadgen"] / elapsed, "errors": dict(stats.errors), "meter": measured,
         }
         phases.append(phase)
         ok = phase["p99"] < bs.KNEE_P99_MS and phase["achieved"] >= 0.95 * rate
         print(f"  {name:18} at {rate:6.0f}/s: {phase['achieved']:7.1f} moves/s  p50 {phase['p50']:6.2f}  "
               f"p99 {phase['p99']:6.2f} ms  nodes {phase['node_us']:4.0f} us/move  redis {phase['redis_us']:3.0f} us/move  "
-              f"clients {100 * phase['client_core']:3.0f}%  {'ok' if ok else 'over'}"
+              f"loadgen {phase['loadgen_us']:3.0f} us/move  {'ok' if ok else 'over'}"
               + (f"  errors {phase['errors']}" if phase["errors"] else ""), flush=True)
+        print(fmt_breakdown(measured, moves), flush=True)
+        if args.callgrind:
+            each = measured["instructions"]
+            phase["instructions"] = sum(each) / moves
+            print(f"{'':22}instructions per move (callgrind): nodes {phase['instructions']:,.0f} "
+                  f"({', '.join(f'node{i + 1} {n:,}' for i, n in enumerate(each))} over {moves} moves)", flush=True)
         if phase["achieved"] < 0.8 * rate:
             break  # saturated: higher rates only add queueing
     load.stop.set()
@@ -131,7 +257,11 @@ async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[
 
 
 def start_node(redis_url: str, prefix: str, args: argparse.Namespace, *extra: str) -> tuple[subprocess.Popen[str], str]:
-    return bs.start([sys.executable, "-m", "client_cli.cli", "serve", "--port", "0", "--log-level", "warning",
+    runner = [sys.executable]
+    if args.callgrind:  # instrumentation off until the measured phase (callgrind_control)
+        runner = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                  f"--callgrind-out-file={bs.CALLGRIND['dir']}/callgrind.out.%p", sys.executable]
+    return bs.start([*runner, "-m", "client_cli.cli", "serve", "--port", "0", "--log-level", "warning",
                      "--redis-url", redis_url, "--key-prefix", prefix, "--rate", "1000", "--burst", "1000", *LIMITS,
                      "--lease-ttl", str(args.lease_ttl), *extra])
 
@@ -219,9 +349,17 @@ async def main() -> int:
     parser.add_argument("--duration", type=float, default=6.0, help="measured seconds per rate")
     parser.add_argument("--failovers", type=int, default=3)
     parser.add_argument("--lease-ttl", type=float, default=2.0)
-    parser.add_argument("--only", default="", help="comma list of scenarios: 1,direct,relayed,workers,failover")
+    parser.add_argument("--only", default="", help="comma list of scenarios: 1,half,direct,relayed,workers,failover "
+                                                             "(default all but half)")
+    parser.add_argument("--callgrind", action="store_true",
+                        help="run the nodes under valgrind's callgrind and report their instructions per move "
+                             "(a count other jobs cannot disturb; light loads only, e.g. --rooms 20 --rates 10,20,40 "
+                             "--only 1,direct,relayed)")
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else {"1", "direct", "relayed", "workers", "failover"}
+    if args.callgrind:
+        only -= {"workers", "failover"}
+        bs.CALLGRIND.update(dir=tempfile.mkdtemp(prefix="giants-scale-callgrind-"), keep="")
     tmp = Path(tempfile.mkdtemp(prefix="giants-scale-"))
     redis = EmbeddedRedis(tmp / "redis")
     redis_url = redis.start()
@@ -231,15 +369,16 @@ async def main() -> int:
           f"{args.duration:g} s each; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}", flush=True)
     results = []
     try:
-        scenarios = [("1", "1 node", 1, False), ("direct", "2 nodes, direct", 2, False), ("relayed", "2 nodes, relayed", 2, True)]
-        for key, name, count, relayed in scenarios:
+        scenarios = [("1", "1 node", 1, False, 1.0), ("half", "1 node, half load", 1, False, 0.5),
+                     ("direct", "2 nodes, direct", 2, False, 1.0), ("relayed", "2 nodes, relayed", 2, True, 1.0)]
+        for key, name, count, relayed, share in scenarios:
             if key not in only:
                 continue
             prefix = f"giants-scale:{key}:"
             started = [start_node(redis_url, prefix, args) for _ in range(count)]
             procs = [p for p, _ in started]
             try:
-                results.append(await run_scenario(name, [u for _, u in started], procs, redis_pid, relayed, args))
+                results.append(await run_scenario(name, [u for _, u in started], procs, redis_pid, relayed, args, share))
             finally:
                 stop(procs)
                 report_log(name)
@@ -268,17 +407,47 @@ async def main() -> int:
     if one and two:
         print(f"  2 nodes / 1 node saturated throughput: {two['saturated'] / one['saturated']:.2f}x")
 
-    def cpu_at(r: dict[str, Any], rate: float) -> float | None:
-        return next((p["node_us"] for p in r["phases"] if p["rate"] == rate), None)
+    def at(r: dict[str, Any] | None, rate: float) -> dict[str, Any] | None:
+        return next((p for p in r["phases"] if p["rate"] == rate), None) if r else None
 
-    first = float(args.rates.split(",")[0])
+    def saturated(r: dict[str, Any]) -> dict[str, Any]:
+        return max(r["phases"], key=lambda p: p["achieved"])
+
+    if one and two:
+        for key, unit in (("node_us", "us"), ("instructions", "instructions")):
+            if key not in two["phases"][0]:
+                continue
+            for rate in [p["rate"] for p in two["phases"]]:
+                a, b = at(one, rate), at(two, rate)
+                if a and b:
+                    print(f"  node {unit} per move at {rate:g}/s: 1 node {a[key]:,.0f}, 2 nodes direct {b[key]:,.0f} "
+                          f"({100 * (b[key] / a[key] - 1):+.0f}%)")
+                half = at(by.get("1 node, half load"), rate / 2)
+                if half and b:  # the same load per node and per room: what is left is the cost of being two
+                    print(f"  same load per node, {unit} per move: 1 node, half the rooms at {rate / 2:g}/s {half[key]:,.0f}, "
+                          f"2 nodes at {rate:g}/s {b[key]:,.0f} ({100 * (b[key] / half[key] - 1):+.0f}%)")
+        # Two nodes on two cores with the load generator and Redis: 2 nodes reach about
+        # cores / (S2 + R + L) while one node reaches about 1 / S1 (it holds one core).
+        s1, s2 = saturated(one), saturated(two)
+        for label, ph in (("1 node", s1), ("2 nodes direct", s2)):
+            m = ph["meter"]
+            moves = ph["achieved"] * m["elapsed"]
+            per = {k: 1e6 * v / moves for k, v in m["cpu"].items()}
+            nodes = sum(v for k, v in per.items() if k.startswith("node"))
+            print(f"  saturated, {label:15} {ph['achieved']:6.0f} moves/s: per move nodes {nodes:.0f} us + redis "
+                  f"{per['redis']:.0f} + loadgen {per['loadgen']:.0f} + others {per['others']:.0f} = "
+                  f"{sum(per.values()):.0f} us; machine {100 * sum(m['cpu'].values()) / m['elapsed']:.0f}% of 1 core")
     relayed = by.get("2 nodes, relayed")
-    if one and two and cpu_at(one, first) and cpu_at(two, first):
-        print(f"  CPU per move at {first:g}/s: 1 node {cpu_at(one, first):.0f} us, 2 nodes direct {cpu_at(two, first):.0f} us "
-              f"({100 * (cpu_at(two, first) / cpu_at(one, first) - 1):+.0f}%)")
-    if two and relayed and cpu_at(two, first) and cpu_at(relayed, first):
-        print(f"  relay CPU per move at {first:g}/s: {cpu_at(relayed, first) - cpu_at(two, first):.0f} us "
-              f"(relayed {cpu_at(relayed, first):.0f} - direct {cpu_at(two, first):.0f})")
+    if two and relayed:
+        for rate in [p["rate"] for p in relayed["phases"]]:
+            a, b = at(two, rate), at(relayed, rate)
+            if a and b and b["achieved"] >= 0.95 * rate:
+                print(f"  relay CPU per move at {rate:g}/s: {b['node_us'] - a['node_us']:.0f} us "
+                      f"(relayed {b['node_us']:.0f} - direct {a['node_us']:.0f}); redis "
+                      f"{b['redis_us'] - a['redis_us']:+.0f} us")
+                if "instructions" in b:
+                    print(f"  relay instructions per move at {rate:g}/s: {b['instructions'] - a['instructions']:,.0f} "
+                          f"(relayed {b['instructions']:,.0f} - direct {a['instructions']:,.0f})")
     if failovers:
         print(f"  failover (kill -9 -> first move accepted elsewhere): median {sorted(failovers)[len(failovers) // 2]:.2f} s, "
               f"max {max(failovers):.2f} s over {len(failovers)}")
