@@ -213,9 +213,9 @@ async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[
     pids = node_pids(procs)
     meter = Meter(pids, redis_pid)
     phases = []
-    for rate in [share * float(r) for r in args.rates.split(",")]:
+    for i, rate in enumerate([share * float(r) for r in args.rates.split(",")]):
         load.interval = rooms / rate
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(args.warmup if i == 0 else 1.0)
         if args.callgrind:
             for pid in pids:
                 await asyncio.to_thread(bs.callgrind_control, "--instr=on", pid)
@@ -250,7 +250,7 @@ async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[
                   f"({', '.join(f'node{i + 1} {n:,}' for i, n in enumerate(each))} over {moves} moves)", flush=True)
         if phase["achieved"] < 0.8 * rate:
             break  # saturated: higher rates only add queueing
-    load.stop.set()
+    load.halt()
     await asyncio.wait(tasks, timeout=15)
     knee = max((p["rate"] for p in phases if p["p99"] < bs.KNEE_P99_MS and p["achieved"] >= 0.95 * p["rate"]), default=0.0)
     return {"name": name, "phases": phases, "knee": knee, "saturated": max(p["achieved"] for p in phases)}
@@ -348,7 +348,12 @@ async def main() -> int:
     parser.add_argument("--rates", default="1000,1500,2000,2500,3000,3500", help="total moves/s tried, in order")
     parser.add_argument("--duration", type=float, default=6.0, help="measured seconds per rate")
     parser.add_argument("--failovers", type=int, default=3)
-    parser.add_argument("--lease-ttl", type=float, default=2.0)
+    parser.add_argument("--lease-ttl", type=float, default=None,
+                        help="the nodes' lease TTL (default 2 s; 60 s with --callgrind, whose nodes run too slowly "
+                             "to renew every 2/3 s)")
+    parser.add_argument("--warmup", type=float, default=None,
+                        help="unmeasured seconds before the first rate (default 1; 20 with --callgrind: first moves "
+                             "of each room run one-time code)")
     parser.add_argument("--only", default="", help="comma list of scenarios: 1,half,direct,relayed,workers,failover "
                                                              "(default all but half)")
     parser.add_argument("--callgrind", action="store_true",
@@ -357,6 +362,10 @@ async def main() -> int:
                              "--only 1,direct,relayed)")
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else {"1", "direct", "relayed", "workers", "failover"}
+    if args.lease_ttl is None:
+        args.lease_ttl = 60.0 if args.callgrind else 2.0
+    if args.warmup is None:
+        args.warmup = 20.0 if args.callgrind else 1.0
     if args.callgrind:
         only -= {"workers", "failover"}
         bs.CALLGRIND.update(dir=tempfile.mkdtemp(prefix="giants-scale-callgrind-"), keep="")

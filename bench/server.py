@@ -239,27 +239,73 @@ class Stats:
         return self.seat_frames + self.legal_frames + self.spectator_frames
 
 
-class Wake:
-    """What a room's loop waits on: any frame to one of its members (`set`), or a
-    timeout. Cheaper than an asyncio.Event with wait_for: no task per wait."""
+class Pacer:
+    """Plays one room's moves from the frames' callbacks: no task wakes up per move.
 
-    def __init__(self) -> None:
-        self._fut: asyncio.Future[None] | None = None
+    Every frame to a member of the room calls `set`; when a seat holds a legal list and
+    has no action in flight, one timer fires at the room's next paced slot (`fire`),
+    which sends a random legal action. The room's loop (a task) only sets a game up,
+    waits for `done` (the game finished, or the load stops), and leaves.
+    """
+
+    def __init__(self, load: Load) -> None:
+        self.load = load
+        self.seats: list[Member] = []
+        self.room = ""
+        self.next_move = 0.0
+        self.timer: asyncio.TimerHandle | None = None
+        self.actor: Member | None = None  # who acts when the timer fires
+        self.done: asyncio.Future[None] | None = None  # set while a game is played
+        self.sending: asyncio.Future[None] | None = None
+
+    def play(self, seats: list[Member], room: str, next_move: float) -> asyncio.Future[None]:
+        self.seats, self.room, self.next_move = seats, room, next_move
+        self.done = asyncio.get_running_loop().create_future()
+        self.set()
+        return self.done
 
     def set(self) -> None:
-        fut = self._fut
-        if fut is not None and not fut.done():
-            fut.set_result(None)
+        """A frame came to a member: finish the game, or arm the next move's timer."""
+        done = self.done
+        if done is None or self.timer is not None or done.done():
+            return
+        seats = self.seats
+        if seats[0].finished or self.load.stop.is_set():
+            done.set_result(None)
+            return
+        for s in seats:
+            if s.legal and s.sent_at is None:  # the actor is chosen now, as a player would
+                self.actor = s
+                self.timer = asyncio.get_running_loop().call_later(self.next_move - time.perf_counter(), self.fire)
+                return
 
-    async def wait(self, timeout: float) -> None:
-        loop = asyncio.get_running_loop()
-        self._fut = fut = loop.create_future()
-        timer = loop.call_later(timeout, self.set)
-        try:
-            await fut
-        finally:
-            timer.cancel()
-            self._fut = None
+    def fire(self) -> None:
+        self.timer = None
+        load, actor = self.load, self.actor
+        self.next_move = load.next_slot(self.next_move)
+        if actor is None or not actor.legal or self.done is None or self.done.done():
+            self.set()  # another seat's move changed it meanwhile
+            return
+        # sent_at holds the next action back until our action's patch came (protocol 2
+        # resends a legal list only when it changed, so it is not cleared here)
+        actor.sent_at = time.perf_counter()
+        if load.stats.measuring:
+            load.stats.sends.append(actor.sent_at)
+        data = msgpack.packb({"type": "act", "id": 0, "room": self.room, "action": load.rng.choice(actor.legal)})
+        ws = actor.ws
+        if isinstance(ws, wsclient.LeanConnection):
+            ws.send_now(data)
+        else:
+            self.sending = asyncio.ensure_future(ws.send(data))  # (a reference keeps the task alive)
+        self.set()  # another seat may act now too (simultaneous steps)
+
+    def stop(self) -> None:
+        """The load stops: end the game being played (called for every room)."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.done is not None and not self.done.done():
+            self.done.set_result(None)
 
 
 class Member:
@@ -267,11 +313,12 @@ class Member:
 
     `on_frame` handles each frame from the server; with the lean client it is called
     straight from the socket's callback (no task per connection), with `websockets`
-    from a reader task. Any frame sets `wake`, which the room's loop waits on (one
-    event per room, shared by its members).
+    from a reader task. Any frame calls `wake.set()` (the room's Pacer, shared by its
+    members), which sends the room's next move when it is due. A patch whose `from` is not
+    the member's version counts as a `version_gap` error.
     """
 
-    def __init__(self, ws: Any, load: Load, spectator: bool, wake: Wake) -> None:
+    def __init__(self, ws: Any, load: Load, spectator: bool, wake: Pacer) -> None:
         self.ws = ws
         self.load = load
         self.spectator = spectator
@@ -334,6 +381,8 @@ class Member:
                 else:
                     legal = msg.get("legal") or msg.get("legal_edit")
                     (stats.legal_frames if legal else stats.seat_frames).append(len(frame))
+            if msg["from"] != self.version:  # a patch lost, repeated or out of order
+                stats.errors["version_gap"] = stats.errors.get("version_gap", 0) + 1
             self.version = msg.get("to", msg["from"] + 1)  # protocol 2 leaves out `to`
             if any(e.get("type") == "finished" for e in events):
                 self.finished = True
@@ -354,8 +403,15 @@ class Load:
     protocol: int = PROTOCOL_VERSION
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     rng: random.Random = field(default_factory=lambda: random.Random(1))
+    pacers: list[Pacer] = field(default_factory=list)
 
-    async def member(self, name: str, spectator: bool, wake: Wake) -> Member:
+    def halt(self) -> None:
+        """Stop the load: every room ends its game and leaves (its loop then returns)."""
+        self.stop.set()
+        for pacer in self.pacers:
+            pacer.stop()
+
+    async def member(self, name: str, spectator: bool, wake: Pacer) -> Member:
         ws = await CLIENTS[self.client](self.url, compression=None, max_size=2**22)
         m = Member(ws, self, spectator, wake)
         if isinstance(ws, wsclient.LeanConnection):
@@ -383,7 +439,7 @@ class Load:
 
     async def room_loop(self, ready: asyncio.Queue[None]) -> None:
         """Two seats in one room; a new room when a game ends."""
-        wake = Wake()
+        wake = Pacer(self)
         seats = [await self.member(n, False, wake) for n in ("a", "b")]
         watchers = [await self.member("w", True, wake) for _ in range(self.spectators)]
         await ready.put(None)
@@ -391,6 +447,7 @@ class Load:
         create: dict[str, Any] = {"game": self.game, "players": 2}
         if self.rules:
             create["rules"] = self.rules
+        self.pacers.append(wake)
         while not self.stop.is_set():
             created = await seats[0].request("create_room", **create)
             if created["type"] != "ok":
@@ -401,24 +458,8 @@ class Load:
             for s in seats:
                 s.finished = False
                 await s.request("join", room=room)
-            while not self.stop.is_set() and not seats[0].finished:
-                actor = next((s for s in seats if s.legal and s.sent_at is None), None)
-                if actor is None:
-                    await wake.wait(1.0)
-                    continue
-                delay = next_move - time.perf_counter()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                next_move = self.next_slot(next_move)
-                if not actor.legal:  # another seat's move changed it meanwhile
-                    continue
-                action = self.rng.choice(actor.legal)
-                # sent_at holds the next action back until our action's patch came (protocol 2
-                # resends a legal list only when it changed, so it is not cleared here)
-                actor.sent_at = time.perf_counter()
-                if self.stats.measuring:
-                    self.stats.sends.append(actor.sent_at)
-                await actor.ws.send(msgpack.packb({"type": "act", "id": 0, "room": room, "action": action}))
+            await wake.play(seats, room, next_move)
+            next_move = wake.next_move
             for m in (*seats, *watchers):
                 await m.request("leave", room=room)
         for m in (*seats, *watchers):
@@ -617,7 +658,7 @@ async def run_patches(url: str, args: argparse.Namespace) -> None:
         stats.measuring = True
         await asyncio.sleep(args.duration)
         stats.measuring = False
-        load.stop.set()
+        load.halt()
         await asyncio.wait(tasks, timeout=10)
         print(f"{name:24} {median(stats.all_frames):6.0f} {median(stats.seat_frames):9.0f} "
               f"{median(stats.legal_frames):9.0f} {median(stats.spectator_frames):7.0f} "
@@ -729,7 +770,7 @@ async def main() -> int:
             knee_phases.append(phase)
             if not passes(phase):
                 break
-        load.stop.set()
+        load.halt()
         await asyncio.wait(tasks, timeout=10)
         conns = args.rooms * 2
         e50, e99, ecpu = await echo_phase(echo_url, echo.pid, conns, args.rate, min(args.duration, 10.0), args.client)

@@ -59,41 +59,48 @@ class LeanConnection(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
-        buf = self._buf
-        buf += data
-        if self._handshaking:
-            end = buf.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            status = bytes(buf[:end]).split(b"\r\n", 1)[0]
-            del buf[: end + 4]
-            self._handshaking = False
-            if b" 101 " not in status + b" ":
-                self._handshake.set_exception(ConnectionError(f"upgrade refused: {status!r}"))
-                return
-            self._handshake.set_result(None)
+        # Frames are parsed straight from `data` (one copy per payload); only an
+        # incomplete tail waits in `_buf` for the next read.
+        if self._buf or self._handshaking:
+            buf = self._buf
+            buf += data
+            if self._handshaking:
+                end = buf.find(b"\r\n\r\n")
+                if end < 0:
+                    return
+                status = bytes(buf[:end]).split(b"\r\n", 1)[0]
+                del buf[: end + 4]
+                self._handshaking = False
+                if b" 101 " not in status + b" ":
+                    self._handshake.set_exception(ConnectionError(f"upgrade refused: {status!r}"))
+                    return
+                self._handshake.set_result(None)
+            data = bytes(buf)
+            buf.clear()
         delivered = False
-        while len(buf) >= 2:
-            b0, b1 = buf[0], buf[1]
+        pos, n = 0, len(data)
+        while n - pos >= 2:
+            b0, b1 = data[pos], data[pos + 1]
             length = b1 & 0x7F
-            start = 2
+            start = pos + 2
             if length == 126:
-                if len(buf) < 4:
+                if n - pos < 4:
                     break
-                length = struct.unpack_from("!H", buf, 2)[0]
-                start = 4
+                length = struct.unpack_from("!H", data, pos + 2)[0]
+                start = pos + 4
             elif length == 127:
-                if len(buf) < 10:
+                if n - pos < 10:
                     break
-                length = struct.unpack_from("!Q", buf, 2)[0]
-                start = 10
+                length = struct.unpack_from("!Q", data, pos + 2)[0]
+                start = pos + 10
             if b1 & 0x80 or length > self.max_size:
                 self._fail()
                 return
-            if len(buf) < start + length:
+            end = start + length
+            if n < end:
                 break
-            payload = bytes(buf[start : start + length])
-            del buf[: start + length]
+            payload = data[start:end]
+            pos = end
             opcode = b0 & 0x0F
             if opcode in (1, 2, 0):
                 if not b0 & 0x80:
@@ -113,6 +120,8 @@ class LeanConnection(asyncio.Protocol):
                 delivered = True
             elif opcode == 9:  # ping
                 self._write(0x8A, payload)
+        if pos < n:
+            self._buf += memoryview(data)[pos:]
         if delivered and self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
@@ -140,6 +149,10 @@ class LeanConnection(asyncio.Protocol):
 
     async def send(self, data: bytes) -> None:
         """Send one binary frame (written at once; loopback needs no flow control)."""
+        self.send_now(data)
+
+    def send_now(self, data: bytes) -> None:
+        """`send` from a plain callback (no coroutine)."""
         if self.closed:
             raise ConnectionClosed("the connection is closed")
         self._write(0x82, data)
