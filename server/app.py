@@ -145,9 +145,23 @@ class GiantsServer:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
 
+    def flush_now(self) -> None:
+        """Write the frames queued so far, without waiting for the end of this turn of
+        the loop. A connection's handler calls it after each request: the members of the
+        room it changed get their patches before the other requests (and commits
+        answered) of the same turn are handled, instead of all frames of a busy turn
+        leaving together at its end. The scheduled flush still runs, for what is queued
+        after this."""
+        dirty, self._dirty = self._dirty, []
+        self._write(dirty)
+
     def _flush(self) -> None:
         self._flush_scheduled = False
         dirty, self._dirty = self._dirty, []
+        self._write(dirty)
+
+    @staticmethod
+    def _write(dirty: list[Connection]) -> None:
         for conn in dirty:
             try:
                 conn.flush()

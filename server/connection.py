@@ -100,6 +100,8 @@ class Host(Protocol):
 
     def schedule_flush(self, conn: Connection) -> None: ...
 
+    def flush_now(self) -> None: ...
+
 
 class Connection:
     """Per-connection state: session, name, the rooms it is in, its budgets."""
@@ -238,6 +240,7 @@ class Connection:
                 if self.dropped is not None:
                     break
                 await self.handle(frame)
+                self.server.flush_now()
                 # Let other connections' frames, timers and flushes run before our
                 # next frame: frames that came in one TCP read are otherwise all
                 # handled back to back. With no frame waiting, reading the next one
