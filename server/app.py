@@ -41,6 +41,7 @@ from server.node import Node, NodeCollector, new_node_id
 from server.relay import Relay
 from server.router import Router
 from server.seat_bots import BotLimits, SeatBots
+from server.shared_quotas import SharedQuotas
 from server.store import Store, is_cluster
 from server.wire import encode
 
@@ -84,6 +85,7 @@ class GiantsServer:
         self.lifecycle: Lifecycle | None = None
         self.router: Router = None  # type: ignore[assignment]
         self.node: Node | None = None
+        self.shared_quotas: SharedQuotas | None = None  # the connection quota across nodes
         self.relay: Relay | None = None
         self.ws_server: Server | None = None
         self.restore_task: asyncio.Task[None] | None = None
@@ -214,6 +216,9 @@ class GiantsServer:
             bots=SeatBots(limits, self.metrics), node=node, max_replacements=self.config.max_replacements,
         )
         self.relay = relay = Relay(url, self.config.key_prefix, node_id, lobby, self.config.relay_timeout)
+        if self.config.max_connections_per_address:
+            self.shared_quotas = SharedQuotas(self.store.redis, self.store.prefix, node,
+                                              self.config.max_connections_per_address)
         lobby.on_adopted = relay.announce
         lobby.on_moved = relay.room_lost
         node.on_lost = lobby.lost
@@ -351,6 +356,13 @@ class GiantsServer:
             self.limit_closed("connections")
             await ws.close(1008, "too many connections from your address")
             return
+        shared = self.shared_quotas
+        counted = await shared.admit(address) if shared is not None else None
+        if counted is False:  # within this node's count, over the address's across the nodes
+            self.quotas.close_connection(address)
+            self.limit_closed("connections")
+            await ws.close(1008, "too many connections from your address")
+            return
         conn = Connection(ws, self, address)
         self.connections.add(conn)
         handler = asyncio.current_task()
@@ -367,6 +379,8 @@ class GiantsServer:
             if self.relay is not None:
                 self.relay.unregister(conn)
             self.quotas.close_connection(address)
+            if counted and shared is not None:
+                self.spawn(shared.release(address))
 
     async def stop(self) -> None:
         """Graceful shutdown: refuse new requests, let in-flight changes finish, tell

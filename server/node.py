@@ -46,6 +46,11 @@ def new_node_id() -> str:
     return f"{socket.gethostname()[:24]}-{os.getpid()}-{os.urandom(3).hex()}"
 
 
+def incarnation(node_id: str, started: float) -> str:
+    """A node's id and start time: one life of one node."""
+    return f"{node_id}/{started:.6f}"
+
+
 class Node:
     """See the module docstring."""
 
@@ -56,6 +61,10 @@ class Node:
         self.lease_ms = max(100, int(lease_ttl * 1000))
         self.address = address
         self.started = time.time()
+        # This process's life as a node: what per-node counts in Redis are kept under
+        # (server.shared_quotas), so a restart under the same --node-id starts afresh.
+        self.incarnation = incarnation(node_id, self.started)
+        self.live_peers: list[str] = []  # the other live nodes' incarnations, as of the last tick
         self.rooms: dict[str, int] = {}  # owned room id -> the fence this node holds
         self.on_lost: Callable[[str], Awaitable[None]] | None = None
         self.on_orphans: Callable[[list[str]], Awaitable[None]] | None = None
@@ -111,6 +120,7 @@ class Node:
         """Send the first heartbeat and start renewing (Redis must answer)."""
         await self.store.heartbeat(self.id, self.info(), self.lease_ms)
         self.last_beat = time.time()
+        self._note_live(await self.store.nodes())
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def stop_renewing(self) -> None:
@@ -163,6 +173,7 @@ class Node:
         # every SWEEP_EVERY periods as a backstop.
         self._ticks += 1
         nodes = await self.store.nodes()
+        self._note_live(nodes)
         dead = [n for n, info in nodes.items() if info is None]
         if dead:
             self._sweep_left = 4
@@ -178,6 +189,11 @@ class Node:
             orphans = await self.orphans()
             if orphans and self.on_orphans is not None:
                 await self.on_orphans(orphans)
+
+    def _note_live(self, nodes: dict[str, dict[str, Any] | None]) -> None:
+        self.live_peers = [
+            incarnation(n, info.get("started", 0.0)) for n, info in nodes.items() if info is not None and n != self.id
+        ]
 
     async def orphans(self) -> list[str]:
         """Live rooms nobody holds a lease on (their owner died or handed them over)."""

@@ -21,6 +21,9 @@ hash slot and the commit script (which touches only them) runs on a cluster too:
     P room:{<id>}:log         list  one msgpack entry per applied action {v, seat, action, ts}
     P room:{<id>}:snap        hash  n (actions applied when taken), state (engine snapshot)
     P room:{<id>}:lease       str   id of the node that owns the room, with a TTL (server.node)
+    P quota:conn:<address>    hash  node incarnation -> its connections from that client
+                                    address (server.shared_quotas), expires a day after
+                                    its last change
 """
 
 from __future__ import annotations

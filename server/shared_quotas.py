@@ -1,0 +1,132 @@
+"""Per-address connection quotas across every node on one Redis.
+
+`--max-connections-per-address` is a limit per client address, not per node: behind a
+load balancer a client spreading its connections over three nodes must not get three
+times the quota. Each node still counts its own connections (`AddressQuotas`, no Redis:
+the cheap first refusal); on top of that the count of each address is kept in Redis,
+one hash per address with a field per node incarnation:
+
+    P quota:conn:<address>   hash  "<node id>/<start time>" -> that node's connections
+                                   from the address (expires a day after its last change)
+
+A connection is admitted when the live nodes' fields plus one stay within the quota
+(one script: the sum, the check and the increment are atomic, so two nodes admitting
+at once cannot both take the last place). Only the fields of nodes whose heartbeat was
+alive at the admitting node's last tick count, so a dead node's connections stop
+counting once its heartbeat expires (about the lease TTL; a node that started since
+that tick is not counted until the next one, a third of the TTL later). The field names
+a node *incarnation* (id and start time): a node restarted under the same `--node-id`
+does not inherit the counts of its previous life (the old field is dropped when seen);
+fields of nodes that are gone for good stay, uncounted, until the key expires.
+
+Redis trouble never locks clients out: an admission that Redis does not answer within
+`timeout` falls back to the node's own count (logged once per outage, no traceback),
+and such a connection is not counted in Redis. The key holds the address as the
+quota sees it (an IPv4 address or an IPv6 /64, `server.limits.address_key`).
+
+    shared = SharedQuotas(store.redis, prefix, node, limit=64)
+    if await shared.admit(address):        # False: refuse (1008), as for the local quota
+        ...                                # serve the connection, then
+        await shared.release(address)      # only for an admitted-and-counted connection
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from server.node import Node
+
+log = logging.getLogger(__name__)
+
+# KEYS[1] = the address's hash; ARGV[1] = this incarnation, ARGV[2] = the quota (0 =
+# none: count only), ARGV[3] = the key's TTL in seconds, ARGV[4..] = live incarnations.
+# Returns 1 (counted) or 0 (over the quota; nothing changed but dead fields dropped).
+_ADMIT = """
+local live, ids = {}, {}
+for i = 4, #ARGV do
+  live[ARGV[i]] = true
+  ids[string.match(ARGV[i], '^(.*)/[^/]*$')] = true
+end
+live[ARGV[1]] = true
+local total = 0
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  if live[fields[i]] then
+    total = total + tonumber(fields[i + 1])
+  elseif ids[string.match(fields[i], '^(.*)/[^/]*$')] then
+    redis.call('HDEL', KEYS[1], fields[i])
+  end
+end
+local limit = tonumber(ARGV[2])
+if limit > 0 and total + 1 > limit then
+  return 0
+end
+redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+
+# KEYS[1] = the address's hash; ARGV[1] = this incarnation.
+_RELEASE = """
+local left = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
+if left <= 0 then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return left
+"""
+
+KEY_TTL = 86_400  # a key nobody changed for a day belongs to nodes long gone
+
+
+class SharedQuotas:
+    """See the module docstring."""
+
+    def __init__(self, redis: Any, prefix: str, node: Node, limit: int, timeout: float = 1.0) -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self.node = node
+        self.limit = limit
+        self.timeout = timeout
+        self._admit = redis.register_script(_ADMIT)
+        self._release = redis.register_script(_RELEASE)
+        self._failing = False
+
+    def key(self, address: str) -> str:
+        return f"{self.prefix}quota:conn:{address}"
+
+    async def admit(self, address: str) -> bool | None:
+        """Count one more connection of `address` across the nodes: True (counted: call
+        `release` when it ends), False (the address is at its quota: refuse the
+        connection), None (Redis did not answer: serve it on the local count alone and
+        do not call `release`)."""
+        node = self.node
+        args = [node.incarnation, self.limit, KEY_TTL, *node.live_peers]
+        try:
+            admitted = await asyncio.wait_for(self._admit(keys=[self.key(address)], args=args), self.timeout)
+        except Exception as exc:  # Redis away or slow: never lock clients out for it
+            if not self._failing:
+                self._failing = True
+                log.warning("per-address quota across nodes unavailable (%s): using this node's count", exc)
+            return None
+        if self._failing:
+            self._failing = False
+            log.warning("per-address quota across nodes available again")
+        return bool(admitted)
+
+    async def release(self, address: str) -> None:
+        """Uncount a connection `admit` counted. Tried three times over about 3 s; a
+        count still left behind (Redis away that long) stays until this node stops
+        (its incarnation's fields are dropped once its heartbeat is gone) or the key
+        expires, a day after the address's last connection."""
+        for delay in (0.0, 0.5, 2.0):
+            await asyncio.sleep(delay)
+            try:
+                await asyncio.wait_for(
+                    self._release(keys=[self.key(address)], args=[self.node.incarnation]), self.timeout
+                )
+                return
+            except Exception as exc:
+                failure = exc
+        log.warning("per-address quota: could not release a connection of %s: %s", address, failure)

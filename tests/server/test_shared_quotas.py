@@ -1,0 +1,111 @@
+"""The connection quota per client address holds across nodes (server.shared_quotas).
+
+Real `giants serve` processes on the test Redis, real WebSocket connections from
+127.0.0.1. Behind a load balancer a client's connections land on every node; the
+quota is the address's, not each node's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import pytest
+from raw_ws import RawWs
+
+from server.node import Node
+from server.shared_quotas import SharedQuotas
+from server.store import Store
+from tests.server.multinode import FAST
+
+pytestmark = pytest.mark.redis
+
+QUOTA = ("--max-connections-per-address", "3")
+
+
+async def refused(url: str) -> bool:
+    """Open a connection and say whether the server closed it at once for the quota
+    (one it admits is closed again here)."""
+    ws = await RawWs.open(url)
+    try:
+        got = await ws.read_all(timeout=1.5)
+    except TimeoutError:
+        got = None
+    if got is None or got.close_code is None:
+        ws.writer.close()
+        return False  # still open: admitted
+    return got.close_code == 1008 and "too many connections" in got.close_reason
+
+
+async def admitted_soon(url: str, kept: list[RawWs], timeout: float = 15.0) -> None:
+    """Try until `url` admits a connection (a place freed elsewhere is seen); keep it."""
+    async def loop() -> None:
+        while True:
+            ws = await RawWs.open(url)
+            try:
+                got = await ws.read_all(timeout=1.0)
+            except TimeoutError:
+                got = None
+            if got is None or got.close_code is None:
+                kept.append(ws)
+                return
+            await asyncio.sleep(0.1)
+
+    await asyncio.wait_for(loop(), timeout)
+
+
+async def test_the_quota_counts_connections_on_every_node(serve_process, client_factory) -> None:
+    """Two connections on node one and one on node two use up a quota of three: a
+    fourth is refused on either node, however each node counts alone. Closing one
+    frees a place for the address on the other node."""
+    one, two = serve_process(*FAST, *QUOTA), serve_process(*FAST, *QUOTA)
+    a = await client_factory(one.url, "a")
+    b = await client_factory(one.url, "b")
+    # Node two learns of node one at its next tick (a third of the lease TTL).
+    await asyncio.sleep(0.5)
+    c = await client_factory(two.url, "c")
+    assert await refused(two.url)
+    assert await refused(one.url)
+    for client in (a, b, c):
+        await client.ok("ping")  # the three admitted are unaffected
+    await a.close()
+    kept: list[RawWs] = []
+    await admitted_soon(two.url, kept)
+    assert await refused(one.url)  # full again: b, c and the one just admitted
+
+
+async def test_a_killed_nodes_connections_stop_counting(serve_process, client_factory) -> None:
+    """Three connections on node one, then node one is killed (its clients cannot say
+    goodbye): once its heartbeat expires, the address may use its whole quota on
+    node two."""
+    one, two = serve_process(*FAST, *QUOTA), serve_process(*FAST, *QUOTA)
+    for name in ("a", "b", "c"):
+        await client_factory(one.url, name)
+    await asyncio.sleep(0.5)
+    assert await refused(two.url)
+    one.proc.send_signal(signal.SIGKILL)
+    one.proc.wait(10)
+    kept: list[RawWs] = []
+    await admitted_soon(two.url, kept)
+    for name in ("d", "e"):
+        await (await client_factory(two.url, name)).ok("ping")
+    assert await refused(two.url)
+
+
+async def test_without_redis_a_node_keeps_its_own_count(redis_url, key_prefix) -> None:
+    """Redis not answering never locks a client out: `admit` says None (serve on the
+    node's own count, release nothing) within its timeout instead of raising."""
+    store = Store(redis_url, key_prefix)
+    node = Node(store, "n1")
+    try:
+        gone = Store("redis://127.0.0.1:9/0", key_prefix)  # nothing listens on port 9
+        shared = SharedQuotas(gone.redis, key_prefix, node, limit=2, timeout=0.5)
+        assert await shared.admit("192.0.2.7") is None
+        await gone.close()
+        live = SharedQuotas(store.redis, key_prefix, node, limit=2)
+        assert [await live.admit("192.0.2.7") for _ in range(3)] == [True, True, False]
+        await live.release("192.0.2.7")
+        assert await live.admit("192.0.2.7") is True
+    finally:
+        await store.redis.delete(f"{key_prefix}quota:conn:192.0.2.7")
+        await store.close()
