@@ -227,10 +227,10 @@ def actions_seen(client: WsClient, room: str) -> list[tuple[int, str]]:
 
 async def test_forwarded_for_gives_each_client_its_own_limits(serve_process, haproxy, clients) -> None:
     """Nodes that trust the proxy count connections per *client* address (from the
-    X-Forwarded-For header HAProxy adds), not per proxy: with one connection allowed per
-    address and node, a client whose address already holds a connection on every node
-    is refused, and a client from another address still gets in."""
-    limits = ("--trusted-proxies", "127.0.0.1", "--max-connections-per-address", "1")
+    X-Forwarded-For header HAProxy adds), not per proxy, and across the nodes: with
+    three connections allowed per address, a client whose address holds one on each of
+    the three nodes is refused a fourth, and a client from another address still gets in."""
+    limits = ("--trusted-proxies", "127.0.0.1", "--max-connections-per-address", "3")
     nodes = [serve_process(*DEPLOYED, *limits) for _ in range(3)]
     proxy = await haproxy(nodes)
     for i in range(3):  # leastconn: one per node
