@@ -136,14 +136,15 @@ class RawWs:
 
 async def stored(redis_url: str, prefix: str) -> dict[str, Any]:
     """Every room key under `prefix` with its full content: compare before and after
-    an attack to show nothing stored changed. Node bookkeeping (heartbeats, leases)
-    changes on its own and is left out."""
+    an attack to show nothing stored changed. Node bookkeeping (heartbeats, leases,
+    the per-address counts of open connections behind the quota across nodes) changes
+    on its own and is left out."""
     client = aioredis.Redis.from_url(redis_url)
     out: dict[str, Any] = {}
     try:
         async for key in client.scan_iter(match=prefix + "*", count=1000):
             name = key.decode()[len(prefix):]
-            if name == "nodes" or name.startswith("node:") or name.endswith(":lease"):
+            if name == "nodes" or name.startswith(("node:", "quota:")) or name.endswith(":lease"):
                 continue
             kind = (await client.type(key)).decode()
             if kind == "hash":
