@@ -26,8 +26,9 @@ and where the machine's CPU went, per move: each node, redis-server, the load ge
 (this process) and "others" (the rest of the machine's busy time: other jobs, kernel
 softirq work); each one's share of a core and its kernel (sys) share; the share of wall
 time each spent runnable but waiting for a core (run-queue wait: contention); and the
-read / write syscalls and sleeps (voluntary context switches) per move, which fall as a
-process handles more per wake-up (bigger commit batches, more frames per loop turn).
+read / write syscalls, sleeps (voluntary context switches) and preemptions (involuntary
+ones) per move: the first three fall as a process handles more per wake-up (bigger
+commit batches, more frames per loop turn), the last counts contention for the cores.
 The knee is the highest rate whose p99 stays under 10 ms while achieving 95% of it, the
 saturated throughput the highest rate achieved at all. The summary compares node CPU
 per move of 1 node and 2 nodes at each rate, and, with the `half` scenario (`1 node,
@@ -131,20 +132,24 @@ def sys_seconds(pid: int) -> float:
     return int(fields[12]) / os.sysconf("SC_CLK_TCK")
 
 
-def counters(pid: int) -> tuple[int, int, int]:
-    """(read syscalls, write syscalls, times it slept) of a process so far: a process that
-    handles more per wake-up (bigger batches) makes fewer of each per move."""
+def counters(pid: int) -> tuple[int, int, int, int]:
+    """(read syscalls, write syscalls, times it slept, times it was preempted) of a process
+    so far: a process that handles more per wake-up (bigger batches) makes fewer of the
+    first three per move; preemptions (a runnable process taken off its core for another)
+    count contention, each one costs a cache refill."""
     try:
         io = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
     except OSError:
-        return 0, 0, 0
-    sleeps = 0
+        return 0, 0, 0, 0
+    sleeps = preempted = 0
     for task in Path(f"/proc/{pid}/task").glob("*"):
         with contextlib.suppress(OSError):
             for line in (task / "status").read_text().splitlines():
                 if line.startswith("voluntary_ctxt_switches"):
                     sleeps += int(line.split()[1])
-    return int(io["syscr"]), int(io["syscw"]), sleeps
+                elif line.startswith("nonvoluntary_ctxt_switches"):
+                    preempted += int(line.split()[1])
+    return int(io["syscr"]), int(io["syscw"]), sleeps, preempted
 
 
 def machine_busy() -> float:
@@ -195,10 +200,11 @@ def fmt_breakdown(meter: dict[str, Any], moves: int) -> str:
 
     parts = [part(name, c) for name, c in cpu.items()]
     waits = ", ".join(f"{name} {100 * w / elapsed:.0f}%" for name, w in wait.items() if name.startswith(("node", "redis", "load")))
-    counts = "; ".join(f"{name} {r / moves:.1f} / {w / moves:.1f} / {s / moves:.2f}" for name, (r, w, s) in meter["count"].items())
+    counts = "; ".join(f"{name} {r / moves:.1f} / {w / moves:.1f} / {s / moves:.2f} / {p / moves:.2f}"
+                       for name, (r, w, s, p) in meter["count"].items())
     return f"{'':22}cpu/move: {'; '.join(parts)}; machine {100 * sum(cpu.values()) / elapsed:.0f}% of 1 core\n" \
            f"{'':22}run-queue wait (share of wall time): {waits}\n" \
-           f"{'':22}per move, read / write syscalls / sleeps: {counts}"
+           f"{'':22}per move, read / write syscalls / sleeps / preemptions: {counts}"
 
 
 async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[str]], redis_pid: int,
@@ -226,7 +232,9 @@ async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[
         stats.measuring = False
         measured = meter.stop()
         if args.callgrind:
-            measured["instructions"] = [await asyncio.to_thread(bs.callgrind_total, pid) for pid in pids]
+            # (a count callgrind wrapped below zero, seen once, is not a count)
+            measured["instructions"] = [n if 0 <= n < 2**62 else float("nan")
+                                        for n in [await asyncio.to_thread(bs.callgrind_total, pid) for pid in pids]]
         elapsed, cpu = measured["elapsed"], measured["cpu"]
         node_cpu = sum(c for n, c in cpu.items() if n.startswith("node"))
         moves = max(1, stats.moves)
