@@ -446,6 +446,7 @@ async def main() -> int:
         # Two nodes on two cores with the load generator and Redis: 2 nodes reach about
         # cores / (S2 + R + L) while one node reaches about 1 / S1 (it holds one core).
         s1, s2 = saturated(one), saturated(two)
+        parts: dict[str, tuple[float, float]] = {}
         for label, ph in (("1 node", s1), ("2 nodes direct", s2)):
             m = ph["meter"]
             moves = ph["achieved"] * m["elapsed"]
@@ -454,6 +455,13 @@ async def main() -> int:
             print(f"  saturated, {label:15} {ph['achieved']:6.0f} moves/s: per move nodes {nodes:.0f} us + redis "
                   f"{per['redis']:.0f} + loadgen {per['loadgen']:.0f} + others {per['others']:.0f} = "
                   f"{sum(per.values()):.0f} us; machine {100 * sum(m['cpu'].values()) / m['elapsed']:.0f}% of 1 core")
+            parts[label] = (nodes, sum(per.values()) - nodes)
+        s1_us, rest = parts["1 node"][0], parts["2 nodes direct"][1]
+        cores = os.cpu_count() or 2
+        bound = 1e6 * cores / (s1_us + rest)
+        print(f"  if 2 nodes spent what 1 node does per move ({s1_us:.0f} us) with the rest as measured ({rest:.0f} us: "
+              f"redis, load generator, others), {cores} cores would carry {bound:.0f} moves/s: "
+              f"{bound / s1['achieved']:.2f}x one node")
     relayed = by.get("2 nodes, relayed")
     if two and relayed:
         for rate in [p["rate"] for p in relayed["phases"]]:
