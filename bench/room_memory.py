@@ -52,12 +52,21 @@ STOP_TYPES = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionT
               types.MethodType, types.FrameType)
 
 
+def _slot(room: Any, name: str) -> Any:
+    """A slot's value, None if unset, without unpacking anything (reading a packed
+    room's `state` property would unpack it; its slot is `_state`)."""
+    try:
+        return object.__getattribute__(room, name)
+    except AttributeError:
+        return None
+
+
 def _walk_room(room: Any, owners: dict[int, set[int]], stop: set[int]) -> dict[str, set[int]]:
     """Object ids reachable from each of the room's slots (not through shared services)."""
     reach: dict[str, set[int]] = {}
     slots = [s for cls in type(room).__mro__ for s in getattr(cls, "__slots__", ())]
     for slot in slots:
-        value = getattr(room, slot, None)
+        value = _slot(room, slot)
         if value is None or id(value) in stop:
             continue
         seen: set[int] = set()
@@ -76,14 +85,59 @@ def _walk_room(room: Any, owners: dict[int, set[int]], stop: set[int]) -> dict[s
     return reach
 
 
-def dump(path: str) -> None:
-    """Write a tracemalloc snapshot and the object walk of every live Room to `path`."""
+def alloc_stats() -> dict[str, int]:
+    """Bytes by allocator: pymalloc's blocks in use and free, its unused pools, and
+    glibc malloc's in-use and free heap (objects over 512 B), before any walk."""
+    import ctypes
+    import re
+
+    with tempfile.TemporaryFile("w+") as fh:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(fh.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        fh.seek(0)
+        text = fh.read()
+
+    stats: dict[str, int] = {}
+
+    def grab(pattern: str) -> int:
+        found = re.search(pattern + r"\s*=\s*([\d,]+)", text)
+        return int(found.group(1).replace(",", "")) if found else 0
+
+    for line in text.splitlines():  # the size-class table: class, size, pools, in use, free
+        cols = line.split()
+        if len(cols) == 5 and all(c.isdigit() for c in cols):
+            stats[f"class {int(cols[1]):4d} B: in use"] = int(cols[1]) * int(cols[3])
+            stats[f"class {int(cols[1]):4d} B: free"] = int(cols[1]) * int(cols[4])
+    stats |= {"pymalloc in use": grab(r"# bytes in allocated blocks"),
+             "pymalloc free blocks": grab(r"# bytes in available blocks"),
+             "pymalloc unused pools": grab(r"unused pools \* 16384 bytes")}
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                  "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallinfo2.restype = MallInfo2
+        info = libc.mallinfo2()
+        stats.update({"malloc in use": info.uordblks, "malloc free": info.fordblks, "malloc mmapped": info.hblkhd})
+    except (OSError, AttributeError):
+        pass
+    return stats
+
+
+def _walk_all(walk: dict[str, Any]) -> None:
+    """Fill `walk` with the object walk of every live Room."""
     from server.room import Room
 
-    gc.collect()
-    snap = tracemalloc.take_snapshot() if tracemalloc.is_tracing() else None
     rooms = [o for o in gc.get_objects() if isinstance(o, Room)]
-    walk: dict[str, Any] = {"rooms": len(rooms)}
+    walk["rooms"] = len(rooms)
     if rooms:
         r0 = rooms[0]
         # Services every room shares: never count what is behind them.
@@ -150,7 +204,11 @@ def dump(path: str) -> None:
                 if isinstance(m.view, dict):
                     for key, part in m.view.items():
                         parts[f"  view[{key!r}]"] += own(part, seen_parts[key])
-            parts["state"] += own(room.state, set())
+            state = _slot(room, "_state")
+            if state is None:  # a checkout from before the packed state
+                state = _slot(room, "state")
+            packed = getattr(room, "state_is_packed", lambda: False)()
+            parts["state (packed)" if packed else "state"] += own(state, set())
             parts["meta"] += own(room.meta, set())
         n = len(rooms)
         walk.update(
@@ -163,6 +221,51 @@ def dump(path: str) -> None:
             status=Counter(r.status for r in rooms),
             versions=Counter(r.version for r in rooms).most_common(3),
         )
+
+
+def dump(path: str, walk_rooms: bool = True) -> None:
+    """Write a tracemalloc snapshot and the object walk of every live Room to `path`."""
+    before = alloc_stats()
+    t0 = time.perf_counter()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    collected = gc.collect()
+    gc.set_debug(0)
+    collect_ms = (time.perf_counter() - t0) * 1e3
+    tracked = len(gc.get_objects())
+    garbage = Counter(type(o).__qualname__ for o in gc.garbage)
+    garbage_bytes = sum(sys.getsizeof(o) for o in gc.garbage)
+    samples = {}
+    for o in gc.garbage:
+        name = type(o).__qualname__
+        if name not in samples:
+            samples[name] = repr(o)[:300]
+    if os.environ.get("ROOM_MEMORY_CYCLES"):
+        ids = {id(o) for o in gc.garbage}
+        with open(path + ".cycles", "w") as fh:
+            shown: Counter[str] = Counter()
+            for o in gc.garbage:
+                name = type(o).__qualname__
+                if shown[name] >= 2:
+                    continue
+                shown[name] += 1
+                refs = [r for r in gc.get_referrers(o) if id(r) in ids]
+                fh.write(f"{name} {repr(o)[:120]}\n")
+                if type(o).__name__ == "coroutine":
+                    fh.write(f"   code {o.cr_code.co_filename}:{o.cr_code.co_firstlineno} frame {o.cr_frame}\n")
+                for r in refs:
+                    fh.write(f"   <- {type(r).__qualname__} {repr(r)[:200]}\n")
+    gc.garbage.clear()
+    gc.collect()
+    allocs = alloc_stats()
+    allocs["pymalloc in use before gc.collect()"] = before["pymalloc in use"]
+    allocs["objects gc.collect() freed"] = collected
+    snap = tracemalloc.take_snapshot() if tracemalloc.is_tracing() else None
+    walk: dict[str, Any] = {"allocs": allocs, "garbage": garbage.most_common(30),
+                            "garbage_bytes": garbage_bytes, "samples": samples,
+                            "collect_ms": collect_ms, "tracked": tracked}
+    if walk_rooms:  # not at the baseline: the walk's garbage would be reused by the rooms measured
+        _walk_all(walk)
+    gc.collect()  # the walk's own cycles (its id -> object map holds everything): never into the next dump
     with open(path + ".snap", "wb") as fh:
         pickle.dump(snap, fh)
     with open(path + ".json", "w") as fh:
@@ -177,9 +280,10 @@ def serve(argv: list[str]) -> int:
 
     def on_signal(signum: int, frame: Any) -> None:
         step[0] += 1
-        if step[0] == 1:  # the baseline: trace only what is allocated from here on
+        if step[0] == 1 and os.environ.get("ROOM_MEMORY_TRACE") == "1":
+            # the baseline: trace only what is allocated from here on
             tracemalloc.start(int(os.environ.get("ROOM_MEMORY_FRAMES", "8")))
-        dump(f"{out}.{step[0]}")
+        dump(f"{out}.{step[0]}", walk_rooms=step[0] > 2)
         Path(f"{out}.{step[0]}.done").write_text("")
 
     signal.signal(signal.SIGUSR1, on_signal)
@@ -259,21 +363,31 @@ async def drive(url: str, pid: int, out: str, rooms: int, moves: int, game: str,
     await asyncio.sleep(0.5)
     await request_dump(pid, out, 1)  # tracing starts here
     await asyncio.sleep(1.0)
-    rss0, snap0, _ = await request_dump(pid, out, 2)
+    rss0, snap0, walk0 = await request_dump(pid, out, 2)
+    started = time.perf_counter()
     if moves:  # rooms made one after another (as bench/server.py does), moves played together
         await asyncio.gather(*(make_room(2 + 2 * i) for i in range(rooms)))
     else:
         for i in range(rooms):
             await make_room(2 + 2 * i)
+    made = time.perf_counter() - started
     await asyncio.sleep(1.0)
     rss1, snap1, walk = await request_dump(pid, out, 3)
     n = walk["rooms"]
-    diff = snap1.compare_to(snap0, "traceback")
+    diff = snap1.compare_to(snap0, "traceback") if snap0 is not None and snap1 is not None else []
     traced = sum(d.size_diff for d in diff)
     print(f"{game}{'/' + rules if rules else ''}: {rooms} rooms, {moves} moves each; live rooms {n}, "
           f"members/room {walk.get('members')}, status {walk.get('status')}, versions {walk.get('versions')}")
-    print(f"RSS growth      {(rss1 - rss0) / rooms:8.2f} KiB per room (includes the dumps' own garbage)")
-    print(f"traced growth   {traced / rooms / 1024:8.2f} KiB per room")
+    print(f"rooms made in {made:.2f} s, then 1 s idle")
+    print(f"RSS growth      {(rss1 - rss0) / rooms:8.2f} KiB per room (with tracemalloc: its own memory too)")
+    if diff:
+        print(f"traced growth   {traced / rooms / 1024:8.2f} KiB per room")
+    print("allocators (growth, bytes per room; with --trace, pymalloc is not seen and 'malloc' has "
+          "tracemalloc's own overhead):")
+    for k, v in walk["allocs"].items():
+        grown = (v - walk0["allocs"].get(k, 0)) / rooms
+        if not k.startswith("class ") or abs(grown) >= 48:
+            print(f"  {grown:8.0f}  {k}")
     here = str(ROOT)
     by_line: Counter[str] = Counter()
     for d in diff:
@@ -281,10 +395,15 @@ async def drive(url: str, pid: int, out: str, rooms: int, moves: int, game: str,
                      d.traceback[0])
         name = where.filename.replace(here + "/", "")
         by_line[f"{name}:{where.lineno}"] += d.size_diff
-    print("traced growth by the first line in this repository (bytes per room):")
+    if diff:
+        print("traced growth by the first line in this repository (bytes per room):")
     for line, size in by_line.most_common(30):
         if abs(size) / rooms >= 16:
             print(f"  {size / rooms:8.0f}  {line}")
+    print(f"cyclic garbage gc.collect() found: {walk['garbage_bytes'] / rooms:.0f} B per room (getsizeof; the full "
+          f"collection took {walk['collect_ms']:.0f} ms, {walk['tracked']} objects tracked), by type (per room):")
+    for name, count in walk["garbage"]:
+        print(f"  {count / rooms:8.2f}  {name}   e.g. {walk['samples'][name][:150]}")
     print(f"walk: the Room object {walk['room_object']:.0f} B; reachable from one room only, by attribute (B):")
     for k, v in walk["by_slot"].items():
         print(f"  {v:8.0f}  {k}")
@@ -305,11 +424,13 @@ async def main() -> int:
     parser.add_argument("--game", default="giantslayer", help="game or game/rules")
     parser.add_argument("--rooms", type=int, default=300)
     parser.add_argument("--moves", type=int, default=0, help="random legal moves per room before measuring")
+    parser.add_argument("--no-trace", action="store_true",
+                        help="no tracemalloc: RSS and allocator figures as the server has them without it")
     args = parser.parse_args()
     game, _, rules = args.game.partition("/")
     tmp = tempfile.mkdtemp(prefix="giants-roommem-")
     out = os.path.join(tmp, "dump")
-    env = {**os.environ, "ROOM_MEMORY_DUMP": out}
+    env = {**os.environ, "ROOM_MEMORY_DUMP": out, "ROOM_MEMORY_TRACE": "0" if args.no_trace else "1"}
     proc = subprocess.Popen(
         [sys.executable, __file__, "--serve", "--port", "0", "--log-level", "warning", "--data-dir", tmp,
          "--key-prefix", f"roommem:{os.getpid()}:", "--rate", "1000", "--burst", "1000",

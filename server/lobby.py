@@ -148,9 +148,9 @@ class Lobby(LobbyListing, LobbyRestore):
 
     def compact_idle_views(self) -> int:
         """One pass of the idle sweep (the app runs it every VIEW_SWEEP seconds): rooms
-        sent nothing since the previous pass keep their members' last views packed
-        (Room.compact_views). Returns how many rooms it compacted."""
-        return sum(1 for room in list(self.rooms.values()) if room.compact_views())
+        sent nothing since the previous pass keep their members' last views and their
+        engine state packed (Room.compact). Returns how many rooms it compacted."""
+        return sum(1 for room in list(self.rooms.values()) if room.compact())
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

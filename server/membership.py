@@ -56,6 +56,7 @@ class RoomMembership:
         def _deadline_after(self, state: Any, status: str, continuing: bool) -> float | None: ...
         def publish(self, events: list[dict[str, Any]], skip: Member | None = None) -> None: ...
         def send_snapshot(self, member: Member) -> None: ...
+        def share_equal_view(self, member: Member) -> None: ...
 
     def member_of(self, peer: Peer) -> Member | None:
         for member in self.members:
@@ -141,6 +142,7 @@ class RoomMembership:
             if starting:
                 events.append({"type": "started"})
             self.publish(events, skip=member)
+            self.share_equal_view(member)
             self._after_change()
 
     def _seat_of(self, token_hash: str) -> Seat | None:
@@ -231,6 +233,7 @@ class RoomMembership:
         self.send_snapshot(member)
         if not was_connected and self.status != "finished":
             self.publish([{"type": "joined", "seat": seat, "name": self.seats[seat].name}], skip=member)
+            self.share_equal_view(member)
 
     async def reattach(self, entries: list[tuple[Peer, Seat | None]]) -> None:
         """Members moved here from this room's previous owner (failover, hand-over).

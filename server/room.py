@@ -27,6 +27,7 @@ from server.errors import RequestError, RoomMoved
 from server.limits import GuessLimiter
 from server.membership import RoomMembership
 from server.metrics import Metrics
+from server.packing import PackedState, dictionaries, pack_state, unpack_state
 from server.seats import NO_SEATS, Candidate, Member, Peer, SeatState
 from server.store import (
     OutcomeUnknown,
@@ -94,6 +95,7 @@ class Room(RoomViews, RoomEndings, RoomMembership):
         "_opened",
         "_recovering",
         "_rng",
+        "_state",
         "_tasks",
         "_timer",
         "actions",
@@ -124,7 +126,6 @@ class Room(RoomViews, RoomEndings, RoomMembership):
         "seats",
         "snapshot_every",
         "start_key",
-        "state",
         "status",
         "store",
         "touched",
@@ -145,7 +146,7 @@ class Room(RoomViews, RoomEndings, RoomMembership):
         self.id = room_id
         self.engine = engine
         self.meta = lean_meta(meta)
-        self.state = state
+        self._state: Any = state  # or a PackedState while idle: read it as `state`
         self.store = store
         self.metrics = metrics
         self.snapshot_every = max(1, snapshot_every)
@@ -196,6 +197,42 @@ class Room(RoomViews, RoomEndings, RoomMembership):
         self.unsure = False
         self._recovering = False
         self._failures = 0  # consecutive failed writes: spaces out recovery attempts
+
+    @property
+    def state(self) -> Any:
+        """The engine state. While the room is idle it is kept packed (`compact`); the
+        first read unpacks it, so every reader (moves, deadlines, bots, resyncs,
+        snapshots, reloads, handovers) sees the real state, and a room whose state is
+        in place pays one type test."""
+        state = self._state
+        if type(state) is PackedState:
+            state = self._state = unpack_state(self.engine, state, dictionaries(self.engine, self.meta["players"]).state)
+        return state
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        self._state = value
+
+    def state_is_packed(self) -> bool:
+        """Whether the engine state is packed now (tests, bench/room_memory.py)."""
+        return type(self._state) is PackedState
+
+    def compact(self, force: bool = False) -> bool:
+        """The idle sweep's call (about twice a second for every room): a room sent
+        nothing since the previous call keeps its members' last views packed
+        (`compact_views`) and its engine state too, as the engine's own snapshot
+        (msgpack, deflated against a constant of the game: server.packing); True then.
+
+        A busy room (sent something since, mid-change, or a bot thinking) is left as
+        it is; an idle one pays one pack now and one unpack at its next read of
+        `state` (any read: `state` is a property). `force` packs a room sent
+        something lately too (tests); a room mid-change never is."""
+        if not self.compact_views(force):
+            return False
+        state = self._state
+        if type(state) is not PackedState and not self.bot_running:
+            self._state = pack_state(self.engine, state, dictionaries(self.engine, self.meta["players"]).state)
+        return True
 
     @property
     def rng(self) -> random.Random:

@@ -7,14 +7,12 @@ view that member last received, so hidden data never reaches a patch.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import msgpack
-
 from engines.base import Engine, Seat
 from server.legal_lists import joined_legal, legal_change
+from server.packing import deflate, dictionaries, inflate, pack_view, unpack_view
 from server.seats import Member, SeatState
 from server.wire import (
     compact_ops,
@@ -31,28 +29,6 @@ NO_LEGAL: list[str] = []  # shared and never mutated
 EMPTY_HASH = hash(())  # Member.legal_hash of an empty legal list
 # Protocol 2's key table per engine class (static per game and rule set): (keys, refs).
 _TABLES: dict[type, tuple[list[str], dict[str, int]]] = {}
-
-
-def deflate(data: bytes) -> bytes:
-    """zlib level 1 with a 1 KiB window and the smallest hash tables: ~6 KiB of
-    compressor state instead of zlib.compress's ~256 KiB, which glibc then serves from
-    the heap and the process's RSS keeps (views and legal bases are under 1 KiB, so
-    a small window packs them as well). `zlib.decompress` reads any window size."""
-    packer = zlib.compressobj(1, zlib.DEFLATED, 10, 2)
-    return packer.compress(data) + packer.flush()
-
-
-def pack_view(view: dict[str, Any]) -> bytes:
-    """A member's last view, msgpack-encoded and deflated: what an idle room keeps
-    instead of the object tree (Giantslayer: ~0.45 KiB of bytes against ~2.3 KiB of
-    dicts and lists; ~20 us once per idle spell). Views are msgpack data (they are sent
-    as such), so `unpack_view` gives back an equal document."""
-    return deflate(msgpack.packb(view, use_bin_type=True))
-
-
-def unpack_view(data: bytes) -> dict[str, Any]:
-    view: dict[str, Any] = msgpack.unpackb(zlib.decompress(data), raw=False, strict_map_key=False)
-    return view
 
 
 def key_tables(engine: Engine) -> tuple[list[str], dict[str, int]]:
@@ -191,6 +167,7 @@ class RoomViews:
             self.touched = False
             return False
         members = self.members
+        presets = dictionaries(self.engine, self.meta["players"])
         olds = [m.view for m in members]  # alive until the loop ends: the cache keys on id()
         packed: dict[int, bytes] = {}
         distinct: list[bytes] = []
@@ -199,7 +176,7 @@ class RoomViews:
                 continue
             data = packed.get(id(view))
             if data is None:
-                data = pack_view(view)
+                data = pack_view(view, presets.view)
                 # Separately built but equal views (a joiner's snapshot and the others'
                 # patch) end up as one bytes object.
                 data = next((d for d in distinct if d == data), data)
@@ -211,7 +188,7 @@ class RoomViews:
         for member in members:
             base = member.legal_base
             if base is not None:
-                member.packed_base, member.legal_base = deflate(base.encode()), None
+                member.packed_base, member.legal_base = deflate(base.encode(), presets.legal), None
                 self.packed = True
         del olds
         return True
@@ -223,18 +200,32 @@ class RoomViews:
             return
         self.packed = False
         members = self.members
+        presets = dictionaries(self.engine, self.meta["players"])
         olds = [m.view for m in members]
         unpacked: dict[int, dict[str, Any]] = {}
         for member, data in zip(members, olds, strict=True):
             if type(data) is bytes:
                 view = unpacked.get(id(data))
                 if view is None:
-                    view = unpacked[id(data)] = unpack_view(data)
+                    view = unpacked[id(data)] = unpack_view(data, presets.view)
                 member.view = view
             packed_base = member.packed_base
             if packed_base is not None:
-                member.legal_base, member.packed_base = zlib.decompress(packed_base).decode(), None
+                member.legal_base, member.packed_base = inflate(packed_base, presets.legal).decode(), None
         del olds
+
+    def share_equal_view(self, member: Member) -> None:
+        """After a change sent `member` a snapshot and the others a patch (a join, a
+        seat coming back), keep one object for equal views: the snapshot's own copy of
+        the document the others now hold goes (Giantslayer: ~2.3 KiB a room until the
+        idle sweep packs it). Equal content only, so nobody holds another's view."""
+        view = member.view
+        if type(view) is not dict:
+            return
+        for other in self.members:
+            if other is not member and type(other.view) is dict and other.view is not view and other.view == view:
+                member.view = other.view
+                return
 
     def next_version(self, peer: Any) -> int:
         """The version of the patch `peer` is sent next (what its `ok` carries): versions

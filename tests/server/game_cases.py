@@ -1,5 +1,6 @@
 """Shared by the tests that play every registered game: one case per game, rule set
-and player count (the fewest and the most), and msgpack's view of a value."""
+and player count (the fewest and the most), msgpack's view of a value, and clients
+checked against their engine views."""
 
 from __future__ import annotations
 
@@ -20,3 +21,22 @@ CASES = [
 def plain(data: Any) -> Any:
     """`data` as a client decodes it (tuples become lists)."""
     return msgpack.unpackb(msgpack.packb(data, use_bin_type=True), raw=False)
+
+
+def expected(live: Any, seat: int | None) -> Any:
+    return plain({"room": live.room_info(), "game": live.engine.view(live.state, seat), "outcome": live.outcome})
+
+
+async def named(client_factory: Any, url: str, name: str) -> Any:
+    """A client whose hello name (unique in the test) finds its member in the room."""
+    client = await client_factory(url, name)
+    client.name = name
+    return client
+
+
+async def settle(live: Any, room: str, members: list[tuple[int | None, Any]]) -> None:
+    """Wait until every client holds the version it was sent; check it is its engine view."""
+    for seat, client in members:
+        sent = next(m.version for m in live.members if m.peer.name == client.name)
+        copy = await client.wait_version(room, sent)
+        assert copy.view == expected(live, seat), f"seat {seat} diverged from its engine view"

@@ -1,4 +1,5 @@
-"""Idle rooms keep each member's last view packed (server.views: `compact_views`).
+"""Idle rooms keep each member's last view packed (server.views: `compact_views`;
+the engine state's packing is tested in test_packing).
 
 What a member was last sent is what the room diffs the next change against, so a
 packed view must give back exactly that document: these tests play every game and
@@ -19,31 +20,12 @@ from typing import Any
 import pytest
 
 from client_cli.client import Client
-from server.views import unpack_view
-from tests.server.game_cases import CASES, plain
+from server.packing import dictionaries, unpack_view
+from tests.server.game_cases import CASES, expected, named, settle
 
 pytestmark = pytest.mark.redis
 
 MOVES = 30
-
-
-def expected(live: Any, seat: int | None) -> Any:
-    return plain({"room": live.room_info(), "game": live.engine.view(live.state, seat), "outcome": live.outcome})
-
-
-async def named(client_factory: Any, url: str, name: str) -> Any:
-    """A client whose hello name (unique in the test) finds its member in the room."""
-    client = await client_factory(url, name)
-    client.name = name
-    return client
-
-
-async def settle(live: Any, room: str, members: list[tuple[int | None, Any]]) -> None:
-    """Wait until every client holds the version it was sent; check it is its engine view."""
-    for seat, client in members:
-        sent = next(m.version for m in live.members if m.peer.name == client.name)
-        copy = await client.wait_version(room, sent)
-        assert copy.view == expected(live, seat), f"seat {seat} diverged from its engine view"
 
 
 def check_packed(live: Any, room: str, members: list[tuple[int | None, Any]]) -> None:
@@ -52,7 +34,7 @@ def check_packed(live: Any, room: str, members: list[tuple[int | None, Any]]) ->
     for seat, client in members:
         member = next(m for m in live.members if m.peer.name == client.name)
         assert isinstance(member.view, bytes)
-        assert unpack_view(member.view) == client.rooms[room].view, f"seat {seat}: packed view is not what it was sent"
+        assert unpack_view(member.view, dictionaries(live.engine, live.meta["players"]).view) == client.rooms[room].view, f"seat {seat}: packed view is not what it was sent"
 
 
 @pytest.mark.parametrize(("game", "rules", "players"), CASES)
@@ -117,6 +99,9 @@ async def test_the_sweep_packs_an_idle_room_and_its_next_change_is_exact(giants_
     await alice.ok("join", room=room)
     await bob.ok("join", room=room)
     live = giants_server.lobby.rooms[room]
+    # Even before the sweep, the last joiner's snapshot and the others' patch are one
+    # object (Room.share_equal_view): equal views, kept once.
+    assert len({id(m.view) for m in live.members}) == 1
     members: list[tuple[int | None, Any]] = [(0, alice), (1, bob), (None, watcher)]
     for client in (alice, bob, watcher):
         await client.wait_for(lambda c=client: c.rooms[room].view["room"]["status"] == "playing")
@@ -126,13 +111,15 @@ async def test_the_sweep_packs_an_idle_room_and_its_next_change_is_exact(giants_
             break
         await asyncio.sleep(0.05)
     assert all(isinstance(m.view, bytes) for m in live.members), "the sweep never packed the idle room"
+    assert live.state_is_packed(), "the sweep packed the views but not the engine state"
     # Perfect information: seats and spectator were sent the same view, kept once.
     assert len({id(m.view) for m in live.members}) == 1
     for _, client in members:
         member = next(m for m in live.members if m.peer.name == client.name)
-        assert unpack_view(member.view) == client.rooms[room].view
+        assert unpack_view(member.view, dictionaries(live.engine, live.meta["players"]).view) == client.rooms[room].view
     actor = alice if live.to_act == [0] else bob
     await actor.ok("act", room=room, action=actor.rooms[room].legal[0])
+    assert not live.state_is_packed()
     await settle(live, room, members)
 
 

@@ -1,0 +1,110 @@
+"""What an idle room keeps packed: its members' last views, their protocol-3 legal
+bases, and its engine state (memory per room, docs/performance.md).
+
+Everything is msgpack (or text), deflated against a preset dictionary: a constant of
+the game and player count, built once per process from a game nobody plays (the
+engine's new game with seed 0, its spectator view, its first legal lists). Rooms of a
+game start alike and keep most of their structure (keys, boards, supplies), so a
+packed initial state or view is a few dozen bytes instead of hundreds. A dictionary is
+built from constants only, never from a room's data, so it can hold nothing of any
+seat; each packed object is still one member's (or the room's own) and unpacks to
+exactly what was packed.
+
+Callers pack only rooms idle across a sweep (`Room.compact`), and unpack on the next
+access (the `Room.state` property for the state, `RoomViews.expand_views` for the rest).
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from engines.base import Engine
+from server.store_base import pack, unpack
+
+# A 4 KiB window: a dictionary and a packed GIANTS state together exceed 1 KiB, and
+# matches beyond the window are lost. The compressor's state is then ~18 KiB (16 KiB
+# window + 2 KiB hash tables at memLevel 2), made and freed per call; zlib.compress's
+# defaults take ~256 KiB, which glibc serves from the heap and the process keeps.
+WBITS = 12
+LEVEL = 1
+
+
+class PackedState(bytes):
+    """A room's engine state while packed (`pack_state`): bytes of its own type, so
+    `Room.state` tells it from any engine's state with one type test."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Dictionaries:
+    """Preset deflate dictionaries of one game and player count (constants)."""
+
+    state: bytes
+    view: bytes
+    legal: bytes
+
+
+_DICTS: dict[tuple[type, int], Dictionaries] = {}
+_ROOM_TEMPLATE = {"id": "", "game": "", "rules": "", "players": 0, "status": "playing"}
+
+
+def deflate(data: bytes, zdict: bytes = b"") -> bytes:
+    """zlib level 1, a 4 KiB window, small hash tables, and `zdict` as the preset."""
+    packer = zlib.compressobj(LEVEL, zlib.DEFLATED, WBITS, 2, zdict=zdict) if zdict else zlib.compressobj(
+        LEVEL, zlib.DEFLATED, WBITS, 2)
+    return packer.compress(data) + packer.flush()
+
+
+def inflate(data: bytes, zdict: bytes = b"") -> bytes:
+    """The bytes `deflate(data, zdict)` was given (the same `zdict`)."""
+    unpacker = zlib.decompressobj(WBITS, zdict=zdict) if zdict else zlib.decompressobj(WBITS)
+    return unpacker.decompress(data) + unpacker.flush()
+
+
+def dictionaries(engine: Engine, players: int) -> Dictionaries:
+    """The preset dictionaries for rooms of `engine` with `players` seats (cached).
+
+    Built from the engine's own new game with seed 0 and default options: its snapshot,
+    its spectator view inside a RoomView's shape, and the legal lists of its first
+    seats to act. A game that cannot be made so gets empty dictionaries (packing still
+    works, only larger)."""
+    key = (type(engine), players)
+    found = _DICTS.get(key)
+    if found is not None:
+        return found
+    try:
+        state = engine.new_game(players, engine.validate_options(players, {}), 0)
+        view = {"room": {**_ROOM_TEMPLATE, "seats": [{"seat": i, "name": None, "connected": True, "bot": None}
+                                                      for i in range(players)]},
+                "game": engine.view(state, None), "outcome": None}
+        legal = "\n".join(a for seat in sorted(engine.to_act(state)) for a in engine.legal_notation(state, seat))
+        found = Dictionaries(pack(engine.snapshot(state)), pack(view), legal.encode())
+    except Exception:  # a dictionary is an optimisation: never fail a room for it
+        found = Dictionaries(b"", b"", b"")
+    _DICTS[key] = found
+    return found
+
+
+def pack_view(view: dict[str, Any], zdict: bytes = b"") -> bytes:
+    """A member's last view as deflated msgpack (views are msgpack data: they are sent
+    as such, so `unpack_view` gives back an equal document)."""
+    return deflate(pack(view), zdict)
+
+
+def unpack_view(data: bytes, zdict: bytes = b"") -> dict[str, Any]:
+    view: dict[str, Any] = unpack(inflate(data, zdict))
+    return view
+
+
+def pack_state(engine: Engine, state: Any, zdict: bytes = b"") -> PackedState:
+    """The engine state as its own snapshot (the form Redis keeps and rooms restore
+    from after a failover), msgpack-encoded and deflated."""
+    return PackedState(deflate(pack(engine.snapshot(state)), zdict))
+
+
+def unpack_state(engine: Engine, data: bytes, zdict: bytes = b"") -> Any:
+    """The state `pack_state` was given: `engine.restore` of its snapshot."""
+    return engine.restore(unpack(inflate(data, zdict)))

@@ -1,0 +1,152 @@
+"""Idle rooms keep their engine state packed (server.packing, `Room.compact`).
+
+A packed room's `state` property unpacks the engine's own snapshot on the first read. These tests check that the round trip is exact for every game
+(positions along random games: same snapshot, views, legal lists), and that a room
+packed while idle — by the server's own sweep or forced between changes — then acted
+on, resynced, timed out, or handed over to another node behaves exactly like one never
+packed: every member's patches land on its engine view, and the room's final state is
+the one its stored log replays to. Real servers, real Redis, real WebSockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import pytest
+
+from engines import registry
+from server.packing import dictionaries, pack_state, unpack_state
+from tests.server.game_cases import CASES, named, plain, settle
+
+pytestmark = pytest.mark.redis
+
+MOVES = 30
+
+
+async def replayed(server: Any, live: Any) -> Any:
+    """The snapshot of the state the room's stored log replays to from a new game."""
+    engine, meta = live.engine, live.meta
+    state = engine.new_game(meta["players"], meta["options"], meta["seed"])
+    for entry in await server.store.read_log(live.id):
+        if "action" in entry:
+            state = engine.apply(state, entry["seat"], engine.parse_action(state, entry["seat"], entry["action"])).state
+    return plain(engine.snapshot(state))
+
+
+@pytest.mark.parametrize(("game", "rules", "players"), CASES)
+def test_a_packed_state_unpacks_to_the_same_position(game, rules, players) -> None:
+    engine = registry.get_engine(game, rules)
+    presets = dictionaries(engine, players).state
+    rng = random.Random(hash((game, rules, players)) & 0xFFFF)
+    state = engine.new_game(players, engine.validate_options(players, {}), rng.randrange(1 << 30))
+    for _ in range(60):
+        back = unpack_state(engine, pack_state(engine, state, presets), presets)
+        assert plain(engine.snapshot(back)) == plain(engine.snapshot(state))
+        assert engine.to_act(back) == engine.to_act(state)
+        assert engine.outcome(back) == engine.outcome(state)
+        for seat in [None, *range(players)]:
+            assert engine.view(back, seat) == engine.view(state, seat)
+        for seat in engine.to_act(state):
+            assert engine.legal_notation(back, seat) == engine.legal_notation(state, seat)
+        if engine.outcome(state) is not None:
+            break
+        seat = rng.choice(sorted(engine.to_act(state)))
+        # Play on from the unpacked copy: it must lead where the original does.
+        action = rng.choice(engine.legal_actions(back, seat))
+        state = engine.apply(back, seat, action).state
+
+
+@pytest.mark.parametrize(("game", "rules", "players"), CASES)
+async def test_a_room_packed_between_changes_plays_resyncs_and_replays_exactly(
+    giants_server, client_factory, game, rules, players
+) -> None:
+    url = giants_server.url
+    seats = [await named(client_factory, url, f"p{i}") for i in range(players)]
+    spectator = await named(client_factory, url, "spectator")
+    room = (await seats[0].ok("create_room", game=game, rules=rules, players=players))["room"]
+    await spectator.ok("watch", room=room)
+    for i, client in enumerate(seats):
+        await client.ok("join", room=room, seat=i)
+    live = giants_server.lobby.rooms[room]
+    members: list[tuple[int | None, Any]] = [*enumerate(seats), (None, spectator)]
+    rng = random.Random(hash((game, rules, players, "state")) & 0xFFFF)
+    await spectator.wait_for(lambda: spectator.rooms[room].view["room"]["status"] != "waiting")
+    for move in range(MOVES):
+        await settle(live, room, members)
+        assert live.compact(force=True)
+        assert live.state_is_packed()
+        if live.status == "finished":
+            break
+        if move % 7 == 3:
+            # A resync while packed: a fresh snapshot of the engine view (it unpacks).
+            _, client = members[move % len(members)]
+            await client.ok("resync", room=room)
+            await client.wait_for(lambda c=client: c.pushes[-1]["type"] == "snapshot")
+            assert not live.state_is_packed()
+            await settle(live, room, members)
+            assert live.compact(force=True)
+        acting = [(seat, c) for seat, c in members if seat is not None and c.rooms[room].legal]
+        _, client = rng.choice(acting)
+        reply = await client.request("act", room=room, action=rng.choice(client.rooms[room].legal))
+        assert reply["type"] == "ok", reply
+        assert not live.state_is_packed()
+    await settle(live, room, members)
+    assert plain(live.engine.snapshot(live.state)) == await replayed(giants_server, live)
+
+
+async def test_the_sweep_packs_an_idle_room_and_its_deadline_still_fires(server_factory, client_factory) -> None:
+    """A timed room idle across sweeps keeps its state packed; its deadline then plays
+    the default action from the unpacked state, as in a room never packed."""
+    server = await server_factory()
+    alice = await named(client_factory, server.url, "alice")
+    bob = await named(client_factory, server.url, "bob")
+    room = (await alice.ok("create_room", game="tara", deadline=4.0))["room"]
+    await alice.ok("join", room=room)
+    await bob.ok("join", room=room)
+    live = server.lobby.rooms[room]
+    for client in (alice, bob):
+        await client.wait_for(lambda c=client: c.rooms[room].view["room"]["status"] == "playing")
+    version = live.version
+    while not live.state_is_packed() and live.version == version:
+        await asyncio.sleep(0.05)  # the sweep runs every 0.5 s; the deadline is 4 s away
+    assert live.state_is_packed(), "the deadline fired before the sweep packed the room"
+    await alice.wait_for(lambda: any(e.get("type") == "timeout" for p in alice.pushes for e in p.get("events", ())),
+                         timeout=20)
+    assert live.version == version + 1
+    await settle(live, room, [(0, alice), (1, bob)])
+    assert plain(live.engine.snapshot(live.state)) == await replayed(server, live)
+
+
+async def test_a_packed_room_handed_over_plays_on_at_the_new_owner(server_factory, client_factory) -> None:
+    """Node A holds a room packed while idle and shuts down: it hands the room to node
+    B, which restores it from Redis; the players resume there and play on, and the
+    state is the one the stored log replays to."""
+    a = await server_factory()
+    b = await server_factory()
+    alice = await named(client_factory, a.url, "alice")
+    bob = await named(client_factory, a.url, "bob")
+    room = (await alice.ok("create_room", game="causeway", rules="quick"))["room"]
+    tokens = [(await alice.ok("join", room=room))["token"], (await bob.ok("join", room=room))["token"]]
+    live = a.lobby.rooms[room]
+    rng = random.Random(5)
+    for _ in range(4):
+        await settle(live, room, [(0, alice), (1, bob)])
+        actor = alice if alice.rooms[room].legal else bob
+        await actor.ok("act", room=room, action=rng.choice(actor.rooms[room].legal))
+    await settle(live, room, [(0, alice), (1, bob)])
+    assert live.compact(force=True) and live.state_is_packed()
+    await a.stop()
+    assert room in b.lobby.rooms
+    moved = b.lobby.rooms[room]
+    players = [await named(client_factory, b.url, "alice"), await named(client_factory, b.url, "bob")]
+    for i, client in enumerate(players):
+        assert (await client.ok("resume", room=room, token=tokens[i]))["seat"] == i
+    for _ in range(4):
+        await settle(moved, room, list(enumerate(players)))
+        actor = next(c for c in players if c.rooms[room].legal)
+        await actor.ok("act", room=room, action=rng.choice(actor.rooms[room].legal))
+        assert moved.compact(force=True) and moved.state_is_packed()
+    await settle(moved, room, list(enumerate(players)))
+    assert plain(moved.engine.snapshot(moved.state)) == await replayed(b, moved)
