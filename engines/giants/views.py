@@ -62,6 +62,37 @@ def _public_seat(state: GameState, seat: int) -> dict[str, Any]:
     return data
 
 
+# The public part of the last state's views: a change builds the views of every seat
+# and of the spectators from one state, and rooms keep each member's last view, so the
+# seats' views share these objects (built once, kept once) instead of equal copies.
+# Only what every seat sees is in it. Identity is a safe key: a state never changes
+# after `apply` returns it, and the cache holds it. Views are read, never changed.
+_last_public: tuple[object, dict[str, Any]] = (None, {})
+
+
+def _public(state: GameState) -> dict[str, Any]:
+    global _last_public
+    cached, public = _last_public
+    if cached is not state:
+        public = {
+            "seed_commitment": dice.commitment(state.seed),
+            "offer": {"1": state.offer[0], "2": state.offer[1], "3": state.offer[2]},
+            "stock": {"1": state.stock[0], "2": state.stock[1], "3": state.stock[2]},
+            "forests": {hex_key(h): n for h, n in state.forests.items()},
+            "board": {
+                hex_key(h): {t: list(v) for t, v in tokens.items()} for h, tokens in state.board.items()
+            },
+            "statues": {
+                sid: {"kind": st.kind, "size": st.size, "hex": hex_key(st.hex), "front": st.front,
+                      "marker": st.marker}
+                for sid, st in state.statues.items()
+            },
+            "seats": {str(s): _public_seat(state, s) for s in range(state.players)},
+        }
+        _last_public = (state, public)
+    return public
+
+
 def view(state: GameState, seat: int | None) -> dict[str, Any]:
     """The view of `seat` (None = spectator) as msgpack-able data with string keys.
 
@@ -80,6 +111,7 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
         ):
             entry["owner"] = st.owner
         ahu[aid] = entry
+    public = _public(state)
     data: dict[str, Any] = {
         "game": "giants",
         "players": state.players,
@@ -87,25 +119,19 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
         "turn": state.turn,
         "phase": state.phase,
         "first": state.first,
-        "seed_commitment": dice.commitment(state.seed),
+        "seed_commitment": public["seed_commitment"],
         "dice": list(state.faces),
-        "offer": {"1": state.offer[0], "2": state.offer[1], "3": state.offer[2]},
-        "stock": {"1": state.stock[0], "2": state.stock[1], "3": state.stock[2]},
+        "offer": public["offer"],
+        "stock": public["stock"],
         "tablets": state.tablets,
         "headdresses": state.headdresses,
         "neutrals": state.neutrals,
         "order": list(state.order),
-        "forests": {hex_key(h): n for h, n in state.forests.items()},
-        "board": {
-            hex_key(h): {t: list(v) for t, v in tokens.items()} for h, tokens in state.board.items()
-        },
-        "statues": {
-            sid: {"kind": st.kind, "size": st.size, "hex": hex_key(st.hex), "front": st.front,
-                  "marker": st.marker}
-            for sid, st in state.statues.items()
-        },
+        "forests": public["forests"],
+        "board": public["board"],
+        "statues": public["statues"],
         "ahu": ahu,
-        "seats": {str(s): _public_seat(state, s) for s in range(state.players)},
+        "seats": public["seats"],
     }
     if seat is not None and not over:
         p = state.seats[seat]

@@ -105,6 +105,24 @@ def test_gi29_the_board_and_fronts_are_public() -> None:
         assert view["seats"]["1"]["front_markers"] == 1
 
 
+def test_the_seats_views_of_one_state_share_its_public_part_only() -> None:
+    """A change builds every seat's view of one state: the public part is built once and
+    shared (memory kept once per room), each seat's own part is its own, and a view of
+    another state in between changes nothing (the cache keys on the state itself)."""
+    state = at_auction(3)
+    state, _ = act(state, 2, "bid 1 w1 c")
+    views = [ENGINE.view(state, seat) for seat in (0, 1, 2, None)]
+    for key in ("board", "seats", "statues", "forests", "offer", "stock"):
+        assert len({id(v[key]) for v in views}) == 1, key
+    assert views[0]["screen"] is not views[1]["screen"]
+    assert [v["my_bid"] for v in views[:3]] == [None, None, [1, 1, True]]
+    other, _ = act(state, 0, "bid 0 w1")
+    assert ENGINE.view(other, 1)["seats"]["0"]["bid_made"] is True
+    again = [ENGINE.view(state, seat) for seat in (0, 1, 2, None)]
+    # Equal to views of a copy (another object: built afresh), and to the first ones.
+    assert again == views == [ENGINE.view(state.clone(), seat) for seat in (0, 1, 2, None)]
+
+
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
     if isinstance(data, dict):
         out: dict[str, Any] = {}
