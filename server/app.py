@@ -128,6 +128,16 @@ class GiantsServer:
     def counts_against_quota(self, room_id: str) -> bool:
         return self.lobby is not None and self.lobby.counts_against_quota(room_id)
 
+    async def _store_room_counts(self) -> None:
+        """At each node tick: this node's live-room count per address, for the quota
+        across nodes (only the changed ones are written)."""
+        shared, quotas = self.shared_quotas, self.quotas
+        if shared is None or not quotas.max_rooms:
+            return
+        live = self.counts_against_quota
+        counts = {a: n for a in list(quotas.rooms) if (n := quotas.rooms_of(a, live))}
+        await shared.sync_rooms(counts)
+
     def _live_gauges(self) -> Live:
         rooms = self.lobby.counts() if self.lobby is not None else {}
         return Live(connections=len(self.connections), rooms=rooms)
@@ -216,9 +226,11 @@ class GiantsServer:
             bots=SeatBots(limits, self.metrics), node=node, max_replacements=self.config.max_replacements,
         )
         self.relay = relay = Relay(url, self.config.key_prefix, node_id, lobby, self.config.relay_timeout)
-        if self.config.max_connections_per_address:
+        if self.config.max_connections_per_address or self.config.max_rooms_per_address:
             self.shared_quotas = SharedQuotas(self.store.redis, self.store.prefix, node,
-                                              self.config.max_connections_per_address)
+                                              self.config.max_connections_per_address,
+                                              self.config.max_rooms_per_address)
+            node.on_tick = self._store_room_counts
         lobby.on_adopted = relay.announce
         lobby.on_moved = relay.room_lost
         node.on_lost = lobby.lost
@@ -357,7 +369,7 @@ class GiantsServer:
             await ws.close(1008, "too many connections from your address")
             return
         shared = self.shared_quotas
-        counted = await shared.admit(address) if shared is not None else None
+        counted = await shared.admit(address) if shared is not None and shared.limit else None
         if counted is False:  # within this node's count, over the address's across the nodes
             self.quotas.close_connection(address)
             self.limit_closed("connections")

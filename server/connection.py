@@ -39,6 +39,7 @@ from server.errors import RequestError, RoomMoved
 from server.limits import AddressQuotas, FrameBudget, GuessLimiter
 from server.metrics import Metrics
 from server.router import RoomHandle, Router
+from server.shared_quotas import SharedQuotas
 from server.wire import PROTOCOL_VERSION, SUPPORTED_VERSIONS, ProtocolError, decode_client, encode
 
 log = logging.getLogger("giants.connection")
@@ -87,6 +88,7 @@ class Host(Protocol):
     metrics: Metrics
     router: Router
     quotas: AddressQuotas
+    shared_quotas: SharedQuotas | None  # the per-address quotas across nodes
     guesses: GuessLimiter  # wrong room passwords per address
 
     @property
@@ -365,6 +367,13 @@ class Connection:
         quotas = self.server.quotas
         # Reserved before the first await, so concurrent creates cannot overshoot.
         ticket = quotas.reserve_room(self.address, self.server.counts_against_quota)
+        shared = self.server.shared_quotas
+        if ticket is not None and shared is not None and quotas.max_rooms:
+            # Within this node's count: now the address's rooms on every live node.
+            held = quotas.rooms_of(self.address, self.server.counts_against_quota)
+            if await shared.admit_room(self.address, held) is False:
+                quotas.release_room(self.address, ticket)
+                ticket = None
         if ticket is None:
             raise RequestError(
                 "quota_exceeded",

@@ -69,6 +69,7 @@ class Node:
         self.on_lost: Callable[[str], Awaitable[None]] | None = None
         self.on_orphans: Callable[[list[str]], Awaitable[None]] | None = None
         self.on_dead: Callable[[list[str]], Awaitable[None]] | None = None  # nodes that vanished
+        self.on_tick: Callable[[], Awaitable[None]] | None = None  # after each heartbeat and renewal
         self.last_beat = 0.0
         self.renewals = 0
         self.lost = 0
@@ -181,6 +182,8 @@ class Node:
                 await self.store.forget_node(node_id)
             if self.on_dead is not None:
                 await self.on_dead(dead)
+        if self.on_tick is not None:
+            await self.on_tick()
         if self._stopping:
             return  # shutting down: take nothing over (the rooms are being handed on)
         if self._sweep_left > 0 or self._ticks % SWEEP_EVERY == 0:

@@ -24,6 +24,8 @@ hash slot and the commit script (which touches only them) runs on a cluster too:
     P quota:conn:<address>    hash  node incarnation -> its connections from that client
                                     address (server.shared_quotas), expires a day after
                                     its last change
+    P quota:rooms:<address>   hash  node incarnation -> its live rooms created from that
+                                    address (server.shared_quotas), the same way
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The connection quota per client address holds across nodes (server.shared_quotas).
+"""The quotas per client address hold across nodes (server.shared_quotas): open
+connections and live rooms.
 
 Real `giants serve` processes on the test Redis, real WebSocket connections from
 127.0.0.1. Behind a load balancer a client's connections land on every node; the
@@ -16,7 +17,7 @@ from raw_ws import RawWs
 from server.node import Node
 from server.shared_quotas import SharedQuotas
 from server.store import Store
-from tests.server.multinode import FAST
+from tests.server.multinode import FAST, two_player_room
 
 pytestmark = pytest.mark.redis
 
@@ -92,20 +93,52 @@ async def test_a_killed_nodes_connections_stop_counting(serve_process, client_fa
     assert await refused(two.url)
 
 
+async def test_the_room_quota_counts_rooms_on_every_node(serve_process, client_factory) -> None:
+    """With two live rooms allowed per address, one room created through each node uses
+    the quota up on both; when one of them finishes, its node stores the lower count at
+    its next tick and the address may create a room through the other node again."""
+    quota = ("--max-rooms-per-address", "2")
+    one, two = serve_process(*FAST, *quota), serve_process(*FAST, *quota)
+    a = await client_factory(one.url, "a")
+    a2 = await client_factory(one.url, "a2")
+    b = await client_factory(two.url, "b")
+    await asyncio.sleep(0.5)  # each node has ticked since the other started
+    room, _ = await two_player_room(a, a2)
+    await b.ok("create_room", game="tara")
+    for client in (a, b):
+        refused = await client.error("create_room", game="tara")
+        assert refused["code"] == "quota_exceeded" and refused["detail"] == {"limit": 2}
+    await a.ok("resign", room=room)
+
+    async def created() -> bool:
+        reply = await b.request("create_room", game="tara")
+        return reply["type"] == "ok"
+
+    await asyncio.wait_for(_until_true(created), 15)
+    assert (await a.error("create_room", game="tara"))["code"] == "quota_exceeded"
+
+
+async def _until_true(check) -> None:
+    while not await check():
+        await asyncio.sleep(0.1)
+
+
 async def test_without_redis_a_node_keeps_its_own_count(redis_url, key_prefix) -> None:
-    """Redis not answering never locks a client out: `admit` says None (serve on the
-    node's own count, release nothing) within its timeout instead of raising."""
+    """Redis not answering never locks a client out: `admit` and `admit_room` say None
+    (go by the node's own count, release nothing) within their timeout instead of
+    raising."""
     store = Store(redis_url, key_prefix)
     node = Node(store, "n1")
     try:
         gone = Store("redis://127.0.0.1:9/0", key_prefix)  # nothing listens on port 9
-        shared = SharedQuotas(gone.redis, key_prefix, node, limit=2, timeout=0.5)
+        shared = SharedQuotas(gone.redis, key_prefix, node, limit=2, rooms_limit=2, timeout=0.5)
         assert await shared.admit("192.0.2.7") is None
+        assert await shared.admit_room("192.0.2.7", 1) is None
         await gone.close()
         live = SharedQuotas(store.redis, key_prefix, node, limit=2)
         assert [await live.admit("192.0.2.7") for _ in range(3)] == [True, True, False]
         await live.release("192.0.2.7")
         assert await live.admit("192.0.2.7") is True
     finally:
-        await store.redis.delete(f"{key_prefix}quota:conn:192.0.2.7")
+        await store.redis.delete(f"{key_prefix}quota:conn:192.0.2.7", f"{key_prefix}quota:rooms:192.0.2.7")
         await store.close()
