@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import signal
 import sys
 import tempfile
 import time
@@ -75,11 +76,13 @@ async def serve(loop_name: str, fsync: str) -> None:
         finally:
             members.remove(ws)
 
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)  # bench/server.py's terminate()
     try:
         async with ws_serve(handler, "127.0.0.1", 0, compression=None) as server:
             port = server.sockets[0].getsockname()[1]
             print(f"listening on ws://127.0.0.1:{port}", flush=True)
-            await asyncio.Future()
+            await stop.wait()
     finally:
         sender.close()
         embedded.stop()
