@@ -46,58 +46,40 @@ from server.node import Node
 
 log = logging.getLogger(__name__)
 
-# KEYS[1] = the address's hash; ARGV[1] = this incarnation, ARGV[2] = the quota (0 =
-# none: count only), ARGV[3] = the key's TTL in seconds, ARGV[4..] = live incarnations.
-# Returns 1 (counted) or 0 (over the quota; nothing changed but dead fields dropped).
+# KEYS[1] = one address's hash of counts; ARGV[1] = this incarnation, ARGV[2] = the
+# quota (0 = none: count only), ARGV[3] = the key's TTL in seconds, ARGV[4] = this
+# node's new count ("+1": one more than stored; connections) or the count itself (live
+# rooms, which each node recounts), ARGV[5..] = the other live incarnations.
+# 1: this node's field is set to its new count; 0: the live total would pass the quota
+# (nothing changed, but fields of earlier lives of live nodes are dropped).
 _ADMIT = """
-local live, ids = {}, {}
-for i = 4, #ARGV do
-  live[ARGV[i]] = true
-  ids[string.match(ARGV[i], '^(.*)/[^/]*$')] = true
-end
-live[ARGV[1]] = true
-local total = 0
-local fields = redis.call('HGETALL', KEYS[1])
-for i = 1, #fields, 2 do
-  if live[fields[i]] then
-    total = total + tonumber(fields[i + 1])
-  elseif ids[string.match(fields[i], '^(.*)/[^/]*$')] then
-    redis.call('HDEL', KEYS[1], fields[i])
-  end
-end
-local limit = tonumber(ARGV[2])
-if limit > 0 and total + 1 > limit then
-  return 0
-end
-redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-return 1
-"""
-
-# KEYS[1] = the address's hash of live rooms; ARGV[1] = this incarnation, ARGV[2] = the
-# quota, ARGV[3] = the key's TTL, ARGV[4] = this node's count with the new room,
-# ARGV[5..] = live incarnations. 1: this node's count is set to ARGV[4]; 0: over quota.
-_ADMIT_ROOM = """
 local live, ids = {}, {}
 for i = 5, #ARGV do
   live[ARGV[i]] = true
   ids[string.match(ARGV[i], '^(.*)/[^/]*$')] = true
 end
-local others = 0
+ids[string.match(ARGV[1], '^(.*)/[^/]*$')] = true
+local others, mine = 0, 0
 local fields = redis.call('HGETALL', KEYS[1])
 for i = 1, #fields, 2 do
-  if fields[i] ~= ARGV[1] then
-    if live[fields[i]] then
-      others = others + tonumber(fields[i + 1])
-    elseif ids[string.match(fields[i], '^(.*)/[^/]*$')] then
-      redis.call('HDEL', KEYS[1], fields[i])
-    end
+  if fields[i] == ARGV[1] then
+    mine = tonumber(fields[i + 1])
+  elseif live[fields[i]] then
+    others = others + tonumber(fields[i + 1])
+  elseif ids[string.match(fields[i], '^(.*)/[^/]*$')] then
+    redis.call('HDEL', KEYS[1], fields[i])
   end
 end
-if others + tonumber(ARGV[4]) > tonumber(ARGV[2]) then
+if ARGV[4] == '+1' then
+  mine = mine + 1
+else
+  mine = tonumber(ARGV[4])
+end
+local limit = tonumber(ARGV[2])
+if limit > 0 and others + mine > limit then
   return 0
 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
+redis.call('HSET', KEYS[1], ARGV[1], mine)
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1
 """
@@ -126,7 +108,6 @@ class SharedQuotas:
         self.rooms_limit = rooms_limit
         self.timeout = timeout
         self._admit = redis.register_script(_ADMIT)
-        self._admit_room = redis.register_script(_ADMIT_ROOM)
         self._release = redis.register_script(_RELEASE)
         self._failing = False
         self._reported: dict[str, int] = {}  # address -> this node's live rooms of it, as last stored
@@ -159,7 +140,7 @@ class SharedQuotas:
         this node's count alone)."""
         node = self.node
         args = [node.incarnation, self.rooms_limit, KEY_TTL, held, *node.live_peers]
-        admitted = await self._call(self._admit_room, self.rooms_key(address), args)
+        admitted = await self._call(self._admit, self.rooms_key(address), args)
         if admitted is None:
             return None
         if admitted:
@@ -199,8 +180,8 @@ class SharedQuotas:
         connection), None (Redis did not answer: serve it on the local count alone and
         do not call `release`)."""
         node = self.node
-        admitted = await self._call(self._admit, self.key(address), [node.incarnation, self.limit, KEY_TTL,
-                                                                     *node.live_peers])
+        args = [node.incarnation, self.limit, KEY_TTL, "+1", *node.live_peers]
+        admitted = await self._call(self._admit, self.key(address), args)
         return None if admitted is None else bool(admitted)
 
     async def release(self, address: str) -> None:

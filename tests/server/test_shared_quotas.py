@@ -36,33 +36,34 @@ async def two_nodes(serve_process, *extra: str) -> tuple[Any, Any]:
     return one, two
 
 
-async def refused(url: str) -> bool:
-    """Open a connection and say whether the server closed it at once for the quota
-    (one it admits is closed again here)."""
+async def try_connect(url: str) -> RawWs | None:
+    """Open a connection: None if the server closed it at once for the quota (raises if
+    it closed it for anything else), the open connection if it was admitted."""
     ws = await RawWs.open(url)
     try:
-        got = await ws.read_all(timeout=1.5)
+        got = await ws.read_all(timeout=1.0)
     except TimeoutError:
-        got = None
-    if got is None or got.close_code is None:
-        ws.writer.close()
-        return False  # still open: admitted
-    return got.close_code == 1008 and "too many connections" in got.close_reason
+        return ws  # still open: admitted
+    if got.close_code is None:
+        return ws
+    assert got.close_code == 1008 and "too many connections" in got.close_reason, got
+    return None
+
+
+async def refused(url: str) -> bool:
+    """Whether the server refuses one more connection (one it admits is closed again)."""
+    ws = await try_connect(url)
+    if ws is not None:
+        ws.close()
+    return ws is None
 
 
 async def admitted_soon(url: str, kept: list[RawWs], timeout: float = 15.0) -> None:
     """Try until `url` admits a connection (a place freed elsewhere is seen); keep it."""
     async def loop() -> None:
-        while True:
-            ws = await RawWs.open(url)
-            try:
-                got = await ws.read_all(timeout=1.0)
-            except TimeoutError:
-                got = None
-            if got is None or got.close_code is None:
-                kept.append(ws)
-                return
+        while (ws := await try_connect(url)) is None:
             await asyncio.sleep(0.1)
+        kept.append(ws)
 
     await asyncio.wait_for(loop(), timeout)
 
