@@ -430,7 +430,7 @@ async def main() -> int:
     def saturated(r: dict[str, Any]) -> dict[str, Any]:
         return max(r["phases"], key=lambda p: p["achieved"])
 
-    if one and two:
+    if two:
         for key, unit in (("node_us", "us"), ("instructions", "instructions")):
             if key not in two["phases"][0]:
                 continue
@@ -443,6 +443,7 @@ async def main() -> int:
                 if half and b:  # the same load per node and per room: what is left is the cost of being two
                     print(f"  same load per node, {unit} per move: 1 node, half the rooms at {rate / 2:g}/s {half[key]:,.0f}, "
                           f"2 nodes at {rate:g}/s {b[key]:,.0f} ({100 * (b[key] / half[key] - 1):+.0f}%)")
+    if one and two:
         # Two nodes on two cores with the load generator and Redis: 2 nodes reach about
         # cores / (S2 + R + L) while one node reaches about 1 / S1 (it holds one core).
         s1, s2 = saturated(one), saturated(two)
