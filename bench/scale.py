@@ -43,6 +43,8 @@ lease TTL unless --lease-ttl). The machine is shared: compare within a run, alte
 `--callgrind` runs the nodes under valgrind's callgrind and adds their instructions per
 move (user-space instructions: robust to other jobs, blind to the kernel and to cache
 misses); only light loads fit (e.g. `--rooms 40 --rates 20,40 --only 1,half,direct,relayed`).
+`--profile DIR` runs them under cProfile (DIR/<scenario>-node<N>.prof). Each phase also
+counts the connections Redis accepted meanwhile: the nodes' pools should not churn.
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ _spec.loader.exec_module(bs)
 
 from protocol import PROTOCOL_VERSION  # noqa: E402
 from server.embedded_redis import EmbeddedRedis  # noqa: E402
+
+REDIS_URL: list[str] = []  # the embedded Redis of this run (set by main)
 
 # The load generator is one address with hundreds of connections and rooms.
 LIMITS = ("--max-connections-per-address", "0", "--max-rooms-per-address", "0")
@@ -166,8 +170,16 @@ class Meter:
 
     def __init__(self, nodes: list[int], redis_pid: int) -> None:
         self.pids = {**{f"node{i + 1}": p for i, p in enumerate(nodes)}, "redis": redis_pid, "loadgen": os.getpid()}
+        import redis
+
+        self.redis = redis.Redis.from_url(REDIS_URL[0]) if REDIS_URL else None
+
+    def connections(self) -> int:
+        """Connections Redis has accepted so far (the nodes' pools should not churn)."""
+        return int(self.redis.info("stats")["total_connections_received"]) if self.redis is not None else 0
 
     def start(self) -> None:
+        self.conns0 = self.connections()
         self.t0 = time.perf_counter()
         self.busy0 = machine_busy()
         self.s0 = {name: sched(pid) for name, pid in self.pids.items()}
@@ -187,7 +199,8 @@ class Meter:
             kernel[name] = sys_seconds(pid) - self.k0[name]
             count[name] = tuple(b - a for a, b in zip(self.c0[name], counters(pid), strict=True))
         cpu["others"] = max(0.0, busy - sum(cpu.values()))  # other jobs, kernel softirq work
-        return {"elapsed": elapsed, "cpu": cpu, "wait": wait, "sys": kernel, "count": count}
+        return {"elapsed": elapsed, "cpu": cpu, "wait": wait, "sys": kernel, "count": count,
+                "connections": self.connections() - self.conns0}
 
 
 def fmt_breakdown(meter: dict[str, Any], moves: int) -> str:
@@ -204,7 +217,8 @@ def fmt_breakdown(meter: dict[str, Any], moves: int) -> str:
                        for name, (r, w, s, p) in meter["count"].items())
     return f"{'':22}cpu/move: {'; '.join(parts)}; machine {100 * sum(cpu.values()) / elapsed:.0f}% of 1 core\n" \
            f"{'':22}run-queue wait (share of wall time): {waits}\n" \
-           f"{'':22}per move, read / write syscalls / sleeps / preemptions: {counts}"
+           f"{'':22}per move, read / write syscalls / sleeps / preemptions: {counts}; " \
+           f"Redis connections opened {meter['connections']}"
 
 
 async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[str]], redis_pid: int,
@@ -264,8 +278,12 @@ async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[
     return {"name": name, "phases": phases, "knee": knee, "saturated": max(p["achieved"] for p in phases)}
 
 
-def start_node(redis_url: str, prefix: str, args: argparse.Namespace, *extra: str) -> tuple[subprocess.Popen[str], str]:
+def start_node(redis_url: str, prefix: str, args: argparse.Namespace, *extra: str,
+               profile: str = "") -> tuple[subprocess.Popen[str], str]:
     runner = [sys.executable]
+    if args.profile and profile:  # cProfile's stats are written when the node exits (SIGTERM: gracefully)
+        os.makedirs(args.profile, exist_ok=True)
+        runner = [sys.executable, "-m", "cProfile", "-o", os.path.join(args.profile, profile + ".prof")]
     if args.callgrind:  # instrumentation off until the measured phase (callgrind_control)
         runner = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                   f"--callgrind-out-file={bs.CALLGRIND['dir']}/callgrind.out.%p", sys.executable]
@@ -359,6 +377,8 @@ async def main() -> int:
     parser.add_argument("--lease-ttl", type=float, default=None,
                         help="the nodes' lease TTL (default 2 s; 60 s with --callgrind, whose nodes run too slowly "
                              "to renew every 2/3 s)")
+    parser.add_argument("--profile", metavar="DIR", default="",
+                        help="run the nodes under cProfile; DIR/<scenario>-node<N>.prof (pstats) when they stop")
     parser.add_argument("--warmup", type=float, default=None,
                         help="unmeasured seconds before the first rate (default 1; 20 with --callgrind: first moves "
                              "of each room run one-time code)")
@@ -380,6 +400,7 @@ async def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="giants-scale-"))
     redis = EmbeddedRedis(tmp / "redis")
     redis_url = redis.start()
+    REDIS_URL.append(redis_url)
     assert redis.process is not None
     redis_pid = redis.process.pid
     print(f"redis {redis_url}; {args.rooms} rooms x (2 seats + 1 spectator); rates {args.rates}; "
@@ -392,7 +413,7 @@ async def main() -> int:
             if key not in only:
                 continue
             prefix = f"giants-scale:{key}:"
-            started = [start_node(redis_url, prefix, args) for _ in range(count)]
+            started = [start_node(redis_url, prefix, args, profile=f"{key}-node{i + 1}") for i in range(count)]
             procs = [p for p, _ in started]
             try:
                 results.append(await run_scenario(name, [u for _, u in started], procs, redis_pid, relayed, args, share))
