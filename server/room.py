@@ -57,18 +57,42 @@ def _same_seats(a: list[SeatState], b: list[SeatState]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
+# Rooms' equal `options` dicts, kept once (a one-key dict is 184 B a room): read only,
+# like all of `meta`. Bounded: options are the engines' validated few, but a node must
+# not grow without end on whatever combinations clients choose.
+_OPTIONS: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = {}
+_OPTIONS_MAX = 256
+
+
+def _shared_options(options: dict[str, Any]) -> dict[str, Any]:
+    try:
+        key = tuple(sorted(options.items()))
+        found = _OPTIONS.get(key)
+    except TypeError:  # an unhashable value (a list): keep the room's own
+        return options
+    if found is None:
+        if len(_OPTIONS) >= _OPTIONS_MAX:
+            return options
+        found = _OPTIONS[key] = dict(options)
+    return found
+
+
 def lean_meta(meta: dict[str, Any]) -> dict[str, Any]:
     """The room's metadata as kept in memory: without what only its defaults say.
 
     Redis keeps it all; in memory a room without a password needs no "salt" (it only
     verifies old sha256 password hashes) and `autostart` is read with a default of
-    True. Ten keys or fewer make a 272-byte dict instead of a 464-byte one.
+    True. Ten keys or fewer make a 272-byte dict instead of a 464-byte one. Equal
+    `options` dicts are one object for all rooms (`_shared_options`).
     """
-    return {
+    lean = {
         key: value
         for key, value in meta.items()
         if not (key == "salt" and meta.get("password") is None) and not (key == "autostart" and value is True)
     }
+    if isinstance(lean.get("options"), dict):
+        lean["options"] = _shared_options(lean["options"])
+    return lean
 
 
 class RoomLock(asyncio.Lock):

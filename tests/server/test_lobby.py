@@ -34,3 +34,16 @@ async def test_list_leave_start_and_resync(giants_server, client_factory) -> Non
     assert snapshot["version"] == giants_server.lobby.rooms[room].version
     assert snapshot["view"] == alice.rooms[room].view
     assert snapshot["legal"] == alice.rooms[room].legal
+
+
+async def test_rooms_with_equal_options_keep_one_options_dict(giants_server, client_factory) -> None:
+    """In memory, rooms of equal options share one `meta["options"]` dict (read only,
+    memory per room); other options get their own, and each room plays by its own."""
+    alice = await client_factory(giants_server.url, "alice")
+    one = (await alice.ok("create_room", game="giantslayer", options={"rounds": 1}))["room"]
+    two = (await alice.ok("create_room", game="giantslayer", options={"rounds": 1}))["room"]
+    other = (await alice.ok("create_room", game="giantslayer", options={"rounds": 2}))["room"]
+    rooms = giants_server.lobby.rooms
+    assert rooms[one].meta["options"] is rooms[two].meta["options"]
+    assert rooms[one].meta["options"] == {"rounds": 1} and rooms[other].meta["options"] == {"rounds": 2}
+    assert rooms[one].state.rounds == 1 and rooms[other].state.rounds == 2
