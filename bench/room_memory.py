@@ -3,6 +3,7 @@
     python bench/room_memory.py                        # Giantslayer, 300 rooms
     python bench/room_memory.py --game causeway/quick --rooms 200
     python bench/room_memory.py --moves 20             # rooms after 20 moves each
+    python bench/room_memory.py --no-trace --rooms 500 # RSS and allocators as bench/server.py sees them
 
 Runs `giants serve` (embedded Redis in a temp dir) as a subprocess with tracemalloc on,
 then does what `bench/server.py --memory-only` does for its "per room" figure: helloed
@@ -11,7 +12,11 @@ connections first, a baseline, then rooms created and both seats joined (and, wi
 the end the server dumps (on SIGUSR1) a tracemalloc snapshot and an object walk of
 every live `Room`, and this script prints, per room:
 
-- the RSS growth (what bench/server.py reports) and the traced growth beside it;
+- the RSS growth (what bench/server.py reports; with tracemalloc on, its own memory
+  too) and the traced growth beside it;
+- the allocators' growth: pymalloc's blocks in use, its free blocks and unused pools
+  (with --no-trace only: tracemalloc hides pymalloc), glibc's heap; and the cyclic
+  garbage a full collection finds;
 - the traced growth by the first frame inside this repository (which line allocated);
 - the walk: bytes reachable from one room only, by room attribute, by member field,
   by view part and by object type (objects reachable from two rooms or more, such as
