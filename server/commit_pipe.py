@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -36,6 +37,8 @@ import redis.asyncio as aioredis
 from redis._parsers.base import BaseParser
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+log = logging.getLogger(__name__)
 
 
 def _pack_python(commands: Sequence[Sequence[Any]]) -> bytes:
@@ -88,6 +91,23 @@ def resolve(fut: asyncio.Future[Any], result: Any) -> None:
         fut.set_result(result)
 
 
+async def take_socket(client: aioredis.Redis, protocol: asyncio.Protocol) -> tuple[asyncio.Transport, tuple[Any, Any]]:
+    """Open a connection the way `client` connects (URL, TLS, AUTH, SELECT) and hand
+    its socket to `protocol`: the transport, and redis-py's stream objects, which the
+    caller keeps alive (their finaliser would close the socket under it). redis-py
+    forgets the socket, so it warns of nothing when the caller closes it."""
+    conn = client.connection_pool.make_connection()
+    await conn.connect()
+    writer = conn._writer  # redis-py's StreamWriter: the transport under it is ours now
+    if writer is None:  # pragma: no cover - connect() either sets it or raises
+        raise RedisConnectionError("Redis connection has no socket")
+    streams = (conn._reader, writer)
+    conn._reader = conn._writer = None
+    transport = writer.transport
+    transport.set_protocol(protocol)
+    return transport, streams
+
+
 class CommitPipe(asyncio.Protocol):
     """A Redis connection that sends batches of integer-answering commands."""
 
@@ -103,19 +123,8 @@ class CommitPipe(asyncio.Protocol):
     @classmethod
     async def open(cls, client: aioredis.Redis, timeout: float | None) -> CommitPipe:
         """Connect the way `client` connects (URL, TLS, AUTH, SELECT), then take the socket."""
-        conn = client.connection_pool.make_connection()
-        await conn.connect()
-        writer = conn._writer  # redis-py's StreamWriter: the transport under it is ours now
-        if writer is None:  # pragma: no cover - connect() either sets it or raises
-            raise RedisConnectionError("Redis connection has no socket")
         pipe = cls(timeout)
-        transport = writer.transport
-        # redis-py forgets the socket (no "unclosed" warning from it); the pipe keeps its
-        # stream objects alive, or their finaliser would close the socket under it.
-        pipe._streams = (conn._reader, writer)
-        conn._reader = conn._writer = None
-        pipe.transport = transport
-        transport.set_protocol(pipe)
+        pipe.transport, pipe._streams = await take_socket(client, pipe)
         return pipe
 
     # -- asyncio.Protocol --------------------------------------------------------------
@@ -220,6 +229,8 @@ class GroupSender:
         self._pending: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []
         self._scheduled = False
         self._opening: asyncio.Task[None] | None = None
+        self.in_flight = 0  # posted commands not answered yet
+        self._post_failing = False
 
     async def call(self, *command: Any) -> Any:
         """Send one command with those of this turn of the loop; its reply. An error
@@ -231,6 +242,28 @@ class GroupSender:
             self._scheduled = True
             loop.call_soon(self._flush)
         return await fut
+
+    def post(self, *command: Any) -> None:
+        """Send one command with those of this turn of the loop, not waiting for its
+        reply (the relay's frames: nothing can be done about one lost). A failure is
+        logged once until a posted command succeeds again; `in_flight` counts the
+        posted commands not answered yet (shutdown waits for them)."""
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        fut.add_done_callback(self._posted)
+        self.in_flight += 1
+        self._pending.append((command, fut))
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _posted(self, fut: asyncio.Future[Any]) -> None:
+        self.in_flight -= 1
+        exc = None if fut.cancelled() else fut.exception()
+        if exc is None:
+            self._post_failing = False
+        elif not self._post_failing:
+            self._post_failing = True
+            log.warning("Redis refused or lost a posted %s: %s", "command", exc)
 
     def _flush(self) -> None:
         self._scheduled = False

@@ -47,6 +47,7 @@ from server.errors import RequestError, RoomMoved
 from server.relay_handles import RelayPeer, RemoteRoom
 from server.router import RoomHandle
 from server.seats import Peer
+from server.subscription import Subscription
 from server.wire import encode
 
 log = logging.getLogger("giants.relay")
@@ -120,9 +121,8 @@ class Relay:
         self._rids = itertools.count(1)
         self._out: dict[str, list[list[Any]]] = {}
         self._out_scheduled = False
-        self._send_queue: asyncio.Queue[list[tuple[str, bytes]]] = asyncio.Queue()
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._pubsub: Any = None
+        self._sub: Subscription | None = None
         self.frames_relayed = 0
         self.requests_relayed = 0
 
@@ -136,24 +136,22 @@ class Relay:
     # -- life cycle -------------------------------------------------------------------
 
     async def start(self) -> None:
-        self._pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
-        await self._pubsub.subscribe(self.channel(self.node_id), self.broadcast)
-        self._spawn(self._read())
-        self._spawn(self._send())
+        self._sub = await self._subscribe()
+        self._spawn(self._keep_subscribed())
 
     async def stop(self) -> None:
         await self._drain()
         await cancel_and_wait(list(self._tasks))
-        if self._pubsub is not None:
-            with contextlib.suppress(Exception):
-                await self._pubsub.aclose()
+        if self._sub is not None:
+            self._sub.close()
         self._requests.close()
         await self.redis.aclose()
 
     async def _drain(self, timeout: float = 2.0) -> None:
-        """Wait until queued frames left (shutdown: members elsewhere get their last frames)."""
+        """Wait until queued frames left and Redis took them (shutdown: members elsewhere
+        get their last frames)."""
         end = time.monotonic() + timeout
-        while (self._out or not self._send_queue.empty()) and time.monotonic() < end:
+        while (self._out or self._requests.in_flight) and time.monotonic() < end:
             await asyncio.sleep(0.01)
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
@@ -177,48 +175,44 @@ class Relay:
             asyncio.get_running_loop().call_soon(self._flush_out)
 
     def _flush_out(self) -> None:
+        """Each node's items of this pass in one PUBLISH; all of them in one write to
+        Redis, with the relayed requests of the same pass (`GroupSender`)."""
         self._out_scheduled = False
         out, self._out = self._out, {}
-        self._send_queue.put_nowait([(self.channel(n), _pack({"t": "out", "i": items})) for n, items in out.items()])
-
-    async def _send(self) -> None:
-        """The one sender: batches leave in order, each batch in one pipeline."""
-        while True:
-            checkpoint()  # a cancel lost in the last PUBLISH (server.cancellation)
-            batch = await self._send_queue.get()
-            while not self._send_queue.empty():
-                batch.extend(self._send_queue.get_nowait())
-            pipe = self.redis.pipeline(transaction=False)
-            for channel, payload in batch:
-                pipe.publish(channel, payload)
-            try:
-                await pipe.execute()
-            except Exception as exc:
-                log.warning("relay: publishing %d message(s) failed: %s", len(batch), exc)
+        for node_id, items in out.items():
+            self._requests.post("PUBLISH", self.channel(node_id), _pack({"t": "out", "i": items}))
 
     async def _publish(self, channel: str, data: dict[str, Any]) -> int:
         return int(await self._requests.call("PUBLISH", channel, _pack(data)))
 
     # -- receiving --------------------------------------------------------------------
 
-    async def _read(self) -> None:
+    async def _subscribe(self) -> Subscription:
+        return await Subscription.open(self.redis, [self.channel(self.node_id), self.broadcast], self._received,
+                                       self.timeout)
+
+    def _received(self, data: bytes) -> None:
+        try:
+            self._dispatch(msgpack.unpackb(data, raw=False))
+        except Exception:
+            log.exception("relay: bad message")
+
+    async def _keep_subscribed(self) -> None:
+        """Subscribe again whenever the subscription's connection breaks."""
         while True:
             checkpoint()
-            try:
-                async for message in self._pubsub.listen():
-                    if message.get("type") != "message":
-                        continue
-                    try:
-                        self._dispatch(msgpack.unpackb(message["data"], raw=False))
-                    except Exception:
-                        log.exception("relay: bad message")
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.warning("relay: subscription lost (%s); resubscribing", exc)
+            assert self._sub is not None
+            exc = await self._sub.lost
+            log.warning("relay: subscription lost (%s); resubscribing", exc)
+            while True:
                 await asyncio.sleep(0.2)
-                with contextlib.suppress(Exception):
-                    await self._pubsub.subscribe(self.channel(self.node_id), self.broadcast)
+                try:
+                    self._sub = await self._subscribe()
+                    break
+                except asyncio.CancelledError:
+                    raise
+                except Exception as retry:
+                    log.warning("relay: resubscribing failed (%s); retrying", retry)
 
     def _dispatch(self, msg: dict[str, Any]) -> None:
         kind = msg["t"]
