@@ -60,13 +60,14 @@ def _same_seats(a: list[SeatState], b: list[SeatState]) -> bool:
 # Rooms' equal `options` dicts, kept once (a one-key dict is 184 B a room): read only,
 # like all of `meta`. Bounded: options are the engines' validated few, but a node must
 # not grow without end on whatever combinations clients choose.
-_OPTIONS: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = {}
+_OPTIONS: dict[tuple[tuple[str, type, Any], ...], dict[str, Any]] = {}
 _OPTIONS_MAX = 256
 
 
 def _shared_options(options: dict[str, Any]) -> dict[str, Any]:
     try:
-        key = tuple(sorted(options.items()))
+        # The types too: 1, 1.0 and True are equal keys but not the same option.
+        key = tuple((name, type(value), value) for name, value in sorted(options.items()))
         found = _OPTIONS.get(key)
     except TypeError:  # an unhashable value (a list): keep the room's own
         return options

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from server.room import lean_meta
+
 pytestmark = pytest.mark.redis
 
 
@@ -47,3 +49,6 @@ async def test_rooms_with_equal_options_keep_one_options_dict(giants_server, cli
     assert rooms[one].meta["options"] is rooms[two].meta["options"]
     assert rooms[one].meta["options"] == {"rounds": 1} and rooms[other].meta["options"] == {"rounds": 2}
     assert rooms[one].state.rounds == 1 and rooms[other].state.rounds == 2
+    # Equal but not the same: 1 and True (had an engine taken both) are not shared.
+    assert type(lean_meta({"options": {"rounds": True}})["options"]["rounds"]) is bool
+    assert type(lean_meta({"options": {"rounds": 1}})["options"]["rounds"]) is int
