@@ -34,6 +34,20 @@ async def named(client_factory: Any, url: str, name: str) -> Any:
     return client
 
 
+async def seated_room(server: Any, client_factory: Any, game: str, rules: str | None,
+                      players: int) -> tuple[list[Any], Any, str, list[str], Any]:
+    """A room of `game` with a named client in every seat and one watching, playing:
+    (seats, spectator, room id, the seats' tokens, the live Room)."""
+    url = server.url
+    seats = [await named(client_factory, url, f"p{i}") for i in range(players)]
+    spectator = await named(client_factory, url, "spectator")
+    room = (await seats[0].ok("create_room", game=game, rules=rules, players=players))["room"]
+    await spectator.ok("watch", room=room)
+    tokens = [(await client.ok("join", room=room, seat=i))["token"] for i, client in enumerate(seats)]
+    await spectator.wait_for(lambda: spectator.rooms[room].view["room"]["status"] != "waiting")
+    return seats, spectator, room, tokens, server.lobby.rooms[room]
+
+
 async def settle(live: Any, room: str, members: list[tuple[int | None, Any]]) -> None:
     """Wait until every client holds the version it was sent; check it is its engine view."""
     for seat, client in members:

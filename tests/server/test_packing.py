@@ -18,7 +18,7 @@ import pytest
 
 from engines import registry
 from server.packing import dictionaries, pack_state, unpack_state
-from tests.server.game_cases import CASES, named, plain, settle
+from tests.server.game_cases import CASES, named, plain, seated_room, settle
 
 pytestmark = pytest.mark.redis
 
@@ -62,17 +62,9 @@ def test_a_packed_state_unpacks_to_the_same_position(game, rules, players) -> No
 async def test_a_room_packed_between_changes_plays_resyncs_and_replays_exactly(
     giants_server, client_factory, game, rules, players
 ) -> None:
-    url = giants_server.url
-    seats = [await named(client_factory, url, f"p{i}") for i in range(players)]
-    spectator = await named(client_factory, url, "spectator")
-    room = (await seats[0].ok("create_room", game=game, rules=rules, players=players))["room"]
-    await spectator.ok("watch", room=room)
-    for i, client in enumerate(seats):
-        await client.ok("join", room=room, seat=i)
-    live = giants_server.lobby.rooms[room]
+    seats, spectator, room, _, live = await seated_room(giants_server, client_factory, game, rules, players)
     members: list[tuple[int | None, Any]] = [*enumerate(seats), (None, spectator)]
     rng = random.Random(hash((game, rules, players, "state")) & 0xFFFF)
-    await spectator.wait_for(lambda: spectator.rooms[room].view["room"]["status"] != "waiting")
     for move in range(MOVES):
         await settle(live, room, members)
         assert live.compact(force=True)

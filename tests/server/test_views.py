@@ -21,7 +21,7 @@ import pytest
 
 from client_cli.client import Client
 from server.packing import dictionaries, unpack_view
-from tests.server.game_cases import CASES, expected, named, settle
+from tests.server.game_cases import CASES, expected, named, seated_room, settle
 
 pytestmark = pytest.mark.redis
 
@@ -41,16 +41,10 @@ def check_packed(live: Any, room: str, members: list[tuple[int | None, Any]]) ->
 async def test_packed_views_equal_what_was_sent_and_patches_stay_exact(
     giants_server, client_factory, game, rules, players
 ) -> None:
+    seats, spectator, room, tokens, live = await seated_room(giants_server, client_factory, game, rules, players)
     url = giants_server.url
-    seats = [await named(client_factory, url, f"p{i}") for i in range(players)]
-    spectator = await named(client_factory, url, "spectator")
-    room = (await seats[0].ok("create_room", game=game, rules=rules, players=players))["room"]
-    await spectator.ok("watch", room=room)
-    tokens = [(await client.ok("join", room=room, seat=i))["token"] for i, client in enumerate(seats)]
-    live = giants_server.lobby.rooms[room]
     members: list[tuple[int | None, Any]] = [*enumerate(seats), (None, spectator)]
     rng = random.Random(hash((game, rules, players, "packed")) & 0xFFFF)
-    await spectator.wait_for(lambda: spectator.rooms[room].view["room"]["status"] != "waiting")
     for move in range(MOVES):
         await settle(live, room, members)
         check_packed(live, room, members)
