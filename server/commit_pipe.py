@@ -263,7 +263,7 @@ class GroupSender:
             self._post_failing = False
         elif not self._post_failing:
             self._post_failing = True
-            log.warning("Redis refused or lost a posted %s: %s", "command", exc)
+            log.warning("Redis refused or lost a posted command: %s", exc)
 
     def _flush(self) -> None:
         self._scheduled = False
