@@ -6,12 +6,15 @@ a candidate, persist to Redis (version-guarded, one round trip), adopt the candi
 acknowledge the requester, then send each member a patch computed by filtering first
 (its RoomView from `engine.view(state, seat)`) and diffing second (against the view it
 last received). A failed persist leaves the room exactly as it was.
+
+The write path itself is `server.room_storage` (`RoomStorage`), the deadline timer and
+bots `server.room_tasks` (`RoomTasks`); the read side `server.views`, membership
+`server.membership`, early endings `server.endings` — all mixins of `Room`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -21,41 +24,23 @@ from typing import Any
 from engines.base import Engine, GameError, Seat
 from engines.bots.base import Bot
 from server import seat_bots
-from server.cancellation import cancel_and_wait, checkpoint
 from server.endings import RoomEndings
-from server.errors import RequestError, RoomMoved
+from server.errors import RequestError
 from server.limits import GuessLimiter
 from server.membership import RoomMembership
 from server.metrics import Metrics
 from server.packing import PackedState, dictionaries, pack_state, unpack_state
-from server.seats import NO_SEATS, Candidate, Member, Peer, SeatState
+from server.room_storage import RoomStorage
+from server.room_tasks import RoomTasks
+from server.seats import NO_SEATS, Member, Peer, SeatState
 from server.store import (
-    OutcomeUnknown,
     RoomRecord,
-    StaleWriteError,
-    StorageUnavailable,
     Store,
-    backoff_delays,
-    is_transient,
 )
 from server.views import RoomViews
 
-log = logging.getLogger("giants.room")
-
 _NO_GUESSES = GuessLimiter()
 NO_REPLACEMENTS: Mapping[Seat, int] = MappingProxyType({})  # rooms built without a lobby (tests, tools)
-
-NOT_APPLIED = "storage is unreachable: the change was not applied and the room is unchanged; try again shortly"
-UNKNOWN = (
-    "storage is unreachable and did not say whether the change was applied; "
-    "resync (or resume) when it is back, then decide"
-)
-
-
-def _same_seats(a: list[SeatState], b: list[SeatState]) -> bool:
-    """Whether a candidate kept every seat object of the room (nothing to store)."""
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
-
 
 # Rooms' equal `options` dicts, kept once (a one-key dict is 184 B a room): read only,
 # like all of `meta`. Bounded: options are the engines' validated few, but a node must
@@ -110,7 +95,7 @@ class RoomLock(asyncio.Lock):
             self._waiters = None
 
 
-class Room(RoomViews, RoomEndings, RoomMembership):
+class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
     """A live room. Create with `Room.create` or `Room.restore`; never share across nodes."""
 
     # Slots, not an instance dict: with this many attributes the dict alone was ~1.8 KiB
@@ -307,197 +292,6 @@ class Room(RoomViews, RoomEndings, RoomMembership):
             raise GameError(f"room {record.room_id}: log has {record.snapshot_n + len(record.log_tail)} actions, hash says {record.actions}")
         return room
 
-    # -- the one write path ---------------------------------------------------------
-
-    def _candidate(self, **changes: Any) -> Candidate:
-        base = Candidate(
-            state=self.state,
-            status=self.status,
-            seats=list(self.seats),  # SeatStates are replaced, never changed in place
-            outcome=self.outcome,
-            actions=self.actions,
-            deadline=self.deadline,
-            answered=self.answered,
-            start_key=self.start_key,
-            hidden=self.hidden,
-        )
-        for key, value in changes.items():
-            setattr(base, key, value)
-        return base
-
-    async def _commit(self, cand: Candidate) -> None:
-        """Persist the candidate, then adopt it (caller holds the lock).
-
-        Raises RequestError and leaves the room as it was when the change is not known
-        to be in Redis: `storage_unavailable` (detail.outcome "not_applied": it is not
-        and never will be; "unknown": Redis stayed away, the room reloads before its
-        next write) or `internal_error`. A lost or late reply never gets here: the
-        store settles it first (docs/architecture.md, "How a write's outcome is known").
-        """
-        if self.unsure:
-            before = self.version
-            await self._heal()
-            if self.version != before:
-                # The write in doubt was in after all: this candidate was computed from
-                # the state before it, so it must not be stored. Members got snapshots.
-                raise RequestError(
-                    "storage_unavailable",
-                    "the room was reloaded from storage (an earlier change was applied); look at it and try again",
-                    {"outcome": "not_applied"},
-                )
-        now = time.time()
-        try:
-            await self.store.commit(
-                self.id,
-                expected=self.version,
-                version=self.version + 1,
-                fence=self.fence,
-                status=cand.status,
-                seats=None if _same_seats(cand.seats, self.seats) else [s.to_store() for s in cand.seats],
-                deadline=cand.deadline,
-                outcome=cand.outcome,
-                actions=cand.actions,
-                log_entry=cand.log_entry,
-                snapshot=cand.snapshot,
-                now=now,
-                answered=cand.answered,
-                start_key=cand.start_key,
-                hidden=cand.hidden,
-            )
-        except StaleWriteError as exc:
-            try:
-                reloaded = await self._reload()
-            except StorageUnavailable:
-                self._failed(unsure=True)
-                raise RequestError("storage_unavailable", NOT_APPLIED, {"outcome": "not_applied"}) from exc
-            if reloaded:
-                raise RequestError(
-                    "internal_error", "the room was reloaded from storage and everyone resynced; try again"
-                ) from exc
-            log.error("%s; this node no longer owns the room", exc)
-            self.closing = True
-            if self.on_lost is not None:
-                self.on_lost(self)  # the lobby drops it; the relay moves its members
-            raise RoomMoved() from exc
-        except StorageUnavailable as exc:
-            log.warning("room %s: %s", self.id, exc)
-            self._failed(unsure=False)
-            raise RequestError("storage_unavailable", NOT_APPLIED, {"outcome": "not_applied"}) from exc
-        except OutcomeUnknown as exc:
-            log.error("room %s: %s", self.id, exc)
-            self._failed(unsure=True)
-            raise RequestError("storage_unavailable", UNKNOWN, {"outcome": "unknown"}) from exc
-        except Exception as exc:
-            log.exception("persisting room %s failed", self.id)
-            self._failed(unsure=is_transient(exc))
-            raise RequestError("internal_error", "the change could not be saved; try again") from exc
-        self._failures = 0
-        self.version += 1
-        self.state, self.status, self.seats = cand.state, cand.status, cand.seats
-        self.outcome, self.actions, self.deadline = cand.outcome, cand.actions, cand.deadline
-        self.answered, self.start_key, self.hidden = cand.answered, cand.start_key, cand.hidden
-        self._arm_timer()
-        if self.on_change is not None:
-            self.on_change(self)  # server.lifecycle: idle, abandoned and retention timers
-
-    def _failed(self, unsure: bool) -> None:
-        """A write failed: make sure the room's bots and deadline resume once Redis
-        answers again (and that it reloads first if its memory may lag Redis)."""
-        self._failures += 1
-        self.unsure = self.unsure or unsure
-        if self._recovering or self.closing:
-            return
-        self._recovering = True
-        self._spawn(self._recover())
-
-    async def _recover(self) -> None:
-        """Wait for Redis, reload if unsure, then re-arm the deadline and the bots."""
-        try:
-            # Later attempts wait longer: a write that keeps failing for another reason
-            # must not turn into a busy loop of retries.
-            first = min(5.0, 0.05 * 2 ** min(self._failures, 8))
-            for delay in backoff_delays(float("inf"), first=first, cap=5.0):
-                checkpoint()  # a cancel lost in the last ping (server.cancellation)
-                await asyncio.sleep(delay)
-                if self.closing:
-                    return
-                if not await self.store.ping():
-                    continue
-                async with self.lock:
-                    if self.closing:
-                        return
-                    try:
-                        if self.unsure:
-                            await self._heal()
-                    except RequestError:
-                        continue
-                    self._recovering = False
-                    log.info("room %s: storage answers again; deadline and bots resume", self.id)
-                    self._arm_timer()
-                    self._after_change()
-                    return
-        finally:
-            self._recovering = False
-
-    async def _heal(self) -> None:
-        """Reload an unsure room from Redis (caller holds the lock), or raise
-        storage_unavailable (not applied) if Redis is still away."""
-        try:
-            reloaded = await self._reload()
-        except StorageUnavailable as exc:
-            raise RequestError("storage_unavailable", NOT_APPLIED, {"outcome": "not_applied"}) from exc
-        if not reloaded:
-            self.closing = True
-            if self.on_lost is not None:
-                self.on_lost(self)  # the lobby drops it; the relay moves its members
-            raise RoomMoved()
-
-    async def _reload(self) -> bool:
-        """Re-read the room from Redis (caller holds the lock).
-
-        Happens when a write was refused (the stored version is ahead of ours) or its
-        outcome stayed unknown. If we still hold the fence, adopt the stored room, send
-        every member a fresh snapshot and restart deadline and bots; False if another
-        node owns the room now. Raises StorageUnavailable if Redis does not answer.
-        """
-        try:
-            record = await self.store.retrying(lambda: self.store.load_room(self.id), "reload")
-        except StorageUnavailable:
-            raise
-        except Exception:
-            log.exception("room %s: reload failed", self.id)
-            return False
-        if record is None or record.fence != self.fence:
-            return False
-        try:
-            fresh = Room.restore(record, self.engine, self.store, self.metrics, self.snapshot_every)
-        except Exception:
-            log.exception("room %s: reload failed", self.id)
-            return False
-        changed = fresh.version != self.version
-        log.warning("room %s: reloaded from Redis at version %s (was %s)", self.id, fresh.version, self.version)
-        # Members' own sequences move on by the public changes they missed (GI-8).
-        missed = max(0, (fresh.version - fresh.hidden) - (self.version - self.hidden))
-        for member in self.members:
-            if member.version >= 0:
-                member.version += missed
-        self.state, self.version, self.status, self.seats = fresh.state, fresh.version, fresh.status, fresh.seats
-        self.outcome, self.actions, self.deadline = fresh.outcome, fresh.actions, fresh.deadline
-        self.answered, self.start_key, self.hidden = fresh.answered, fresh.start_key, fresh.hidden
-        self.unsure = False
-        self._arm_timer()
-        if changed:
-            # Only members with something new to see get a snapshot: after a hidden
-            # change (a replaced sealed bid) the others must not even learn that the
-            # room reloaded (GI-8).
-            self.expand_views()
-            views = self._views()
-            for member in self.members:
-                if missed or views(member.seat) != member.view:
-                    self.send_snapshot(member)
-        self._after_change()
-        return True
-
     def _step_after(self, seat: Seat, before: frozenset[Seat], after: frozenset[Seat]) -> frozenset[Seat] | None:
         """The answered set if `seat`'s action continues a simultaneous step, else None.
 
@@ -578,42 +372,6 @@ class Room(RoomViews, RoomEndings, RoomMembership):
             self.metrics.rooms_finished[self.meta["game"], "rules"] += 1
         return events
 
-    def _after_change(self) -> None:
-        """Let bots move, start a full autostart room whose start was not stored yet
-        (restore, recovery), and evict an idle finished room."""
-        if (
-            self.status == "waiting"
-            and not self.closing
-            and self.meta.get("autostart", True)
-            and all(s.taken for s in self.seats)
-        ):
-            self._spawn(self._autostart_quietly())
-        if (
-            not self.bot_running
-            and self.status == "playing"
-            and any(self.seats[s].bot for s in self.pending())
-        ):
-            self.bot_running = True
-            self._spawn(self._play_bots())
-        if self.status == "finished" and not self.members and self.on_idle is not None:
-            self.on_idle(self)
-
-    async def _play_bots(self) -> None:
-        try:
-            await seat_bots.play_bot_seats(self, self.bot_service)
-        finally:
-            self.bot_running = False
-            if self.status == "finished" and not self.members and self.on_idle is not None:
-                self.on_idle(self)
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        tasks = self._tasks
-        if tasks is None:
-            tasks = self._tasks = set()
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
-
     # -- requests: act here; joining, watching, leaving in server.membership ----------
 
     async def act(self, peer: Peer, req_id: Any, text: str, version: int | None) -> None:
@@ -646,67 +404,3 @@ class Room(RoomViews, RoomEndings, RoomMembership):
             self.publish(events)
             self._after_change()
         self.metrics.action_latency.observe(time.perf_counter() - started)
-
-
-    # -- deadlines and bots ---------------------------------------------------------
-
-    def _arm_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self.deadline is None or self.closing:
-            return
-        loop = asyncio.get_running_loop()
-        delay = max(0.0, self.deadline - time.time())
-        self._timer = loop.call_later(delay, lambda: self._spawn(self._expire()))
-
-    def start_timers(self) -> None:
-        """Arm the deadline and bot turns after a restore (the loop must be running)."""
-        self._arm_timer()
-        self._after_change()
-
-    async def _expire(self) -> None:
-        """The move deadline passed: apply the engine's default action for each late seat."""
-        async with self.lock:
-            while (
-                self.deadline is not None
-                and time.time() >= self.deadline
-                and self.status == "playing"
-                and not self.closing
-            ):
-                seat = self.pending()[0]
-                try:
-                    action = self.engine.default_action(self.state, seat)
-                    events = await self.apply_action(seat, action, [{"type": "timeout", "seat": seat}])
-                except RequestError as exc:
-                    # A failed write schedules the room's recovery, which re-arms this
-                    # timer once Redis answers (the deadline stays due until then).
-                    log.error("room %s: default action for seat %s failed: %s", self.id, seat, exc.message)
-                    return
-                self.publish(events)
-            self._after_change()
-            # Re-arm whenever a deadline remains, due or not: a timer may fire a little
-            # before the deadline by the wall clock (uvloop rounds delays to whole
-            # milliseconds), and the deadline can pass between the loop's check above and
-            # this one — re-arming only a deadline still ahead left the room with no timer
-            # at all, and its game stopped for good. A due one fires at once and plays.
-            if self.deadline is not None and self.status == "playing" and not self.closing:
-                self._arm_timer()
-
-    async def close(self) -> None:
-        """Stop timers and bots (shutdown); waits for an in-flight change to finish."""
-        async with self.lock:
-            self.closing = True
-            if self._timer is not None:
-                self._timer.cancel()
-        for task in list(self._tasks or ()):
-            task.cancel()
-
-    async def stop_tasks(self) -> None:
-        """Shutdown, when `close` could not wait any longer: end the room's own tasks
-        (a deadline or bot move stuck on an unreachable Redis; the room's next owner
-        reads what was stored) and return once they have ended."""
-        self.closing = True
-        if self._timer is not None:
-            self._timer.cancel()
-        await cancel_and_wait(list(self._tasks or ()))

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-import server.room
+import server.room_tasks
 from tests.server.multinode import two_player_room
 
 pytestmark = pytest.mark.redis
@@ -50,7 +50,7 @@ async def test_a_deadline_passing_while_the_room_checks_it_is_still_played(
     # The armed timer goes off now (a fired timer is used up), a hair before the deadline.
     live._timer.cancel()
     live._timer = None
-    monkeypatch.setattr(server.room, "time", CrossingClock(deadline))
+    monkeypatch.setattr(server.room_tasks, "time", CrossingClock(deadline))
     await live._expire()
     await alice.wait_for(lambda: any(e["type"] == "timeout" for e in alice.rooms[room].events), timeout=10)
     assert live.version == version + 1
