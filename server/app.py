@@ -225,7 +225,7 @@ class GiantsServer:
             self.store, self.metrics, self.config.snapshot_every, self.config.max_rooms,
             bots=SeatBots(limits, self.metrics), node=node, max_replacements=self.config.max_replacements,
         )
-        self.relay = relay = Relay(url, self.config.key_prefix, node_id, lobby, self.config.relay_timeout)
+        self.relay = relay = Relay(url, self.config.key_prefix, node_id, lobby, self.config.relay_timeout, cluster)
         if self.config.max_connections_per_address or self.config.max_rooms_per_address:
             self.shared_quotas = SharedQuotas(self.store.redis, self.store.prefix, node,
                                               self.config.max_connections_per_address,

@@ -243,11 +243,12 @@ class GroupSender:
             loop.call_soon(self._flush)
         return await fut
 
-    def post(self, *command: Any) -> None:
+    def post(self, *command: Any) -> asyncio.Future[Any]:
         """Send one command with those of this turn of the loop, not waiting for its
         reply (the relay's frames: nothing can be done about one lost). A failure is
         logged once until a posted command succeeds again; `in_flight` counts the
-        posted commands not answered yet (shutdown waits for them)."""
+        posted commands not answered yet (shutdown waits for them). Returns the reply's
+        future, for a caller that acts on a failure (server.relay_channels)."""
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         fut.add_done_callback(self._posted)
         self.in_flight += 1
@@ -255,6 +256,7 @@ class GroupSender:
         if not self._scheduled:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
+        return fut
 
     def _posted(self, fut: asyncio.Future[Any]) -> None:
         self.in_flight -= 1

@@ -16,6 +16,12 @@ to a callback, in order, from the socket's own callback.
 
 `open` returns once Redis confirmed every channel, so a PUBLISH's receiver count
 counts this node from then on.
+
+On a Redis Cluster the same connection also takes shard channels (`sharded=[...]`:
+SSUBSCRIBE, `ssubscribe` confirmations, `smessage` pushes); it must be opened at the
+master that owns their slot. When that slot moves to another master, Redis drops the
+subscription with a `sunsubscribe` push: `lost` is completed then too (the connection
+is closed), so the caller subscribes again at the slot's new owner.
 """
 
 from __future__ import annotations
@@ -33,8 +39,10 @@ from server.commit_pipe import pack, take_socket
 class Subscription(asyncio.Protocol):
     """See the module docstring."""
 
-    def __init__(self, channels: Sequence[str], on_message: Callable[[bytes], None]) -> None:
+    def __init__(self, channels: Sequence[str], on_message: Callable[[bytes], None],
+                 sharded: Sequence[str] = ()) -> None:
         self.channels = list(channels)
+        self.sharded = list(sharded)
         self.on_message = on_message
         self.transport: asyncio.Transport | None = None
         self._streams: tuple[Any, Any] = (None, None)
@@ -46,12 +54,17 @@ class Subscription(asyncio.Protocol):
 
     @classmethod
     async def open(cls, client: aioredis.Redis, channels: Sequence[str], on_message: Callable[[bytes], None],
-                   timeout: float = 5.0) -> Subscription:
-        """Connect, subscribe to `channels`, and return once Redis confirmed them all
-        (raises redis-py's ConnectionError / TimeoutError otherwise)."""
-        sub = cls(channels, on_message)
+                   timeout: float = 5.0, sharded: Sequence[str] = ()) -> Subscription:
+        """Connect, subscribe to `channels` (and SSUBSCRIBE to the shard channels
+        `sharded`, which must share one slot owned by `client`'s server), and return
+        once Redis confirmed them all (raises redis-py's ConnectionError / TimeoutError
+        otherwise, also when Redis refuses a shard channel with MOVED)."""
+        sub = cls(channels, on_message, sharded)
         sub.transport, sub._streams = await take_socket(client, sub)
-        sub.transport.write(pack([("SUBSCRIBE", *sub.channels)]))
+        commands = [("SUBSCRIBE", *sub.channels)] if sub.channels else []
+        if sub.sharded:
+            commands.append(("SSUBSCRIBE", *sub.sharded))
+        sub.transport.write(pack(commands))
         try:
             await asyncio.wait_for(asyncio.shield(sub.ready), timeout)
         except BaseException:
@@ -77,12 +90,15 @@ class Subscription(asyncio.Protocol):
                 self._fail(RedisConnectionError(f"Redis refused the subscription: {bytes(buf[:200])!r}"))
                 return
             kind = items[0]
-            if kind == b"message" and len(items) == 3:
+            if (kind == b"message" or kind == b"smessage") and len(items) == 3:
                 self.on_message(items[2])
-            elif kind == b"subscribe":
+            elif kind == b"subscribe" or kind == b"ssubscribe":
                 self._confirmed += 1
-                if self._confirmed == len(self.channels) and not self.ready.done():
+                if self._confirmed == len(self.channels) + len(self.sharded) and not self.ready.done():
                     self.ready.set_result(None)
+            elif kind == b"sunsubscribe":  # never asked for: the shard channel's slot moved
+                self._fail(RedisConnectionError("Redis dropped the shard channel subscription (its slot moved)"))
+                return
             # anything else a subscribed connection may get (unsubscribe, pong) is ignored
         if pos:
             del buf[:pos]

@@ -1,0 +1,278 @@
+"""Where the relay's messages go: classic pub/sub on one Redis, sharded pub/sub on a cluster.
+
+`server.relay` talks through one of these two, chosen once at start (`open_channels`):
+
+- `PlainChannels` (a single Redis server, embedded or `--redis-url`): every node's inbox
+  is `P relay:<node id>`, messages leave with PUBLISH over one `GroupSender` and arrive
+  through one `Subscription` (SUBSCRIBE to the inbox and `P relay:all`). `post` and
+  `call` are `GroupSender.post` / `.call` with "PUBLISH" bound: nothing is added per
+  message.
+- `ShardedChannels` (a Redis Cluster): every node's inbox is the shard channel
+  `P relay:{<node id>}` — the node id is its hash tag, so inboxes spread over the
+  masters like rooms do. A node SSUBSCRIBEs to its inbox at the master owning that
+  slot, and a sender SPUBLISHes to that master over one `GroupSender` per master: each
+  message crosses one master (and its replicas), not the whole cluster bus. SPUBLISH
+  answers the number of subscribers on the master it ran on, the same master the owner
+  subscribed at, so the count keeps PUBLISH's meaning (0: the owner is not subscribed).
+  The broadcast `P relay:all` (ownership changes: rare) stays classic: one PUBLISH at
+  any master reaches every node, subscribed with SUBSCRIBE on the same connection as
+  its inbox, so a node holds one subscribed connection either way; a sharded broadcast
+  would need a second connection per node to the shard owning `relay:all`, which every
+  node's subscription would then go through.
+
+  The slot map is redis-py's (`RedisCluster.nodes_manager`). It is read again when a
+  SPUBLISH is answered MOVED (a call is then sent again to the new owner; posted frames
+  are not: they would not have reached a subscriber meanwhile either) or its master's
+  connection fails, and before every re-subscription: when the inbox's slot moves,
+  Redis drops the subscription (`sunsubscribe`), `Subscription.lost` fires and the
+  relay subscribes again, at the new owner.
+
+    channels = open_channels(url, prefix, timeout, cluster)
+    await channels.start()
+    sub = await channels.subscribe(channels.inbox(node_id), on_message)
+    channels.post(channels.inbox(other), payload)          # frames: no reply awaited
+    receivers = await channels.call(channels.inbox(other), payload)
+    channels.close(); await channels.aclose()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import MovedError
+
+from server.commit_pipe import GroupSender
+from server.subscription import Subscription
+
+log = logging.getLogger("giants.relay")
+
+OnMessage = Callable[[bytes], None]
+
+
+def open_channels(url: str, prefix: str, timeout: float, cluster: bool) -> PlainChannels | ShardedChannels:
+    """The transport for the Redis at `url` (`cluster`: it runs in cluster mode)."""
+    return ShardedChannels(url, prefix, timeout) if cluster else PlainChannels(url, prefix, timeout)
+
+
+class PlainChannels:
+    """Classic pub/sub on one Redis server: today's path, nothing added per message."""
+
+    def __init__(self, url: str, prefix: str, timeout: float) -> None:
+        self.redis = aioredis.Redis.from_url(url)
+        self.prefix = prefix
+        self.broadcast = f"{prefix}relay:all"
+        # A relayed request's PUBLISH waits for its receiver count: many are in flight
+        # under load, so they share one connection (batched) instead of one each.
+        self._sender = GroupSender(self.redis, timeout)
+        self.post: Callable[[str, bytes], object] = functools.partial(self._sender.post, "PUBLISH")
+        self.call: Callable[[str, bytes], Awaitable[Any]] = functools.partial(self._sender.call, "PUBLISH")
+
+    def inbox(self, node_id: str) -> str:
+        return f"{self.prefix}relay:{node_id}"
+
+    @property
+    def in_flight(self) -> int:
+        return self._sender.in_flight
+
+    async def start(self) -> None:
+        return None
+
+    async def subscribe(self, inbox: str, on_message: OnMessage, timeout: float = 5.0,
+                        fresh: bool = False) -> Subscription:
+        """SUBSCRIBE to `inbox` and the broadcast; returns once Redis confirmed both."""
+        return await Subscription.open(self.redis, [inbox, self.broadcast], on_message, timeout)
+
+    def close(self) -> None:
+        self._sender.close()
+
+    async def aclose(self) -> None:
+        await self.redis.aclose()
+
+
+def _log_failed_refresh(fut: asyncio.Future[None]) -> None:
+    exc = None if fut.cancelled() else fut.exception()
+    if exc is not None:
+        log.warning("relay: reading the cluster's slot map failed: %s", exc)
+
+
+class ShardedChannels:
+    """Sharded pub/sub on a Redis Cluster (see the module docstring)."""
+
+    REFRESH_EVERY = 0.5  # at most one slot-map read per this many seconds after failed posts
+
+    def __init__(self, url: str, prefix: str, timeout: float) -> None:
+        self.cluster = RedisCluster.from_url(url)
+        self.prefix = prefix
+        self.timeout = timeout
+        self.broadcast = f"{prefix}relay:all"
+        self._clients: dict[str, aioredis.Redis] = {}  # master "host:port" -> a client for it
+        self._senders: dict[str, GroupSender] = {}  # master "host:port" -> its sender
+        self._routes: dict[str, tuple[str, GroupSender]] = {}  # channel -> (command, sender)
+        self._refreshing: asyncio.Future[None] | None = None
+        self._refreshed = 0.0
+        # Posts answered MOVED, to send again in order at the new owner, and posts held
+        # back (after them) meanwhile; see `_redirect`.
+        self._moved: list[tuple[str, bytes]] = []
+        self._held: list[tuple[str, bytes]] | None = None
+        self._stale: set[GroupSender] = set()
+        self._redirecting: asyncio.Task[None] | None = None
+        self.refreshes = 0
+
+    def inbox(self, node_id: str) -> str:
+        return f"{self.prefix}relay:{{{node_id}}}"
+
+    @property
+    def in_flight(self) -> int:
+        return sum(sender.in_flight for sender in self._senders.values()) + len(self._moved) + len(self._held or ())
+
+    async def start(self) -> None:
+        """Read the cluster's slot map (raises if no node of it answers)."""
+        await self.cluster.initialize()
+
+    # -- sending ----------------------------------------------------------------------
+
+    def post(self, channel: str, data: bytes) -> None:
+        """Send without waiting (frames). One answered MOVED is sent again at the slot's
+        new owner, in order (`_redirect`); a broken master re-reads the slot map."""
+        if self._held is not None:
+            self._held.append((channel, data))
+            return
+        command, sender = self._routes.get(channel) or self._route(channel)
+        sender.post(command, channel, data).add_done_callback(
+            functools.partial(self._posted, sender, channel, data))
+
+    def _posted(self, sender: GroupSender, channel: str, data: bytes, fut: asyncio.Future[Any]) -> None:
+        exc = None if fut.cancelled() else fut.exception()
+        if exc is None:
+            return
+        if isinstance(exc, MovedError):
+            self._moved.append((channel, data))
+            self._stale.add(sender)
+            if self._redirecting is None:
+                self._redirecting = asyncio.get_running_loop().create_task(self._redirect())
+        elif isinstance(exc, RedisConnectionError):
+            self._refresh_soon()
+
+    async def _redirect(self) -> None:
+        """A slot moved: read the slot map, hold new posts back, wait until every post
+        sent to the masters that answered MOVED is answered (a DBSIZE behind them: replies
+        come in order), then send the moved posts and the held ones, in order, at the new
+        routes. Frames to a node thus arrive in the order they were posted."""
+        try:
+            if time.monotonic() - self._refreshed < 0.1:  # the map just read was stale too
+                await asyncio.sleep(0.1)
+            with contextlib.suppress(Exception):
+                await self.cluster.nodes_manager.initialize()
+                self.refreshes += 1
+            self._refreshed = time.monotonic()
+            self._held = []
+            while self._stale:
+                stale, self._stale = self._stale, set()
+                for sender in stale:
+                    with contextlib.suppress(Exception):
+                        await sender.call("DBSIZE")
+        except asyncio.CancelledError:  # closing
+            self._moved, self._held, self._redirecting = [], None, None
+            raise
+        self._routes.clear()
+        moved, held = self._moved, self._held or []
+        self._moved, self._held, self._redirecting = [], None, None
+        for channel, data in moved + held:
+            self.post(channel, data)
+
+    async def call(self, channel: str, data: bytes) -> Any:
+        """Send and return the receiver count on the slot's master (a MOVED is followed)."""
+        for _ in range(3):
+            command, sender = self._routes.get(channel) or self._route(channel)
+            try:
+                return await sender.call(command, channel, data)
+            except MovedError:
+                await self.refresh()
+            except RedisConnectionError:
+                self._refresh_soon()
+                raise
+        raise RedisConnectionError(f"the slot of {channel!r} kept moving")
+
+    def _master(self, channel: str) -> ClusterNode:
+        node = self.cluster.get_node_from_key(channel)
+        if node is None:  # pragma: no cover - redis-py raises SlotNotCoveredError first
+            raise RedisConnectionError(f"no master holds the slot of {channel!r}")
+        return node
+
+    def _route(self, channel: str) -> tuple[str, GroupSender]:
+        node = self._master(channel)
+        sender = self._senders.get(node.name)
+        if sender is None:
+            sender = self._senders[node.name] = GroupSender(self._client(node), self.timeout)
+        # The broadcast is classic: PUBLISH at any master reaches the whole cluster.
+        route = self._routes[channel] = ("PUBLISH" if channel == self.broadcast else "SPUBLISH", sender)
+        return route
+
+    def _client(self, node: ClusterNode) -> aioredis.Redis:
+        """A plain client for one master, connecting as the cluster client does (AUTH, TLS)."""
+        client = self._clients.get(node.name)
+        if client is None:
+            pool = aioredis.ConnectionPool(connection_class=node.connection_class, **node.connection_kwargs)
+            client = self._clients[node.name] = aioredis.Redis(connection_pool=pool)
+        return client
+
+    # -- the slot map -----------------------------------------------------------------
+
+    def _refresh_soon(self) -> None:
+        if self._refreshing is None and time.monotonic() - self._refreshed > self.REFRESH_EVERY:
+            self._start_refresh().add_done_callback(_log_failed_refresh)
+
+    async def refresh(self) -> None:
+        """Read the slot map again (one read at a time: callers share it)."""
+        await asyncio.shield(self._refreshing or self._start_refresh())
+
+    def _start_refresh(self) -> asyncio.Future[None]:
+        self._refreshing = fut = asyncio.ensure_future(self._refresh())
+        return fut
+
+    async def _refresh(self) -> None:
+        try:
+            await self.cluster.nodes_manager.initialize()
+            self.refreshes += 1
+        finally:
+            self._routes.clear()
+            self._refreshing = None
+            self._refreshed = time.monotonic()
+
+    # -- receiving --------------------------------------------------------------------
+
+    async def subscribe(self, inbox: str, on_message: OnMessage, timeout: float = 5.0,
+                        fresh: bool = False) -> Subscription:
+        """SSUBSCRIBE to `inbox` at the master owning its slot (the slot map read again
+        first if `fresh`: after a lost subscription) and SUBSCRIBE to the broadcast on
+        the same connection; returns once Redis confirmed both."""
+        if fresh:
+            await self.refresh()
+        node = self._master(inbox)
+        return await Subscription.open(self._client(node), [self.broadcast], on_message, timeout, sharded=[inbox])
+
+    def close(self) -> None:
+        for sender in self._senders.values():
+            sender.close()
+
+    async def aclose(self) -> None:
+        for task in (self._refreshing, self._redirecting):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+        for client in self._clients.values():
+            await client.aclose()
+        await self.cluster.aclose()
+
+
+Channels = PlainChannels | ShardedChannels
