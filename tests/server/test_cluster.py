@@ -1,18 +1,25 @@
 """The same server on a real 3-master Redis Cluster: room keys in one slot each,
 scripts routed per room, the lobby index across slots, a game through two nodes and
-a failover."""
+a failover; the relay on sharded pub/sub (inboxes on their slots' masters, no classic
+PUBLISH per relayed move), its subscriptions recovering from a killed connection and
+from their slots moving to another master."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
+import redis
 from redis.asyncio.cluster import RedisCluster
+from redis.cluster import RedisCluster as SyncCluster
 
 from server.store import Store
+from tests.conftest import start_serve
 from tests.server.cluster import Cluster, start_cluster
 from tests.server.multinode import FAST, move, no_internal_errors, two_player_room
 
@@ -58,8 +65,6 @@ async def test_store_on_a_cluster_spreads_rooms_over_masters(cluster: Cluster) -
 async def test_a_game_through_two_nodes_and_a_failover_on_a_cluster(cluster: Cluster, serve_process, client_factory) -> None:
     prefix = "giants-c2:"
     args = ("--redis-url", cluster.url, "--key-prefix", prefix, *FAST)
-    from tests.conftest import start_serve
-
     one, two = start_serve(list(args)), start_serve(list(args))
     try:
         alice = await client_factory(one.url, "alice")
@@ -89,3 +94,160 @@ async def test_a_game_through_two_nodes_and_a_failover_on_a_cluster(cluster: Clu
             if sp.proc.poll() is None:
                 sp.proc.terminate()
                 await asyncio.to_thread(sp.proc.wait, 30)
+
+
+def _inbox(prefix: str, node_id: str) -> str:
+    return f"{prefix}relay:{{{node_id}}}"  # the node id is the hash tag (server.relay_channels)
+
+
+def _node_ids_on_different_masters(cluster: Cluster, prefix: str) -> tuple[list[str], dict[str, int]]:
+    """Two node ids whose inboxes hash to slots of different masters; id -> master port."""
+    client = SyncCluster.from_url(cluster.url)
+    try:
+        owners: dict[str, int] = {}
+        for i in itertools.count():
+            node_id = f"relay{i}"
+            port = client.get_node_from_key(_inbox(prefix, node_id)).port
+            if port not in owners.values():
+                owners[node_id] = port
+            if len(owners) == 2:
+                return list(owners), owners
+    finally:
+        client.close()
+    raise AssertionError("unreachable")
+
+
+def _shard_subscribers(master: redis.Redis, channel: str) -> int:
+    return int(master.execute_command("PUBSUB SHARDNUMSUB", channel)[0][1])
+
+
+def _classic_subscribers(master: redis.Redis, channel: str) -> int:
+    return int(master.execute_command("PUBSUB NUMSUB", channel)[0][1])
+
+
+def _calls(master: redis.Redis, command: str) -> int:
+    return int(master.info("commandstats").get(f"cmdstat_{command}", {}).get("calls", 0))
+
+
+async def _until(condition: Callable[[], bool], what: str) -> None:
+    """Poll until `condition()` holds (a generous bound so a stuck relay fails the test)."""
+    for _ in range(600):
+        if condition():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"never happened: {what}")
+
+
+async def _game_through_two_cluster_nodes(cluster: Cluster, prefix: str, client_factory: Any) -> Any:
+    """Nodes one (alice, the room's owner) and two (bob, relayed) with inboxes on two
+    different masters; yields what the test needs, then stops the nodes."""
+    ids, owners = _node_ids_on_different_masters(cluster, prefix)
+    args = ["--redis-url", cluster.url, "--key-prefix", prefix, *FAST]
+    one = start_serve([*args, "--node-id", ids[0]])
+    two = start_serve([*args, "--node-id", ids[1]])
+    alice = await client_factory(one.url, "alice")
+    bob = await client_factory(two.url, "bob")
+    room, _tokens = await two_player_room(alice, bob)  # created at one: bob's requests are relayed
+    return ids, owners, (one, two), (alice, bob), room
+
+
+async def _stop(*nodes: Any) -> None:
+    for sp in nodes:
+        if sp.proc.poll() is None:
+            sp.proc.terminate()
+            await asyncio.to_thread(sp.proc.wait, 30)
+
+
+async def _stored_moves(cluster: Cluster, prefix: str, room: str) -> list[tuple[int, str]]:
+    store = Store(cluster.url, prefix, cluster=True)
+    try:
+        return [(e["seat"], e["action"]) for e in await store.read_log(room)]
+    finally:
+        await store.delete_all()
+        await store.close()
+
+
+async def test_the_relay_uses_sharded_pubsub_at_each_inbox_master(cluster: Cluster, client_factory) -> None:
+    prefix = "giants-c3:"
+    ids, owners, nodes, players, room = await _game_through_two_cluster_nodes(cluster, prefix, client_factory)
+    masters = {port: redis.Redis(port=port) for port in cluster.ports}
+    try:
+        assert owners[ids[0]] != owners[ids[1]]  # the two inboxes live on different shards
+        for node_id in ids:
+            inbox = _inbox(prefix, node_id)
+            for port, master in masters.items():
+                # one shard subscriber (the node itself) at its slot's master, nowhere else
+                assert _shard_subscribers(master, inbox) == (1 if port == owners[node_id] else 0)
+                assert _classic_subscribers(master, inbox) == 0
+        for port, master in masters.items():
+            # The only classic channel is the broadcast, subscribed on each node's one connection.
+            classic = sorted(c.decode() for c in master.pubsub_channels(f"{prefix}*"))
+            assert classic == ([f"{prefix}relay:all"] if port in owners.values() else [])
+        publish0 = {port: _calls(m, "publish") for port, m in masters.items()}
+        spublish0 = {port: _calls(m, "spublish") for port, m in masters.items()}
+        rng, acked = random.Random(5), []
+        for _ in range(6):
+            await move(list(players), room, rng, acked)
+        publish = {port: _calls(m, "publish") - publish0[port] for port, m in masters.items()}
+        spublish = {port: _calls(m, "spublish") - spublish0[port] for port, m in masters.items()}
+        assert sum(publish.values()) == 0, publish  # no classic PUBLISH for relayed moves
+        # bob's three moves went to one's inbox master; every move's frames to two's
+        assert spublish[owners[ids[0]]] >= 3, spublish
+        assert spublish[owners[ids[1]]] >= 6, spublish
+        third = [port for port in cluster.ports if port not in owners.values()]
+        assert all(spublish[port] == 0 for port in third), spublish
+        assert await _stored_moves(cluster, prefix, room) == acked
+        no_internal_errors(*players)
+    finally:
+        for master in masters.values():
+            master.close()
+        await _stop(*nodes)
+
+
+async def test_the_relay_resubscribes_after_a_killed_connection_and_a_moved_slot(
+    cluster: Cluster, client_factory
+) -> None:
+    prefix = "giants-c4:"
+    ids, owners, nodes, players, room = await _game_through_two_cluster_nodes(cluster, prefix, client_factory)
+    masters = {port: redis.Redis(port=port) for port in cluster.ports}
+    inboxes = [_inbox(prefix, node_id) for node_id in ids]
+    try:
+        rng, acked = random.Random(6), []
+        for _ in range(2):
+            await move(list(players), room, rng, acked)
+
+        # 1. Each node's subscribed connection is killed at its inbox's master.
+        for node_id in ids:
+            killed = masters[owners[node_id]].execute_command("CLIENT KILL", "TYPE", "pubsub")
+            assert int(killed) >= 1
+        await _until(lambda: all(_shard_subscribers(masters[owners[n]], i) == 1 for n, i in zip(ids, inboxes, strict=True)),
+                     "both nodes subscribed again")
+        for _ in range(3):
+            await move(list(players), room, rng, acked)
+
+        # 2. Each inbox's slot moves to another master (no keys live in those slots):
+        # Redis drops the subscriptions (sunsubscribe); the nodes subscribe at the new
+        # owners, and senders follow the MOVED answers.
+        names = {port: m.execute_command("CLUSTER MYID") for port, m in masters.items()}
+        order = list(cluster.ports)
+        moved_to = {}
+        for node_id, inbox in zip(ids, inboxes, strict=True):
+            source = owners[node_id]
+            target = order[(order.index(source) + 1) % len(order)]
+            slot = int(masters[source].execute_command("CLUSTER KEYSLOT", inbox))
+            assert int(masters[source].execute_command("CLUSTER COUNTKEYSINSLOT", slot)) == 0
+            target_id = names[target].decode() if isinstance(names[target], bytes) else names[target]
+            for port in [target, source, *[p for p in order if p not in (source, target)]]:
+                masters[port].execute_command("CLUSTER SETSLOT", slot, "NODE", target_id)
+            moved_to[inbox] = (source, target)
+        await _until(lambda: all(_shard_subscribers(masters[t], i) == 1 and _shard_subscribers(masters[s], i) == 0
+                                 for i, (s, t) in moved_to.items()),
+                     "both nodes subscribed at their inboxes' new masters")
+        for _ in range(4):
+            await move(list(players), room, rng, acked)
+        assert await _stored_moves(cluster, prefix, room) == acked
+        no_internal_errors(*players)
+    finally:
+        for master in masters.values():
+            master.close()
+        await _stop(*nodes)
