@@ -42,15 +42,17 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import MovedError
 
+from server.cancellation import cancel_and_wait
 from server.commit_pipe import GroupSender
+from server.shard_senders import ShardSenders
 from server.subscription import Subscription
 
 log = logging.getLogger("giants.relay")
@@ -98,12 +100,6 @@ class PlainChannels:
         await self.redis.aclose()
 
 
-def _log_failed_refresh(fut: asyncio.Future[None]) -> None:
-    exc = None if fut.cancelled() else fut.exception()
-    if exc is not None:
-        log.warning("relay: reading the cluster's slot map failed: %s", exc)
-
-
 class ShardedChannels:
     """Sharded pub/sub on a Redis Cluster (see the module docstring)."""
 
@@ -111,32 +107,29 @@ class ShardedChannels:
 
     def __init__(self, url: str, prefix: str, timeout: float) -> None:
         self.cluster = RedisCluster.from_url(url)
+        self.shards = ShardSenders(self.cluster, timeout)
         self.prefix = prefix
-        self.timeout = timeout
         self.broadcast = f"{prefix}relay:all"
-        self._clients: dict[str, aioredis.Redis] = {}  # master "host:port" -> a client for it
-        self._senders: dict[str, GroupSender] = {}  # master "host:port" -> its sender
         self._routes: dict[str, tuple[str, GroupSender]] = {}  # channel -> (command, sender)
-        self._refreshing: asyncio.Future[None] | None = None
         self._refreshed = 0.0
         # Posts answered MOVED, to send again in order at the new owner, and posts held
         # back (after them) meanwhile; see `_redirect`.
         self._moved: list[tuple[str, bytes]] = []
         self._held: list[tuple[str, bytes]] | None = None
         self._stale: set[GroupSender] = set()
-        self._redirecting: asyncio.Task[None] | None = None
-        self.refreshes = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._redirecting = False
 
     def inbox(self, node_id: str) -> str:
         return f"{self.prefix}relay:{{{node_id}}}"
 
     @property
     def in_flight(self) -> int:
-        return sum(sender.in_flight for sender in self._senders.values()) + len(self._moved) + len(self._held or ())
+        return self.shards.in_flight + len(self._moved) + len(self._held or ())
 
     async def start(self) -> None:
         """Read the cluster's slot map (raises if no node of it answers)."""
-        await self.cluster.initialize()
+        await self.shards.start()
 
     # -- sending ----------------------------------------------------------------------
 
@@ -157,10 +150,12 @@ class ShardedChannels:
         if isinstance(exc, MovedError):
             self._moved.append((channel, data))
             self._stale.add(sender)
-            if self._redirecting is None:
-                self._redirecting = asyncio.get_running_loop().create_task(self._redirect())
-        elif isinstance(exc, RedisConnectionError):
-            self._refresh_soon()
+            if not self._redirecting:
+                self._redirecting = True
+                self._spawn(self._redirect())
+        elif isinstance(exc, RedisConnectionError) and time.monotonic() - self._refreshed > self.REFRESH_EVERY:
+            self._refreshed = time.monotonic()
+            self._spawn(self._refresh())
 
     async def _redirect(self) -> None:
         """A slot moved: read the slot map, hold new posts back, wait until every post
@@ -170,10 +165,7 @@ class ShardedChannels:
         try:
             if time.monotonic() - self._refreshed < 0.1:  # the map just read was stale too
                 await asyncio.sleep(0.1)
-            with contextlib.suppress(Exception):
-                await self.cluster.nodes_manager.initialize()
-                self.refreshes += 1
-            self._refreshed = time.monotonic()
+            await self._refresh()
             self._held = []
             while self._stale:
                 stale, self._stale = self._stale, set()
@@ -181,11 +173,11 @@ class ShardedChannels:
                     with contextlib.suppress(Exception):
                         await sender.call("DBSIZE")
         except asyncio.CancelledError:  # closing
-            self._moved, self._held, self._redirecting = [], None, None
+            self._moved, self._held, self._redirecting = [], None, False
             raise
         self._routes.clear()
         moved, held = self._moved, self._held or []
-        self._moved, self._held, self._redirecting = [], None, None
+        self._moved, self._held, self._redirecting = [], None, False
         for channel, data in moved + held:
             self.post(channel, data)
 
@@ -196,57 +188,33 @@ class ShardedChannels:
             try:
                 return await sender.call(command, channel, data)
             except MovedError:
-                await self.refresh()
+                await self._refresh()
             except RedisConnectionError:
-                self._refresh_soon()
+                await self._refresh()
                 raise
         raise RedisConnectionError(f"the slot of {channel!r} kept moving")
 
-    def _master(self, channel: str) -> ClusterNode:
-        node = self.cluster.get_node_from_key(channel)
-        if node is None:  # pragma: no cover - redis-py raises SlotNotCoveredError first
-            raise RedisConnectionError(f"no master holds the slot of {channel!r}")
-        return node
-
     def _route(self, channel: str) -> tuple[str, GroupSender]:
-        node = self._master(channel)
-        sender = self._senders.get(node.name)
-        if sender is None:
-            sender = self._senders[node.name] = GroupSender(self._client(node), self.timeout)
         # The broadcast is classic: PUBLISH at any master reaches the whole cluster.
-        route = self._routes[channel] = ("PUBLISH" if channel == self.broadcast else "SPUBLISH", sender)
+        route = self._routes[channel] = (
+            "PUBLISH" if channel == self.broadcast else "SPUBLISH", self.shards.for_key(channel))
         return route
 
-    def _client(self, node: ClusterNode) -> aioredis.Redis:
-        """A plain client for one master, connecting as the cluster client does (AUTH, TLS)."""
-        client = self._clients.get(node.name)
-        if client is None:
-            pool = aioredis.ConnectionPool(connection_class=node.connection_class, **node.connection_kwargs)
-            client = self._clients[node.name] = aioredis.Redis(connection_pool=pool)
-        return client
-
-    # -- the slot map -----------------------------------------------------------------
-
-    def _refresh_soon(self) -> None:
-        if self._refreshing is None and time.monotonic() - self._refreshed > self.REFRESH_EVERY:
-            self._start_refresh().add_done_callback(_log_failed_refresh)
-
-    async def refresh(self) -> None:
-        """Read the slot map again (one read at a time: callers share it)."""
-        await asyncio.shield(self._refreshing or self._start_refresh())
-
-    def _start_refresh(self) -> asyncio.Future[None]:
-        self._refreshing = fut = asyncio.ensure_future(self._refresh())
-        return fut
-
     async def _refresh(self) -> None:
+        """Read the slot map again; every route is looked up afresh after it (a failure
+        is logged: the next failed send or lost subscription reads it again)."""
         try:
-            await self.cluster.nodes_manager.initialize()
-            self.refreshes += 1
+            await self.shards.refresh()
+        except Exception as exc:
+            log.warning("relay: reading the cluster's slot map failed: %s", exc)
         finally:
             self._routes.clear()
-            self._refreshing = None
             self._refreshed = time.monotonic()
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # -- receiving --------------------------------------------------------------------
 
@@ -256,22 +224,16 @@ class ShardedChannels:
         first if `fresh`: after a lost subscription) and SUBSCRIBE to the broadcast on
         the same connection; returns once Redis confirmed both."""
         if fresh:
-            await self.refresh()
-        node = self._master(inbox)
-        return await Subscription.open(self._client(node), [self.broadcast], on_message, timeout, sharded=[inbox])
+            await self._refresh()
+        client = self.shards.client(self.shards.master(inbox))
+        return await Subscription.open(client, [self.broadcast], on_message, timeout, sharded=[inbox])
 
     def close(self) -> None:
-        for sender in self._senders.values():
-            sender.close()
+        self.shards.close()
 
     async def aclose(self) -> None:
-        for task in (self._refreshing, self._redirecting):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
-        for client in self._clients.values():
-            await client.aclose()
+        await cancel_and_wait(list(self._tasks))
+        await self.shards.aclose()
         await self.cluster.aclose()
 
 

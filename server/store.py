@@ -32,10 +32,17 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import (
+    AskError,
+    NoScriptError,
+    ResponseError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
 
 from server.cancellation import checkpoint
-from server.commit_pipe import CommitPipe, GroupSender, resolve
+from server.commit_pipe import CommitPipe, GroupSender
+from server.shard_senders import ShardSenders
 from server.store_base import EMPTY_LIST as EMPTY_LIST
 from server.store_base import OutcomeUnknown as OutcomeUnknown
 from server.store_base import RoomRecord as RoomRecord
@@ -159,11 +166,10 @@ class Store(LeaseStore, RoomReads):
         self._create = self.redis.register_script(_CREATE)
         self._resolve = self.redis.register_script(_RESOLVE)
         self._register_lease_scripts()
-        self._pending: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
-        self._flushing = False
-        self._flush_task: asyncio.Task[None] | None = None
-        # The commits' own channel (not on a cluster): one write per turn of the loop.
+        # The commits' own channel: one write per turn of the loop. On a cluster, one
+        # such channel per master, each commit on the one owning its room's slot.
         self._commits = GroupSender(self.redis, timeout, on_batch=self._batch_done)
+        self._shards = ShardSenders(self.redis, timeout, self._batch_done) if cluster else None  # type: ignore[arg-type]
         self._lease_pipe: CommitPipe | None = None  # lease renewals' own connection
         self.on_batch: Callable[[int, float], None] | None = None  # metrics hook
 
@@ -190,6 +196,9 @@ class Store(LeaseStore, RoomReads):
 
     async def close(self) -> None:
         self._commits.close()
+        if self._shards is not None:
+            self._shards.close()
+            await self._shards.aclose()
         if self._lease_pipe is not None:
             self._lease_pipe.close()
         await self.redis.aclose()
@@ -260,65 +269,27 @@ class Store(LeaseStore, RoomReads):
         Group commit: the commits made during one turn of the event loop leave in one
         write at its end (`server.commit_pipe`), without waiting for earlier batches'
         replies, so a commit never waits for another's round trip and many rooms share
-        a write under load. On a cluster, a redis-py pipeline per batch (one in flight;
-        commits queue meanwhile). Each room's own commits are already serialised by its
-        lock, so grouping never reorders them.
+        a write under load. On a cluster the same, per master: a commit goes to the
+        master owning its room's slot (`server.shard_senders`). Each room's own commits
+        are already serialised by its lock, so grouping never reorders them.
         """
-        if not self.cluster:
+        if self._shards is None:
+            sender = self._commits
+        else:
             try:
-                return await self._commits.call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
-            except NoScriptError:
-                # Redis lost its script cache (restarted): load it and retry this one.
-                return await self._commit(keys=keys, args=args)
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending.append((keys, args, fut))
-        if not self._flushing:
-            # Nothing in flight: send this batch from the caller's own task (no extra
-            # loop iteration); commits queued meanwhile go out from a helper task.
-            self._flushing = True
-            try:
-                await self._send_batch()
-            finally:
-                if self._pending:
-                    self._flush_task = asyncio.get_running_loop().create_task(self._flush())
-                else:
-                    self._flushing = False
-        return await fut
-
-    async def _flush(self) -> None:
+                sender = self._shards.for_key(keys[0])
+            except SlotNotCoveredError:  # the slot map is not read yet
+                await self._shards.start()
+                sender = self._shards.for_key(keys[0])
         try:
-            while self._pending:
-                await self._send_batch()
-        finally:
-            self._flushing = False
-
-    async def _send_batch(self) -> None:
-        batch, self._pending = self._pending, []
-        started = time.perf_counter()
-        try:
-            pipe = self.redis.pipeline(transaction=False)
-            # EVALSHA through execute_command: redis-py's cluster pipeline blocks the
-            # evalsha() method but routes the raw command by its first key's slot.
-            for keys, args, _ in batch:
-                pipe.execute_command("EVALSHA", self._commit.sha, len(keys), *keys, *args)
-            results = await pipe.execute(raise_on_error=False)
-        except BaseException as exc:
-            for _, _, fut in batch:
-                if not fut.done():
-                    fut.set_exception(exc if isinstance(exc, Exception) else ConnectionError("cancelled"))
-            if not isinstance(exc, Exception):
-                raise
-            return
-        if self.on_batch is not None:
-            self.on_batch(len(batch), time.perf_counter() - started)
-        for (keys, args, fut), result in zip(batch, results, strict=True):
-            if isinstance(result, NoScriptError):
-                # Redis lost its script cache (restarted): load it and retry this one.
-                try:
-                    result = await self._commit(keys=keys, args=args)
-                except Exception as exc:
-                    result = exc
-            resolve(fut, result)
+            return await sender.call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            # Redis lost its script cache (restarted): load it and retry this one.
+            return await self._commit(keys=keys, args=args)
+        except (AskError, TryAgainError):
+            # Not run (MOVED, ASK: the room's slot moves; TRYAGAIN: it is migrating):
+            # redis-py's cluster client follows the redirection and updates its slot map.
+            return await self._commit(keys=keys, args=args)
 
     async def acquire(self, room_id: str) -> int:
         """Take the room over: bump and return its fence; earlier holders can no longer write."""

@@ -126,7 +126,9 @@ def _classic_subscribers(master: redis.Redis, channel: str) -> int:
 
 
 def _calls(master: redis.Redis, command: str) -> int:
-    return int(master.info("commandstats").get(f"cmdstat_{command}", {}).get("calls", 0))
+    """How many times `command` ran on this master without an error (NOSCRIPT included)."""
+    stats = master.info("commandstats").get(f"cmdstat_{command}", {})
+    return int(stats.get("calls", 0)) - int(stats.get("failed_calls", 0))
 
 
 async def _until(condition: Callable[[], bool], what: str) -> None:
@@ -251,3 +253,61 @@ async def test_the_relay_resubscribes_after_a_killed_connection_and_a_moved_slot
         for master in masters.values():
             master.close()
         await _stop(*nodes)
+
+
+def _moved_errors(masters: dict[int, redis.Redis]) -> int:
+    return sum(int(m.info("errorstats").get("errorstat_MOVED", {}).get("count", 0)) for m in masters.values())
+
+
+async def test_commits_go_to_each_rooms_master_and_follow_a_moved_slot(cluster: Cluster) -> None:
+    store = Store(cluster.url, "giants-c5:", cluster=True)
+    masters = {port: redis.Redis(port=port) for port in cluster.ports}
+    common = {"seats": [{}], "deadline": None, "outcome": None, "actions": 1, "status": "playing"}
+
+    def entry(v: int) -> dict[str, Any]:
+        return {"v": v, "seat": 0, "action": f"a{v}", "ts": 0.0}
+
+    try:
+        ids = [f"shard{i}" for i in range(12)]
+        for room_id in ids:
+            assert await store.create_room(room_id, {"game": "x"}, [{}], "node-a", 5000)
+        evalsha0 = {port: _calls(m, "evalsha") for port, m in masters.items()}
+        moved0 = _moved_errors(masters)
+        for room_id in ids:
+            await store.commit(room_id, expected=0, version=1, fence=1, log_entry=entry(1), **common)
+        # Each commit ran once, at its room's master, sent there directly (no MOVED).
+        raw = store.redis
+        assert isinstance(raw, RedisCluster)
+        per_master = {port: _calls(m, "evalsha") - evalsha0[port] for port, m in masters.items()}
+        expected = {port: sum(1 for i in ids if raw.get_node_from_key(store.k_room(i)).port == port)
+                    for port in cluster.ports}
+        assert per_master == expected and all(expected.values())
+        assert _moved_errors(masters) == moved0
+
+        # Move one room's slot, keys and all, to another master (as redis-cli --cluster
+        # reshard does): its next commit is answered MOVED by the old master and runs
+        # at the new one.
+        room = ids[0]
+        slot = raw.keyslot(store.k_room(room))
+        source = raw.get_node_from_key(store.k_room(room)).port
+        target = next(port for port in cluster.ports if port != source)
+        name = {port: m.execute_command("CLUSTER MYID") for port, m in masters.items()}
+        text = {port: n.decode() if isinstance(n, bytes) else n for port, n in name.items()}
+        masters[target].execute_command("CLUSTER SETSLOT", slot, "IMPORTING", text[source])
+        masters[source].execute_command("CLUSTER SETSLOT", slot, "MIGRATING", text[target])
+        keys = masters[source].execute_command("CLUSTER GETKEYSINSLOT", slot, 100)
+        assert len(keys) >= 2
+        masters[source].execute_command("MIGRATE", "127.0.0.1", target, "", 0, 5000, "KEYS", *keys)
+        for port in [target, source, *[p for p in cluster.ports if p not in (source, target)]]:
+            masters[port].execute_command("CLUSTER SETSLOT", slot, "NODE", text[target])
+        moved1 = _moved_errors(masters)
+        await store.commit(room, expected=1, version=2, fence=1, log_entry=entry(2), **common)
+        assert _moved_errors(masters) > moved1  # the old master refused it: nothing ran there
+        await store.commit(room, expected=2, version=3, fence=1, log_entry=entry(3), **common)
+        assert [e["action"] for e in await store.read_log(room)] == ["a1", "a2", "a3"]
+        assert raw.get_node_from_key(store.k_room(room)).port == target
+    finally:
+        for master in masters.values():
+            master.close()
+        await store.delete_all()
+        await store.close()
