@@ -38,13 +38,27 @@ class PackedState(bytes):
     __slots__ = ()
 
 
+# What `share_initial` compares a part with: the template's own object, its msgpack
+# form, and the same for its entries if it is a dict (to `TEMPLATE_DEPTH` levels).
+Part = tuple[Any, bytes, "dict[str, Part] | None"]
+TEMPLATE_DEPTH = 3
+
+
 @dataclass(frozen=True, slots=True)
 class Dictionaries:
-    """Preset deflate dictionaries of one game and player count (constants)."""
+    """Preset deflate dictionaries of one game and player count (constants), and the
+    parts of the same new game's spectator view (`share_initial`)."""
 
     state: bytes
     view: bytes
     legal: bytes
+    # The template parts per seat (None: a spectator's; every seat's, without hidden
+    # information): see `share_initial`.
+    games: dict[int | None, Part] | None = None
+
+    def game(self, seat: int | None) -> Part | None:
+        """The template parts for `seat`'s game view (`share_initial`), if any."""
+        return None if self.games is None else self.games.get(seat)
 
 
 _DICTS: dict[tuple[type, int], Dictionaries] = {}
@@ -81,11 +95,57 @@ def dictionaries(engine: Engine, players: int) -> Dictionaries:
                                                       for i in range(players)]},
                 "game": engine.view(state, None), "outcome": None}
         legal = "\n".join(a for seat in sorted(engine.to_act(state)) for a in engine.legal_notation(state, seat))
-        found = Dictionaries(pack(engine.snapshot(state)), pack(view), legal.encode())
+        games: dict[int | None, Part] = {None: template_part(view["game"], TEMPLATE_DEPTH)}
+        if engine.info.hidden_information:
+            games.update((seat, template_part(engine.view(state, seat), TEMPLATE_DEPTH)) for seat in range(players))
+        found = Dictionaries(pack(engine.snapshot(state)), pack(view), legal.encode(), games)
     except Exception:  # a dictionary is an optimisation: never fail a room for it
         found = Dictionaries(b"", b"", b"")
     _DICTS[key] = found
     return found
+
+
+def template_part(value: Any, depth: int) -> Part:
+    """`value` as a template for `share_initial`: itself, its msgpack, and its entries'
+    parts to `depth` levels of dicts."""
+    children = {k: template_part(v, depth - 1) for k, v in value.items()} if depth and type(value) is dict else None
+    return value, pack(value), children
+
+
+def share_initial(view: Any, part: Part | None) -> Any:
+    """`view` (an engine view of a room that has not played yet) with every part that
+    is exactly (msgpack-equal) the template's replaced by the template's own object.
+
+    New rooms of a game start alike, and until the first action their members' last
+    views are kept whole (the idle sweep packs them later): with the template's parts
+    (boards, supplies, empty maps) a new room holds only what differs. Views are read,
+    never changed, so a shared part is safe; equal msgpack means the member is sent
+    and diffed against exactly what it would have been. The template is a constant of
+    the game (its seed-0 new game's views); a seat's view shares only with the same
+    seat's template view, so no object holds more than that seat may see. `view` itself is not
+    changed: a dict with a shared entry is a new (shallow) dict."""
+    if part is None:
+        return view
+    obj, packed, children = part
+    if view is obj:
+        return view
+    if type(view) is not type(obj):
+        return view
+    if pack(view) == packed:
+        return obj
+    if children is None:
+        return view
+    shared: dict[str, Any] | None = None
+    for key, value in view.items():
+        child = children.get(key)
+        if child is None:
+            continue
+        new = share_initial(value, child)
+        if new is not value:
+            if shared is None:
+                shared = dict(view)
+            shared[key] = new
+    return view if shared is None else shared
 
 
 def pack_view(view: dict[str, Any], zdict: bytes = b"") -> bytes:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from engines.base import Engine, Seat
 from server.legal_lists import joined_legal, legal_change
-from server.packing import deflate, dictionaries, inflate, pack_view, unpack_view
+from server.packing import deflate, dictionaries, inflate, pack_view, share_initial, unpack_view
 from server.seats import Member, SeatState
 from server.wire import (
     compact_ops,
@@ -58,6 +58,7 @@ class RoomViews:
     seats: list[SeatState]
     members: list[Member]
     version: int
+    actions: int
     hidden: int
     deadline: float | None
     outcome: dict[str, Any] | None
@@ -139,15 +140,23 @@ class RoomViews:
         """
         info = self.room_info()
         engine, state, outcome = self.engine, self.state, self.outcome
+        # Before the first action the game views share their parts with the game's
+        # template (server.packing.share_initial: memory per new room).
+        presets = dictionaries(engine, self.meta["players"]) if self.actions == 0 else None
         if not engine.info.hidden_information:
-            shared = {"room": info, "game": engine.view(state, None), "outcome": outcome}
+            game = engine.view(state, None)
+            shared = {"room": info, "game": game if presets is None else share_initial(game, presets.game(None)),
+                      "outcome": outcome}
             return lambda seat: shared
         cache: dict[Seat | None, dict[str, Any]] = {}
 
         def get(seat: Seat | None) -> dict[str, Any]:
             view = cache.get(seat)
             if view is None:
-                view = cache[seat] = {"room": info, "game": engine.view(state, seat), "outcome": outcome}
+                game = engine.view(state, seat)
+                if presets is not None:
+                    game = share_initial(game, presets.game(seat))
+                view = cache[seat] = {"room": info, "game": game, "outcome": outcome}
             return view
 
         return get
@@ -222,10 +231,16 @@ class RoomViews:
         view = member.view
         if type(view) is not dict:
             return
+        room = view["room"]
         for other in self.members:
-            if other is not member and type(other.view) is dict and other.view is not view and other.view == view:
-                member.view = other.view
-                return
+            if other is not member and type(other.view) is dict and other.view is not view:
+                if other.view == view:
+                    member.view = other.view
+                    return
+                if other.view["room"] is not room and other.view["room"] == room:
+                    # Hidden information: the views differ, their room parts need not.
+                    member.view = {**view, "room": other.view["room"]}
+                    return
 
     def next_version(self, peer: Any) -> int:
         """The version of the patch `peer` is sent next (what its `ok` carries): versions

@@ -69,6 +69,10 @@ REASONS = {
 }
 
 
+# Each rule set's opening position (`CausewayEngine.new_game`), built on first use.
+_INITIAL: dict[type, CausewayState] = {}
+
+
 class CausewayEngine(Engine[CausewayState, Action]):
     """One rule set of Giant's Causeway; subclasses fill in the hooks below."""
 
@@ -125,20 +129,26 @@ class CausewayEngine(Engine[CausewayState, Action]):
     # -- creation -----------------------------------------------------------------
 
     def new_game(self, players: int, options: Mapping[str, Any], seed: int) -> CausewayState:
+        """The rule set's opening position: the same for every game (no option or
+        seed changes it), and states are immutable, so every new game gets the same
+        object (memory per new room, docs/performance.md)."""
         self.validate_options(players, options)
-        stacks = dict(self.SETUP_STACKS)
-        supply = (self.START_SUPPLY, self.START_SUPPLY)
-        return CausewayState(
-            stacks=stacks,
-            giants={},
-            supply=supply,
-            setup_left=(self.SETUP_PIECES, self.SETUP_PIECES),
-            won={},
-            destroyed={},
-            to_move=0,
-            phase=PHASE_SETUP,
-            history=(position_key(stacks, {}, supply, 0),),
-        )
+        initial = _INITIAL.get(type(self))
+        if initial is None:
+            stacks = dict(self.SETUP_STACKS)
+            supply = (self.START_SUPPLY, self.START_SUPPLY)
+            initial = _INITIAL[type(self)] = CausewayState(
+                stacks=stacks,
+                giants={},
+                supply=supply,
+                setup_left=(self.SETUP_PIECES, self.SETUP_PIECES),
+                won={},
+                destroyed={},
+                to_move=0,
+                phase=PHASE_SETUP,
+                history=(position_key(stacks, {}, supply, 0),),
+            )
+        return initial
 
     def players(self, state: CausewayState) -> int:
         return 2

@@ -99,7 +99,7 @@ class Statue:
         return Statue(self.kind, self.size, self.hex, self.front, self.marker)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class AhuState:
     """An Ahu: reserved base (public), erected Moai (size, hidden owner), headdress."""
 
@@ -110,6 +110,42 @@ class AhuState:
 
     def clone(self) -> AhuState:
         return AhuState(self.reserved, self.owner, self.size, self.headdress)
+
+    def __eq__(self, other: object) -> bool:  # equal by value, shared (read-only) or not
+        if not isinstance(other, AhuState):
+            return NotImplemented
+        return (self.reserved, self.owner, self.size, self.headdress) == (
+            other.reserved, other.owner, other.size, other.headdress)
+
+
+class _SharedAhu(AhuState):
+    """The empty Ahu every new game's state holds (`new_state`): read only."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise TypeError("a new game's Ahu is shared between states: clone the state first")
+
+
+class _SharedMap(dict):
+    """A map every new game's state holds (`new_state`): read only. `clone` copies it
+    into a plain dict, and `apply` changes only a clone, so no state ever needs to
+    change it; a bug that tried would fail here instead of changing every game."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("a new game's map is shared between states: clone the state first")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse  # type: ignore[assignment]
+
+
+def _shared_ahu() -> AhuState:
+    ahu = object.__new__(_SharedAhu)
+    empty = AhuState()
+    for name in ("reserved", "owner", "size", "headdress"):
+        object.__setattr__(ahu, name, getattr(empty, name))
+    return ahu
 
 
 @dataclass(slots=True)
@@ -177,8 +213,17 @@ class GameState:
         return sid
 
 
+# The parts of a new game's state that are the same in every game and that turn-1 setup
+# leaves alone: every new state holds these objects, read only, instead of its own
+# copies (~2 KiB a new room: memory per room, docs/performance.md).
+_EMPTY_AHU = _shared_ahu()
+_NEW_AHU: dict[str, AhuState] = _SharedMap((a.id, _EMPTY_AHU) for a in ISLAND.ahu)
+_NEW_FORESTS: dict[Hex, int] = _SharedMap(ISLAND.forests)
+
+
 def new_state(players: int, seed: int, first: int) -> GameState:
-    """GI-2..4 setup; the caller then rolls the turn-1 dice."""
+    """GI-2..4 setup; the caller then rolls the turn-1 dice. The Ahu and forests are
+    shared, read-only objects (`apply` changes only a clone)."""
     two = players == 2
     start_workers, start_markers = (2, 3) if two else (1, 2)
     seats = [
@@ -191,8 +236,7 @@ def new_state(players: int, seed: int, first: int) -> GameState:
     ]
     return GameState(
         players=players, seed=seed, first=first, seats=seats,
-        neutrals=NEUTRALS if two else 0, forests=dict(ISLAND.forests),
-        ahu={a.id: AhuState() for a in ISLAND.ahu}, passed=[False] * players,
+        neutrals=NEUTRALS if two else 0, forests=_NEW_FORESTS, ahu=_NEW_AHU, passed=[False] * players,
     )
 
 

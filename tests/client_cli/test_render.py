@@ -315,7 +315,7 @@ def test_giants_shows_a_seat_its_own_moai_points_and_nobody_elses() -> None:
     from engines.giants.state import OVER, AhuState
 
     engine = registry.get_engine("giants")
-    state = engine.new_game(3, engine.validate_options(3, {}), 3)
+    state = engine.new_game(3, engine.validate_options(3, {}), 3).clone()  # a new game's Ahu are read only
     state.ahu["A01"] = AhuState(owner=0, size=2, headdress=True)
     state.ahu["A05"] = AhuState(owner=0, size=1)
     state.ahu["A10"] = AhuState(owner=1, size=3)

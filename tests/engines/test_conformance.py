@@ -162,9 +162,14 @@ def test_random_playout_conforms(engine: Engine, players: int, seed: int) -> Non
     assert engine.outcome(first) is None
     assert engine.to_act(first)
     checker.check_state(first)
+    first_snapshot = pack(engine.snapshot(first))
 
     result = random_playout(engine, players, seed, on_step=checker)
     final = result.final_state
+    # New games may share (read-only) parts with each other: playing one changes
+    # neither it nor the next new game.
+    assert pack(engine.snapshot(first)) == first_snapshot
+    assert pack(engine.snapshot(engine.new_game(players, engine.validate_options(players, {}), seed))) == first_snapshot
 
     outcome = engine.outcome(final)
     assert outcome is not None and outcome == result.outcome

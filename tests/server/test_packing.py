@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from engines import registry
-from server.packing import dictionaries, pack_state, unpack_state
+from server.packing import dictionaries, pack_state, share_initial, template_part, unpack_state
+from server.store_base import pack
 from tests.server.game_cases import CASES, named, plain, seated_room, settle
 
 pytestmark = pytest.mark.redis
@@ -56,6 +57,40 @@ def test_a_packed_state_unpacks_to_the_same_position(game, rules, players) -> No
         # Play on from the unpacked copy: it must lead where the original does.
         action = rng.choice(engine.legal_actions(back, seat))
         state = engine.apply(back, seat, action).state
+
+
+def test_share_initial_takes_only_msgpack_equal_parts_and_changes_nothing() -> None:
+    template = {"board": [1, 2, 3], "flags": {"a": True, "b": 1.0}, "you": None, "seats": {"0": {"n": 1}}}
+    part = template_part(template, 3)
+    view = {"board": [1, 2, 3], "flags": {"a": 1, "b": 1}, "you": 0, "seats": {"0": {"n": 1}}, "extra": []}
+    copy = {**view}
+    shared = share_initial(view, part)
+    assert view == copy and all(view[k] is copy[k] for k in view)  # the engine's view is left alone
+    assert shared["board"] is template["board"] and shared["seats"] is template["seats"]
+    assert shared["flags"] is view["flags"]  # 1 == True in Python, not in msgpack: not shared
+    assert pack(shared) == pack(view)
+    assert share_initial(template, part) is template and share_initial(copy, None) is copy
+
+
+@pytest.mark.parametrize(("game", "rules", "players"), CASES)
+async def test_a_new_room_shares_its_views_parts_with_the_games_template(
+    giants_server, client_factory, game, rules, players
+) -> None:
+    """Until the first action a member's game view holds the template's own object for
+    every part equal to it (memory per new room), and is sent exactly its engine view."""
+    seats, spectator, room, _, live = await seated_room(giants_server, client_factory, game, rules, players)
+    await settle(live, room, [*enumerate(seats), (None, spectator)])
+    assert live.actions == 0
+    presets = dictionaries(live.engine, players)
+    for member in live.members:
+        template = presets.game(member.seat if live.engine.info.hidden_information else None)
+        assert template is not None
+        obj, _, children = template
+        game_view = member.view["game"]
+        assert children is not None
+        shared = [key for key, value in game_view.items() if key in children and value is children[key][0]]
+        equal = [key for key, value in game_view.items() if key in children and pack(value) == children[key][1]]
+        assert game_view is obj or (shared == equal and shared), (member.seat, equal, shared)
 
 
 @pytest.mark.parametrize(("game", "rules", "players"), CASES)

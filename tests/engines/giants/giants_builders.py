@@ -11,8 +11,9 @@ ENGINE: Any = get_engine("giants")
 
 
 def fresh(players: int = 3, seed: int = 12345) -> GameState:
-    """A new game with seat 0 holding the first-player pawn."""
-    state: GameState = ENGINE.new_game(players, {}, seed)
+    """A new game with seat 0 holding the first-player pawn, as a clone the tests may
+    change in place (a new game's Ahu and forests are shared and read only)."""
+    state: GameState = ENGINE.new_game(players, {}, seed).clone()
     state.first = 0
     return state
 

@@ -63,3 +63,23 @@ def test_no_action_after_the_end() -> None:
     assert ENGINE.to_act(state) == frozenset() and ENGINE.legal_actions(state, 0) == []
     with pytest.raises(GameOverError):
         ENGINE.apply(state, 0, Pass())
+
+
+def test_new_games_share_read_only_ahu_and_forests_and_play_on_clones() -> None:
+    """A new game's Ahu and forests are one shared, read-only object (memory per new
+    room); `apply` works on a clone, so playing never changes them."""
+    from engines.giants.state import AhuState
+
+    engine: Any = get_engine("giants")
+    first, second = engine.new_game(2, {}, 1), engine.new_game(3, {}, 2)
+    assert first.ahu is second.ahu and first.forests is second.forests
+    with pytest.raises(TypeError):
+        first.ahu["A01"].size = 1
+    with pytest.raises(TypeError):
+        first.forests[next(iter(first.forests))] = 0
+    with pytest.raises(TypeError):
+        first.ahu["A01"] = AhuState()
+    clone = first.clone()
+    clone.ahu["A01"].size = 1
+    clone.forests[next(iter(clone.forests))] = 0
+    assert clone != first and first.ahu["A01"] == AhuState() and first.clone() == engine.new_game(2, {}, 1)
