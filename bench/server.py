@@ -788,11 +788,18 @@ async def main() -> int:
         shutil.rmtree(tmp, ignore_errors=True)
         if args.redis_url:  # leave a shared Redis as we found it: delete our prefix only
             import redis
+            import redis.cluster
 
             client = redis.Redis.from_url(args.redis_url)
-            keys = list(client.scan_iter(match=prefix + "*", count=1000))
-            if keys:
-                client.delete(*keys)
+            if client.info("cluster").get("cluster_enabled"):  # keys of many slots: one by one
+                client.close()
+                client = redis.cluster.RedisCluster.from_url(args.redis_url)
+                for key in list(client.scan_iter(match=prefix + "*", count=1000)):
+                    client.delete(key)
+            else:
+                keys = list(client.scan_iter(match=prefix + "*", count=1000))
+                if keys:
+                    client.delete(*keys)
             client.close()
 
     m = main_phase

@@ -20,12 +20,19 @@
   would need a second connection per node to the shard owning `relay:all`, which every
   node's subscription would then go through.
 
-  The slot map is redis-py's (`RedisCluster.nodes_manager`). It is read again when a
-  SPUBLISH is answered MOVED (a call is then sent again to the new owner; posted frames
-  are not: they would not have reached a subscriber meanwhile either) or its master's
-  connection fails, and before every re-subscription: when the inbox's slot moves,
-  Redis drops the subscription (`sunsubscribe`), `Subscription.lost` fires and the
-  relay subscribes again, at the new owner.
+  The slot map is redis-py's (`RedisCluster.nodes_manager`, via `server.shard_senders`).
+  It is read again when a SPUBLISH is answered MOVED (a call is then sent again to the
+  new owner; posted frames too, in the order they were posted: `_redirect`) or its
+  master's connection fails, and before every re-subscription: when the inbox's slot
+  moves, Redis drops the subscription (`sunsubscribe`), `Subscription.lost` fires and
+  the relay subscribes again, at the new owner.
+
+  redis-py has sharded pub/sub of its own (`RedisCluster.pubsub().ssubscribe`, which
+  also follows slot migrations), but it reads every message through its generic reply
+  parser into a dict, polled per node by `get_sharded_message`, and its SPUBLISH is one
+  pooled command each: the per-message costs `server.subscription` and
+  `server.commit_pipe` exist to avoid (bench/relay_transport.py). Only its slot map is
+  used here.
 
     channels = open_channels(url, prefix, timeout, cluster)
     await channels.start()
