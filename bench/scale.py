@@ -43,6 +43,9 @@ lease TTL unless --lease-ttl). The machine is shared: compare within a run, alte
 `--callgrind` runs the nodes under valgrind's callgrind and adds their instructions per
 move (user-space instructions: robust to other jobs, blind to the kernel and to cache
 misses); only light loads fit (e.g. `--rooms 40 --rates 20,40 --only 1,half,direct,relayed`).
+`--cluster` runs every scenario on a real 3-master Redis Cluster instead (started from
+the redis-server binary as the tests do, tests/server/cluster.py): "redis" is then the
+three redis-servers' CPU together.
 `--profile DIR` runs them under cProfile (DIR/<scenario>-node<N>.prof). Each phase also
 counts the connections Redis accepted meanwhile: the nodes' pools should not churn.
 """
@@ -168,8 +171,9 @@ class Meter:
     load generator (this process), the rest of the machine; and each one's run-queue
     wait (time it was ready to run but every core was taken: contention)."""
 
-    def __init__(self, nodes: list[int], redis_pid: int) -> None:
-        self.pids = {**{f"node{i + 1}": p for i, p in enumerate(nodes)}, "redis": redis_pid, "loadgen": os.getpid()}
+    def __init__(self, nodes: list[int], redis_pids: list[int]) -> None:
+        self.pids = {**{f"node{i + 1}": p for i, p in enumerate(nodes)},
+                     **{f"redis{i + 1 if i else ''}": p for i, p in enumerate(redis_pids)}, "loadgen": os.getpid()}
         import redis
 
         self.redis = redis.Redis.from_url(REDIS_URL[0]) if REDIS_URL else None
@@ -221,7 +225,7 @@ def fmt_breakdown(meter: dict[str, Any], moves: int) -> str:
            f"Redis connections opened {meter['connections']}"
 
 
-async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[str]], redis_pid: int,
+async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[str]], redis_pids: list[int],
                        relayed: bool, args: argparse.Namespace, share: float = 1.0) -> dict[str, Any]:
     """`share` < 1: that share of the rooms at that share of each rate (same load per room)."""
     rooms = max(1, round(args.rooms * share))
@@ -231,7 +235,7 @@ async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[
     for _ in range(rooms):
         await ready.get()
     pids = node_pids(procs)
-    meter = Meter(pids, redis_pid)
+    meter = Meter(pids, redis_pids)
     phases = []
     for i, rate in enumerate([share * float(r) for r in args.rates.split(",")]):
         load.interval = rooms / rate
@@ -255,7 +259,7 @@ async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[
         phase = {
             "rate": rate, "achieved": stats.moves / elapsed, "p50": bs.pct(stats.rtts, 50) * 1e3,
             "p99": bs.pct(stats.rtts, 99) * 1e3, "node_us": 1e6 * node_cpu / moves,
-            "redis_us": 1e6 * cpu["redis"] / moves, "loadgen_us": 1e6 * cpu["loadgen"] / moves,
+            "redis_us": 1e6 * sum(c for n, c in cpu.items() if n.startswith("redis")) / moves, "loadgen_us": 1e6 * cpu["loadgen"] / moves,
             "client_core": cpu["loadgen"] / elapsed, "errors": dict(stats.errors), "meter": measured,
         }
         phases.append(phase)
@@ -371,6 +375,7 @@ async def failover_once(redis_url: str, prefix: str, args: argparse.Namespace) -
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rooms", type=int, default=200)
+    parser.add_argument("--cluster", action="store_true", help="a 3-master Redis Cluster instead of one redis-server")
     parser.add_argument("--rates", default="1000,1500,2000,2500,3000,3500", help="total moves/s tried, in order")
     parser.add_argument("--duration", type=float, default=6.0, help="measured seconds per rate")
     parser.add_argument("--failovers", type=int, default=3)
@@ -398,11 +403,17 @@ async def main() -> int:
         only -= {"workers", "failover"}
         bs.CALLGRIND.update(dir=tempfile.mkdtemp(prefix="giants-scale-callgrind-"), keep="")
     tmp = Path(tempfile.mkdtemp(prefix="giants-scale-"))
-    redis = EmbeddedRedis(tmp / "redis")
-    redis_url = redis.start()
+    if args.cluster:
+        from tests.server.cluster import start_cluster
+
+        cluster = start_cluster(tmp / "cluster")
+        redis_url, redis_pids, stop_redis = cluster.url, [p.pid for p in cluster.procs], cluster.stop
+    else:
+        redis = EmbeddedRedis(tmp / "redis")
+        redis_url, stop_redis = redis.start(), redis.stop
+        assert redis.process is not None
+        redis_pids = [redis.process.pid]
     REDIS_URL.append(redis_url)
-    assert redis.process is not None
-    redis_pid = redis.process.pid
     print(f"redis {redis_url}; {args.rooms} rooms x (2 seats + 1 spectator); rates {args.rates}; "
           f"{args.duration:g} s each; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}", flush=True)
     results = []
@@ -416,7 +427,7 @@ async def main() -> int:
             started = [start_node(redis_url, prefix, args, profile=f"{key}-node{i + 1}") for i in range(count)]
             procs = [p for p, _ in started]
             try:
-                results.append(await run_scenario(name, [u for _, u in started], procs, redis_pid, relayed, args, share))
+                results.append(await run_scenario(name, [u for _, u in started], procs, redis_pids, relayed, args, share))
             finally:
                 stop(procs)
                 report_log(name)
@@ -425,7 +436,7 @@ async def main() -> int:
                                   "--log-level", "warning", "--redis-url", redis_url, "--key-prefix", "giants-scale:w:",
                                   "--rate", "1000", "--burst", "1000", *LIMITS])
             try:
-                results.append(await run_scenario("--workers 2", [url], [proc], redis_pid, False, args))
+                results.append(await run_scenario("--workers 2", [url], [proc], redis_pids, False, args))
             finally:
                 stop([proc])
                 report_log("--workers 2")
@@ -436,7 +447,7 @@ async def main() -> int:
                 failovers.append(took)
                 print(f"  failover {i + 1}: {took:.2f} s (lease TTL {args.lease_ttl:g} s)", flush=True)
     finally:
-        redis.stop()
+        stop_redis()
     print("\nsummary")
     by = {r["name"]: r for r in results}
     for r in results:

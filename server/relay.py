@@ -1,6 +1,8 @@
 """Requests to, and member frames from, rooms owned by other nodes — over Redis pub/sub.
 
-Every node subscribes to its inbox channel `P relay:<node id>` and to `P relay:all`.
+Every node subscribes to its inbox channel `P relay:<node id>` and to `P relay:all`
+(on a Redis Cluster the inbox is the shard channel `P relay:{<node id>}` and PUBLISH
+below is SPUBLISH at its slot's master: `server.relay_channels`).
 A client connected to node B asks for room X owned by node A:
 
     B: router.room(X) -> RemoteRoom(X, owner=A)          (relay.locate reads X's lease)
