@@ -48,7 +48,8 @@ from server.wire import encode
 log = logging.getLogger("giants.server")
 # Seconds between passes of the idle-view sweep: a room sent nothing for one to two
 # passes keeps its members' last views packed (server.views, Room.compact_views).
-VIEW_SWEEP = 0.5
+# Most seconds of packing in one turn of the loop (the idle sweep then lets moves in).
+SWEEP_SLICE = 0.002
 
 
 def _ws_logger() -> logging.Logger:
@@ -282,12 +283,18 @@ class GiantsServer:
             await asyncio.shield(self.restore_task)
 
     async def _sweep_idle_views(self) -> None:
-        """Rooms idle for one to two sweeps keep their members' last views packed
-        (memory per idle room: docs/performance.md); busy rooms are not touched."""
+        """Every `pack_after` seconds, rooms untouched since the previous pass (idle for
+        one to two periods) keep their members' last views and their state packed
+        (memory per idle room: docs/performance.md); busy rooms are not touched. The
+        pass yields to the loop every SWEEP_SLICE seconds of work, so packing thousands
+        of rooms never holds up a move."""
         assert self.lobby is not None
+        period = self.config.pack_after
+        if period <= 0:
+            return
         while True:
-            await asyncio.sleep(VIEW_SWEEP)
-            self.lobby.compact_idle_views()
+            await asyncio.sleep(period)
+            await self.lobby.compact_idle_views(SWEEP_SLICE)
 
     async def _supervise_redis(self) -> None:
         """Restart the embedded Redis if it dies (it reloads its AOF; rooms in memory

@@ -62,6 +62,9 @@ class Config:
     abandon_after: float = 1800.0  # a game (no deadline) with every human away this long ends
     retention: float = 30 * 86400.0  # finished rooms (and their replays) are kept this long
     lifecycle_interval: float = 5.0  # seconds between lifecycle sweeps
+    # A room untouched this long (up to twice as long) keeps its members' last views and
+    # its engine state packed (memory per idle room; server/packing.py). 0 = never.
+    pack_after: float = 10.0
     # Wrong room passwords allowed per window, per client address and per room.
     password_guesses_per_address: int = 10
     password_guesses_per_room: int = 30
@@ -100,6 +103,8 @@ class Config:
         for name in ("waiting_ttl", "seat_grace", "abandon_after", "retention", "lifecycle_interval", "password_guess_window"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"--{name.replace('_', '-')} must be positive, not {getattr(self, name)}")
+        if self.pack_after != 0 and not 0.1 <= self.pack_after <= 86_400:
+            raise ValueError(f"--pack-after must be 0 (never) or 0.1..86400 seconds, not {self.pack_after}")
         if self.bot_move_seconds <= 0 or self.bot_max_rollout < 0:
             raise ValueError("--bot-move-seconds must be positive and --bot-max-rollout at least 0")
 
@@ -160,6 +165,8 @@ class Config:
             "abandon_after": "seconds a game without a deadline waits with every human away before it ends (GIANTS_ABANDON_AFTER, default 1800)",
             "retention": "seconds finished rooms and their replays are kept in Redis (GIANTS_RETENTION, default 2592000 = 30 days)",
             "lifecycle_interval": "seconds between lifecycle sweeps (GIANTS_LIFECYCLE_INTERVAL, default 5)",
+            "pack_after": "seconds a room must go untouched before its views and state are packed to save memory; "
+            "0 = never (GIANTS_PACK_AFTER, default 10; see docs/operations.md)",
             "password_guesses_per_address": "wrong room passwords one address may send per window (GIANTS_PASSWORD_GUESSES_PER_ADDRESS, default 10)",
             "password_guesses_per_room": "wrong passwords one room accepts per window from everyone (GIANTS_PASSWORD_GUESSES_PER_ROOM, default 30)",
             "password_guess_window": "seconds of the wrong-password window (GIANTS_PASSWORD_GUESS_WINDOW, default 60)",

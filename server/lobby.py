@@ -146,11 +146,22 @@ class Lobby(LobbyListing, LobbyRestore):
             if room.id in self.node.rooms:
                 self._spawn(self.node.release(room.id))
 
-    def compact_idle_views(self) -> int:
-        """One pass of the idle sweep (the app runs it every VIEW_SWEEP seconds): rooms
+    async def compact_idle_views(self, budget: float) -> int:
+        """One pass of the idle sweep (the app runs it every `pack_after` seconds): rooms
         sent nothing since the previous pass keep their members' last views and their
-        engine state packed (Room.compact). Returns how many rooms it compacted."""
-        return sum(1 for room in list(self.rooms.values()) if room.compact())
+        engine state packed (Room.compact). After about `budget` seconds of work it
+        lets the loop run (moves, other rooms) before going on, so a pass over many
+        rooms is many short turns. Returns how many rooms it compacted."""
+        compacted = 0
+        clock = time.perf_counter
+        end = clock() + budget
+        for n, room in enumerate(list(self.rooms.values()), 1):
+            if room.compact():
+                compacted += 1
+            if n % 8 == 0 and clock() > end:
+                await asyncio.sleep(0)
+                end = clock() + budget
+        return compacted
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

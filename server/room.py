@@ -228,7 +228,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         return type(self._state) is PackedState
 
     def compact(self, force: bool = False) -> bool:
-        """The idle sweep's call (about twice a second for every room): a room sent
+        """The idle sweep's call (every `pack_after` seconds for every room): a room sent
         nothing since the previous call keeps its members' last views packed
         (`compact_views`) and its engine state too, as the engine's own snapshot
         (msgpack, deflated against a constant of the game: server.packing); True then.

@@ -165,7 +165,7 @@ class RoomViews:
         """Keep each member's last view as packed bytes (equal views share one), and
         its protocol-3 legal base deflated.
 
-        The lobby's idle sweep calls this for every room about once a second; a room
+        The lobby's idle sweep calls this for every room every `pack_after` seconds; a room
         sent nothing since the previous call is idle and is compacted now (True), one
         that was (or is mid-change) is left alone. A busy room never pays for it; an
         idle one pays one pack now and one unpack at its next change

@@ -126,7 +126,7 @@ async def test_a_room_packed_between_changes_plays_resyncs_and_replays_exactly(
 async def test_the_sweep_packs_an_idle_room_and_its_deadline_still_fires(server_factory, client_factory) -> None:
     """A timed room idle across sweeps keeps its state packed; its deadline then plays
     the default action from the unpacked state, as in a room never packed."""
-    server = await server_factory()
+    server = await server_factory(pack_after=0.5)
     alice = await named(client_factory, server.url, "alice")
     bob = await named(client_factory, server.url, "bob")
     room = (await alice.ok("create_room", game="tara", deadline=4.0))["room"]
@@ -137,7 +137,7 @@ async def test_the_sweep_packs_an_idle_room_and_its_deadline_still_fires(server_
         await client.wait_for(lambda c=client: c.rooms[room].view["room"]["status"] == "playing")
     version = live.version
     while not live.state_is_packed() and live.version == version:
-        await asyncio.sleep(0.05)  # the sweep runs every 0.5 s; the deadline is 4 s away
+        await asyncio.sleep(0.05)  # the sweep runs every 0.5 s here; the deadline is 4 s away
     assert live.state_is_packed(), "the deadline fired before the sweep packed the room"
     await alice.wait_for(lambda: any(e.get("type") == "timeout" for p in alice.pushes for e in p.get("events", ())),
                          timeout=20)
@@ -177,3 +177,43 @@ async def test_a_packed_room_handed_over_plays_on_at_the_new_owner(server_factor
         assert moved.compact(force=True) and moved.state_is_packed()
     await settle(moved, room, list(enumerate(players)))
     assert plain(moved.engine.snapshot(moved.state)) == await replayed(b, moved)
+
+
+async def playing_tara(server: Any, client_factory: Any) -> Any:
+    """A started two-seat Tara room on `server` (its live Room)."""
+    alice = await named(client_factory, server.url, "alice")
+    bob = await named(client_factory, server.url, "bob")
+    room = (await alice.ok("create_room", game="tara"))["room"]
+    await alice.ok("join", room=room)
+    await bob.ok("join", room=room)
+    await alice.wait_for(lambda: alice.rooms[room].view["room"]["status"] == "playing")
+    return server.lobby.rooms[room]
+
+
+async def test_pack_after_is_how_long_a_room_idles_before_it_is_packed_and_zero_never_packs(
+    server_factory, client_factory
+) -> None:
+    """`--pack-after`: the sweep packs a room left idle for that long; with 0 it packs
+    nothing, ever (an operator who would rather spend memory than CPU)."""
+    packing = await playing_tara(await server_factory(pack_after=0.2), client_factory)
+    never = await playing_tara(await server_factory(pack_after=0), client_factory)
+    for _ in range(200):
+        if packing.state_is_packed():
+            break
+        await asyncio.sleep(0.05)
+    assert packing.state_is_packed()
+    await asyncio.sleep(1.0)  # five more periods of the packing server
+    assert not never.state_is_packed()
+    assert all(type(m.view) is dict for m in never.members)
+
+
+async def test_a_sweep_that_yields_to_the_loop_still_visits_every_room(server_factory, client_factory) -> None:
+    """The sweep lets moves in after each slice of work; with no time at all per slice
+    it yields after every few rooms and still packs each idle room (the first pass marks
+    them idle, the second packs them)."""
+    server = await server_factory(pack_after=0)  # no sweep of its own: this test runs it
+    rooms = [await playing_tara(server, client_factory) for _ in range(20)]
+    assert not any(live.state_is_packed() for live in rooms)
+    await server.lobby.compact_idle_views(0.0)
+    assert await server.lobby.compact_idle_views(0.0) == len(rooms)
+    assert all(live.state_is_packed() for live in rooms)

@@ -81,9 +81,10 @@ async def test_packed_views_equal_what_was_sent_and_patches_stay_exact(
     await settle(live, room, members)
 
 
-async def test_the_sweep_packs_an_idle_room_and_its_next_change_is_exact(giants_server, client_factory) -> None:
+async def test_the_sweep_packs_an_idle_room_and_its_next_change_is_exact(server_factory, client_factory) -> None:
     """A room sent nothing for a while has its views packed by the server's own sweep;
     the next move unpacks them and every member's patch lands on its engine view."""
+    giants_server = await server_factory(pack_after=0.5)
     url = giants_server.url
     alice = await named(client_factory, url, "alice")
     bob = await named(client_factory, url, "bob")
