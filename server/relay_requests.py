@@ -9,8 +9,10 @@ there, re-sent to the new owner) among the frames the owner sends back:
     handle = await relay.locate(room_id)          # RemoteRoom, or the local Room
     await relay.request(remote, conn, "act", [req_id, text, version])
 
-A request whose owner does not take it (no subscriber) or stops answering is retried
-at the next owner when that is safe (`RETRY_SAFE`), and answered `internal_error` once
+A request nobody took (no subscriber on the owner's inbox) is sent again for up to a
+second while its owner still holds the room's lease (the owner may be subscribing
+again), then goes to the next owner. One whose owner stops answering is retried at the
+next owner when that is safe (`RETRY_SAFE`), and answered `internal_error` once
 otherwise (its member is re-attached when the room is taken over).
 """
 
@@ -33,6 +35,9 @@ from server.router import RoomHandle
 from server.seats import Peer
 
 RETRY_SAFE = {"join", "watch", "resume", "resync", "leave"}  # refused or idempotent if repeated
+# A request nobody took while its owner holds the lease is sent again this many times,
+# this many seconds apart (a subscription is renewed 0.2 s after it broke).
+RESENDS, RESEND_AFTER = 10, 0.1
 
 
 class OwnerGone(Exception):
@@ -273,7 +278,18 @@ class RelayRequests:
                "name": conn.name, "p": conn.protocol, "room": remote.id, "op": op, "a": args}
         self.requests_relayed += 1
         try:
-            receivers = await self._publish(self.channels.inbox(owner), msg)
+            channel = self.channels.inbox(owner)
+            receivers = await self._publish(channel, msg)
+            for _ in range(RESENDS):
+                # Nobody took it. An owner that still holds the room's lease may be
+                # subscribing again (its connection broke, or on a cluster its inbox's
+                # slot moved): send it again shortly, safely (it was not delivered). A
+                # dead owner loses the lease within the lease TTL, and a lease that
+                # moved ends this at once.
+                if receivers or await self.rooms.owner(remote.id) != owner:
+                    break
+                await asyncio.sleep(RESEND_AFTER)
+                receivers = await self._publish(channel, msg)
             if receivers == 0:
                 raise OwnerGone(delivered=False)
             # A busy owner is still an owner: keep waiting while it holds the room's
