@@ -130,6 +130,24 @@ class RoomViews:
         engine, state = self.engine, self.state
         return engine.legal_notation(state, seat) if seat in engine.to_act(state) else NO_LEGAL
 
+    def _reuse_unchanged(self, info: dict[str, Any]) -> dict[str, Any]:
+        """`info` with each entry equal to the one in the room part members last got
+        replaced by that very object, so the diff passes it by identity (a move changes
+        `to_act`; the seats' list is rebuilt equal). Every entry of a RoomView's room part
+        has one type per key (ints never bools, floats never ints), so == is exact here.
+        """
+        for member in self.members:
+            old = member.view
+            if type(old) is dict:
+                prev = old.get("room")
+                if type(prev) is dict:
+                    for key, value in info.items():
+                        was = prev.get(key, info)
+                        if was is not value and type(was) is type(value) and was == value:
+                            info[key] = was
+                break
+        return info
+
     def _views(self) -> Callable[[Seat | None], dict[str, Any]]:
         """A per-change cache: each distinct RoomView is built once.
 
@@ -138,7 +156,7 @@ class RoomViews:
         diff against it is computed once per distinct previous view. With hidden
         information each seat gets its own view and all spectators share one.
         """
-        info = self.room_info()
+        info = self._reuse_unchanged(self.room_info())
         engine, state, outcome = self.engine, self.state, self.outcome
         # Before the first action the game views share their parts with the game's
         # template (server.packing.share_initial: memory per new room).
