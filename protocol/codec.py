@@ -36,6 +36,7 @@ from protocol.messages import (
     server_adapter,
     to_wire,
 )
+from protocol.packer import packb
 
 MAX_FRAME = 64 * 1024  # default inbound limit (bytes), configurable per call
 MAX_SERVER_FRAME = 16 * 1024 * 1024  # what a client accepts: snapshots can be large
@@ -67,7 +68,7 @@ def encode(message: BaseModel | Mapping[str, Any]) -> bytes:
     """
     if isinstance(message, BaseModel):
         message = to_wire(message)
-    return msgpack.packb(message, use_bin_type=True)
+    return packb(message)
 
 
 def unpack_map(frame: bytes, max_size: int = MAX_FRAME, *, str_keys: bool = True) -> dict[str, Any]:

@@ -22,11 +22,8 @@ from itertools import compress, count
 from operator import is_not
 from typing import Any
 
-import msgpack
-
 from protocol.errors import PatchError
-
-_packb = msgpack.packb
+from protocol.packer import packb as _packb
 
 Path = list[Any]
 Op = list[Any]

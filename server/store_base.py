@@ -43,6 +43,8 @@ import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from protocol.packer import packb
+
 # Write ids name one write of one room (retry detection, settling a lost reply): a
 # random prefix per process and a counter, so no two writes anywhere share one and
 # making one costs no system call.
@@ -64,7 +66,7 @@ os.register_at_fork(after_in_child=_new_write_ids)  # a forked child is another 
 
 
 def pack(data: Any) -> bytes:
-    return msgpack.packb(data, use_bin_type=True)
+    return packb(data)
 
 
 EMPTY_LIST = pack([])  # most commits' `answered` (no simultaneous step running)
