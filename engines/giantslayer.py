@@ -132,9 +132,14 @@ PASS = Move(())
 
 
 def format_move(move: Move) -> str:
-    if not move.path:
+    path = move.path
+    if not path:
         return "pass"
-    return ("x" if move.trample else "-").join(NAMES[i] for i in move.path)
+    if len(path) == 2 and not move.trample:
+        # One shared str per step or slide: a view's `quiet_moves` then repeats the
+        # previous view's objects, which the diff passes by identity.
+        return _pair(path[0], path[1])
+    return ("x" if move.trample else "-").join([NAMES[i] for i in path])
 
 
 def parse_move(text: str) -> Move:
