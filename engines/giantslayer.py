@@ -286,11 +286,17 @@ def _pair(i: int, j: int) -> str:
     return text
 
 
-# For each cell, its rays as (cell, notation of the slide there) pairs: a white
-# slide's text is then read off, not built (the legal list is written after every move).
+# For each cell, its non-empty rays as (cell, notation of the slide there) pairs: a
+# white slide's text is then read off, not built (the legal list is written after every
+# move), and a ray off the board costs nothing.
 RAY_STEPS: tuple[tuple[tuple[tuple[int, str], ...], ...], ...] = tuple(
-    tuple(tuple((j, f"{NAMES[i]}-{NAMES[j]}") for j in ray) for ray in rays) for i, rays in enumerate(RAYS)
+    tuple(tuple((j, f"{NAMES[i]}-{NAMES[j]}") for j in ray) for ray in rays if ray) for i, rays in enumerate(RAYS)
 )
+# A white slide (from, to) -> the cells it crosses, its destination included: `is_legal`
+# checks a slide with one lookup instead of walking the six rays.
+SLIDE_CELLS: dict[tuple[int, int], tuple[int, ...]] = {
+    (i, ray[k]): ray[: k + 1] for i, rays in enumerate(RAYS) for ray in rays for k in range(len(ray))
+}
 
 
 def white_notation(board: bytes) -> list[str]:
@@ -309,29 +315,42 @@ def white_notation(board: bytes) -> list[str]:
     return out
 
 
+# For each cell, its neighbours on the board as (cell, notation of the step there).
+NEIGHBOUR_STEPS: tuple[tuple[tuple[int, str], ...], ...] = tuple(
+    tuple((j, _pair(i, j)) for j in NEIGHBOURS[i] if j != NO_CELL) for i in range(len(CELLS))
+)
+
+
 def black_notation(board: bytes) -> list[str]:
     """`black_moves` in notation, same order."""
     out: list[str] = []
+    append = out.append
     work = bytearray(board)
-    for i, piece in enumerate(board):
-        if piece != BLACK:
-            continue
-        for j in NEIGHBOURS[i]:
-            if j != NO_CELL and not board[j]:
-                out.append(_pair(i, j))
+    find = board.find
+    i = find(BLACK)
+    while i >= 0:
+        for j, text in NEIGHBOUR_STEPS[i]:
+            if not board[j]:
+                append(text)
         work[i] = EMPTY
         _trample_text(work, i, NAMES[i], out)
         work[i] = BLACK
+        i = find(BLACK, i + 1)
     return out
 
 
+# For each cell, its jumps on the board as (jumped cell, landing cell, landing's name).
+JUMP_STEPS: tuple[tuple[tuple[int, int, str], ...], ...] = tuple(
+    tuple((NEIGHBOURS[i][d], JUMPS[i][d], NAMES[JUMPS[i][d]]) for d in range(6) if JUMPS[i][d] != NO_CELL)
+    for i in range(len(CELLS))
+)
+
+
 def _trample_text(work: bytearray, at: int, text: str, out: list[str]) -> None:
-    for d in range(6):
-        over = NEIGHBOURS[at][d]
-        land = JUMPS[at][d]
-        if land != NO_CELL and work[over] == WHITE and not work[land]:
+    for over, land, name in JUMP_STEPS[at]:
+        if work[over] == WHITE and not work[land]:
             work[over] = EMPTY
-            chain = f"{text}x{NAMES[land]}"
+            chain = f"{text}x{name}"
             out.append(chain)
             _trample_text(work, land, chain, out)
             work[over] = WHITE
@@ -353,8 +372,8 @@ def is_legal(board: bytes, white_to_move: bool, move: Move) -> bool:
     if white_to_move:
         if move.trample or len(path) != 2:
             return False
-        return any(path[1] in ray and not any(board[j] for j in ray[: ray.index(path[1]) + 1])
-                   for ray in RAYS[start])
+        crossed = SLIDE_CELLS.get((start, path[1]))
+        return crossed is not None and not any(map(board.__getitem__, crossed))
     if not move.trample:
         return len(path) == 2 and path[1] in NEIGHBOURS[start] and not board[path[1]]
     work = bytearray(board)
