@@ -236,8 +236,15 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         A busy room (sent something since, mid-change, or a bot thinking) is left as
         it is; an idle one pays one pack now and one unpack at its next read of
         `state` (any read: `state` is a property). `force` packs a room sent
-        something lately too (tests); a room mid-change never is."""
-        if not self.compact_views(force):
+        something lately too (tests); a room mid-change never is.
+
+        A room nobody has acted in yet (waiting for players, or just started) is
+        packed at the first sweep after its last change, idle across a whole sweep
+        or not: it has no move rhythm to protect, and a burst of new rooms otherwise
+        holds its unpacked views and states for up to two sweeps, memory the process
+        keeps after they are packed (memory per room, docs/performance.md). Its
+        first action pays one unpack."""
+        if not self.compact_views(force or self.actions == 0):
             return False
         state = self._state
         if type(state) is not PackedState and not self.bot_running:
