@@ -122,29 +122,40 @@ def share_initial(view: Any, part: Part | None) -> Any:
     never changed, so a shared part is safe; equal msgpack means the member is sent
     and diffed against exactly what it would have been. The template is a constant of
     the game (its seed-0 new game's views); a seat's view shares only with the same
-    seat's template view, so no object holds more than that seat may see. `view` itself is not
-    changed: a dict with a shared entry is a new (shallow) dict."""
+    seat's template view, so no object holds more than that seat may see.
+
+    `view` itself is not changed: a dict with a shared entry is a new (shallow) dict.
+    One pass, bottom up: a dict of the template's levels is the template's when its
+    keys come in the same order and every entry is; anything below them is compared
+    by its msgpack, packed once."""
     if part is None:
         return view
     obj, packed, children = part
     if view is obj:
-        return view
+        return obj
     if type(view) is not type(obj):
         return view
-    if pack(view) == packed:
-        return obj
     if children is None:
-        return view
+        return obj if pack(view) == packed else view
     shared: dict[str, Any] | None = None
+    order = iter(children)
+    whole = len(view) == len(children)  # then `order` cannot run out first
     for key, value in view.items():
+        if whole and next(order) != key:  # msgpack keeps a map's order
+            whole = False
         child = children.get(key)
         if child is None:
+            whole = False
             continue
         new = share_initial(value, child)
+        if new is not child[0]:
+            whole = False
         if new is not value:
             if shared is None:
                 shared = dict(view)
             shared[key] = new
+    if whole:
+        return obj
     return view if shared is None else shared
 
 
