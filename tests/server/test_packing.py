@@ -70,6 +70,11 @@ def test_share_initial_takes_only_msgpack_equal_parts_and_changes_nothing() -> N
     assert shared["flags"] is view["flags"]  # 1 == True in Python, not in msgpack: not shared
     assert pack(shared) == pack(view)
     assert share_initial(template, part) is template and share_initial(copy, None) is copy
+    same = {"board": [1, 2, 3], "flags": {"a": True, "b": 1.0}, "you": None, "seats": {"0": {"n": 1}}}
+    assert share_initial(same, part) is template  # equal throughout: the template's own object
+    reordered = {"flags": {"b": 1.0, "a": True}, "board": [1, 2, 3], "you": None, "seats": {"0": {"n": 1}}}
+    shared = share_initial(reordered, part)  # msgpack keeps a map's order: entries only
+    assert shared is not template and shared["board"] is template["board"] and pack(shared) == pack(reordered)
 
 
 @pytest.mark.parametrize(("game", "rules", "players"), CASES)
