@@ -1,7 +1,8 @@
 """The GIANTS game state (hidden parts included) and its snapshot form.
 
 `GameState` is mutable inside this package only: `apply` clones the caller's state
-first and mutates the clone, so callers may treat every state as immutable.
+first and mutates the clone, so callers may treat every state as immutable. New games
+share their empty Ahu and forests (read only, `new_state`): change a clone.
 
 Board pieces are counted per hex and per token, because figures of one kind and one
 owner are interchangeable: `w<seat>` worker, `s<seat>` sorcerer, `c<seat>` chief,
@@ -126,6 +127,9 @@ class _SharedAhu(AhuState):
     def __setattr__(self, name: str, value: object) -> None:
         raise TypeError("a new game's Ahu is shared between states: clone the state first")
 
+    def __reduce__(self) -> tuple[Any, ...]:  # copies and pickles are ordinary Ahu
+        return AhuState, (self.reserved, self.owner, self.size, self.headdress)
+
 
 class _SharedMap(dict):
     """A map every new game's state holds (`new_state`): read only. `clone` copies it
@@ -138,6 +142,9 @@ class _SharedMap(dict):
         raise TypeError("a new game's map is shared between states: clone the state first")
 
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copies and pickles are plain dicts
+        return dict, (dict(self),)
 
 
 def _shared_ahu() -> AhuState:

@@ -83,3 +83,11 @@ def test_new_games_share_read_only_ahu_and_forests_and_play_on_clones() -> None:
     clone.ahu["A01"].size = 1
     clone.forests[next(iter(clone.forests))] = 0
     assert clone != first and first.ahu["A01"] == AhuState() and first.clone() == engine.new_game(2, {}, 1)
+    import copy
+    import pickle
+
+    for twin in (copy.deepcopy(first), pickle.loads(pickle.dumps(first))):  # ordinary, changeable copies
+        assert twin == first
+        twin.ahu["A01"].size = 1
+        twin.forests[next(iter(twin.forests))] = 0
+    assert first.ahu["A01"] == AhuState()
