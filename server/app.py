@@ -50,6 +50,9 @@ log = logging.getLogger("giants.server")
 # passes keeps its members' last views packed (server.views, Room.compact_views).
 # Most seconds of packing in one turn of the loop (the idle sweep then lets moves in).
 SWEEP_SLICE = 0.002
+# Seconds between passes of the new-room sweep: rooms nobody has acted in yet are packed
+# at the first pass after their last change (Lobby.compact_new_rooms).
+NEW_ROOM_SWEEP = 0.5
 
 
 def _ws_logger() -> logging.Logger:
@@ -274,6 +277,7 @@ class GiantsServer:
         node.address = self.url
         log.info("listening on %s:%s (redis %s, prefix %r)", self.config.host, self.port, redact_url(url), self.config.key_prefix)
         self.spawn(self._sweep_idle_views())
+        self.spawn(self._sweep_new_rooms())
         if self.embedded is not None:
             self.spawn(self._supervise_redis())
         else:
@@ -295,6 +299,16 @@ class GiantsServer:
         while True:
             await asyncio.sleep(period)
             await self.lobby.compact_idle_views(SWEEP_SLICE)
+
+    async def _sweep_new_rooms(self) -> None:
+        """Every NEW_ROOM_SWEEP seconds, rooms nobody has acted in yet are packed
+        (Lobby.compact_new_rooms); none with `--pack-after 0` (never pack)."""
+        assert self.lobby is not None
+        if self.config.pack_after <= 0:
+            return
+        while True:
+            await asyncio.sleep(NEW_ROOM_SWEEP)
+            await self.lobby.compact_new_rooms(SWEEP_SLICE)
 
     async def _supervise_redis(self) -> None:
         """Restart the embedded Redis if it dies (it reloads its AOF; rooms in memory

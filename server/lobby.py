@@ -95,6 +95,7 @@ class Lobby(LobbyListing, LobbyRestore):
         self.max_rooms = max_rooms
         self.node = node or Node(store, "standalone")
         self.rooms: dict[str, Room] = {}
+        self.fresh: set[Room] = set()  # rooms nobody has acted in yet (compact_new_rooms)
         self.creating = 0  # creations in flight: they count against max_rooms
         self.over_limit = 0  # rooms not taken over because this node was full
         # The live room ids of every node, sorted, read from Redis at most once per
@@ -133,6 +134,8 @@ class Lobby(LobbyListing, LobbyRestore):
             room.on_change = self._on_change[1]
             lifecycle.adopted(room)
         self.rooms[room.id] = room
+        if room.actions == 0:
+            self.fresh.add(room)
         self.node.own(room.id, room.fence)
         self._adopted.append(room.id)  # listed before the next read of the live ids
         if len(self._adopted) > 1000:
@@ -157,6 +160,29 @@ class Lobby(LobbyListing, LobbyRestore):
         end = clock() + budget
         for n, room in enumerate(list(self.rooms.values()), 1):
             if room.compact():
+                compacted += 1
+            if n % 8 == 0 and clock() > end:
+                await asyncio.sleep(0)
+                end = clock() + budget
+        return compacted
+
+    async def compact_new_rooms(self, budget: float) -> int:
+        """One pass of the new-room sweep (the app runs it every NEW_ROOM_SWEEP
+        seconds): rooms nobody has acted in yet are packed at the first pass after
+        their last change (Room.compact), not after `pack_after` like playing rooms.
+        They have no move rhythm to protect (their first action pays one unpack), and
+        a burst of new rooms would otherwise hold their unpacked views and states for
+        10-20 s, memory the process keeps afterwards (docs/performance.md). A room
+        leaves the set at its first action or when this node no longer holds it; the
+        work is sliced like `compact_idle_views`. Returns how many rooms it packed."""
+        compacted = 0
+        clock = time.perf_counter
+        end = clock() + budget
+        fresh = self.fresh
+        for n, room in enumerate(list(fresh), 1):
+            if room.actions or self.rooms.get(room.id) is not room:
+                fresh.discard(room)
+            elif room.compact():
                 compacted += 1
             if n % 8 == 0 and clock() > end:
                 await asyncio.sleep(0)

@@ -239,11 +239,12 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         something lately too (tests); a room mid-change never is.
 
         A room nobody has acted in yet (waiting for players, or just started) is
-        packed at the first sweep after its last change, idle across a whole sweep
-        or not: it has no move rhythm to protect, and a burst of new rooms otherwise
-        holds its unpacked views and states for up to two sweeps, memory the process
-        keeps after they are packed (memory per room, docs/performance.md). Its
-        first action pays one unpack."""
+        packed at any sweep's call after its last change, idle across a whole period
+        or not, and the new-room sweep calls it every 0.5 s (Lobby.compact_new_rooms):
+        it has no move rhythm to protect, and a burst of new rooms otherwise holds
+        its unpacked views and states for 10-20 s, memory the process keeps after
+        they are packed (memory per room, docs/performance.md). Its first action
+        pays one unpack."""
         if not self.compact_views(force or self.actions == 0):
             return False
         state = self._state

@@ -222,3 +222,33 @@ async def test_a_sweep_that_yields_to_the_loop_still_visits_every_room(server_fa
     await server.lobby.compact_idle_views(0.0)
     assert await server.lobby.compact_idle_views(0.0) == len(rooms)
     assert all(live.state_is_packed() for live in rooms)
+
+
+async def test_a_new_room_is_packed_within_a_second_and_a_playing_one_after_pack_after(
+    server_factory, client_factory
+) -> None:
+    """Rooms nobody has acted in yet are packed by the new-room sweep (every 0.5 s),
+    whatever `--pack-after` says; from the first action on a room is packed only after
+    idling `--pack-after` seconds. The packed new room then plays like any other."""
+    server = await server_factory()  # the default --pack-after (10 s)
+    alice = await named(client_factory, server.url, "alice")
+    bob = await named(client_factory, server.url, "bob")
+    room = (await alice.ok("create_room", game="tara"))["room"]
+    await alice.ok("join", room=room)
+    await bob.ok("join", room=room)
+    live = server.lobby.rooms[room]
+    assert live in server.lobby.fresh
+    for _ in range(100):
+        if live.state_is_packed():
+            break
+        await asyncio.sleep(0.05)
+    assert live.state_is_packed() and all(type(m.view) is bytes for m in live.members)
+    members = [(0, alice), (1, bob)]
+    await settle(live, room, members)
+    mover = alice if alice.rooms[room].legal else bob
+    assert (await mover.request("act", room=room, action=mover.rooms[room].legal[0]))["type"] == "ok"
+    assert not live.state_is_packed()
+    await asyncio.sleep(1.2)  # two passes of the new-room sweep, far from --pack-after
+    assert live not in server.lobby.fresh and not live.state_is_packed()
+    await settle(live, room, members)
+    assert plain(live.engine.snapshot(live.state)) == await replayed(server, live)
