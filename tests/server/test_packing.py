@@ -79,11 +79,12 @@ def test_share_initial_takes_only_msgpack_equal_parts_and_changes_nothing() -> N
 
 @pytest.mark.parametrize(("game", "rules", "players"), CASES)
 async def test_a_new_room_shares_its_views_parts_with_the_games_template(
-    giants_server, client_factory, game, rules, players
+    server_factory, client_factory, game, rules, players
 ) -> None:
     """Until the first action a member's game view holds the template's own object for
     every part equal to it (memory per new room), and is sent exactly its engine view."""
-    seats, spectator, room, _, live = await seated_room(giants_server, client_factory, game, rules, players)
+    server = await server_factory(pack_after=0)  # no sweep: the views stay unpacked to be looked at
+    seats, spectator, room, _, live = await seated_room(server, client_factory, game, rules, players)
     await settle(live, room, [*enumerate(seats), (None, spectator)])
     assert live.actions == 0
     presets = dictionaries(live.engine, players)
