@@ -25,7 +25,7 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
@@ -254,10 +254,25 @@ class Store(LeaseStore, RoomReads):
 
     async def mark_finished(self, room_id: str, finished_at: float) -> None:
         """Move a finished room from the live index to the finished one (idempotent)."""
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.zadd(self.k_finished, {room_id: finished_at})
-        pipe.srem(self.k_live, room_id)
-        await pipe.execute()
+        await self.send_all([("ZADD", self.k_finished, repr(finished_at), room_id), ("SREM", self.k_live, room_id)])
+
+    async def send_all(self, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """Run plain commands (str, bytes or int arguments, the key first after the
+        command's name) in order with the commits of this turn of the loop, over the
+        store's own connection instead of a redis-py pipeline (a finished room's
+        expiry and index moves). Their replies; like a pipeline, every
+        command is sent and the first failure is raised after all are answered. On a
+        cluster redis-py's pipeline runs them (it follows MOVED and ASK)."""
+        if self._shards is not None:
+            pipe = self.redis.pipeline(transaction=False)
+            for command in commands:
+                pipe.execute_command(*command)
+            return list(await pipe.execute())
+        replies = await asyncio.gather(*(self._commits.call(*command) for command in commands), return_exceptions=True)
+        for reply in replies:
+            if isinstance(reply, BaseException):
+                raise reply
+        return replies
 
     def _batch_done(self, size: int, seconds: float) -> None:
         if self.on_batch is not None:

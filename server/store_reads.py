@@ -5,7 +5,7 @@ lobby's listing (live and finished ids, summaries), and the lifecycle's own inde
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
 
@@ -16,6 +16,10 @@ class RoomReads(StoreKeys):
     """Reads of rooms and of the lobby's indexes; `redis` is `Store`'s."""
 
     redis: aioredis.Redis
+
+    if TYPE_CHECKING:  # Store's: plain commands over the store's own connection
+
+        async def send_all(self, commands: Sequence[tuple[Any, ...]]) -> list[Any]: ...
 
     async def live_room_ids(self) -> list[str]:
         members = await self.redis.smembers(self.k_live)
@@ -127,12 +131,12 @@ class LifecycleStore:
 
     async def retain(self, room_id: str, seconds: float) -> None:
         """A finished room: every key of it expires after the retention period."""
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.delete(self.k_life(room_id))
-        pipe.zrem(self.k_due, room_id)
-        for key in self.room_keys(room_id):
-            pipe.expire(key, max(1, int(seconds)))
-        await pipe.execute()
+        ttl = max(1, int(seconds))
+        await self.store.send_all([
+            ("DEL", self.k_life(room_id)),
+            ("ZREM", self.k_due, room_id),
+            *(("EXPIRE", key, ttl) for key in self.room_keys(room_id)),
+        ])
 
     async def purge_finished(self, before: float, limit: int = 500) -> list[str]:
         """Rooms finished before `before` leave the finished index and are deleted
