@@ -57,6 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from protocol import PROTOCOL_VERSION, apply_legal_edit  # noqa: E402
+from server.app import NEW_ROOM_SWEEP  # noqa: E402
 from server.config import Config  # noqa: E402
 
 sys.path.append(str(ROOT / "bench"))
@@ -493,11 +494,12 @@ async def echo_run(url: str, conns: int, rate: float, duration: float, client: s
     return rtts
 
 
-async def measure_memory(
-    url: str, pid: int, conns: int, game: str, rules: str | None, pack_after: float
-) -> tuple[float, float]:
+async def measure_memory(url: str, pid: int, conns: int, game: str, rules: str | None) -> tuple[float, float]:
     """KiB of server RSS per idle connection (hello done) and per room (2 seats joined),
-    the rooms measured once idle long enough to be packed (`pack_after`, the server's).
+    the rooms measured once packed: nobody acts in them, so the server's new-room sweep
+    packs them within about a second (server/app.py; none with `pack_after` 0). Both
+    figures are read before the server's first keepalive ping (20 s after a connection
+    opened): what a ping round leaves is not in either.
 
     Marginal costs: one connection says hello and one room is created and joined before
     the baseline, so one-time work (engine imports, lookup tables) is not counted.
@@ -539,8 +541,9 @@ async def measure_memory(
         for j in (a, b):
             await sockets[j].send(msgpack.packb({"type": "join", "id": 3, "room": room}))
             await replies[j].get()
-    # An idle room is packed after one to two `pack_after` periods (server/app.py).
-    await asyncio.sleep(2 * pack_after + 1.0 if pack_after > 0 else 1.0)
+    # A room nobody acted in is packed at the first new-room sweep (every 0.5 s) after
+    # its last change (server/app.py, NEW_ROOM_SWEEP).
+    await asyncio.sleep(2 * NEW_ROOM_SWEEP + 1.0)
     per_room = (rss_kib(pid) - with_conns) / rooms
     for ws in [*sockets, *warm]:
         await ws.close()
@@ -688,8 +691,8 @@ async def main() -> int:
     parser.add_argument("--memory-conns", type=int, default=1000, help="0 skips the memory figures")
     parser.add_argument("--memory-only", action="store_true", help="stop after the memory figures")
     parser.add_argument("--pack-after", type=float, default=Config.pack_after,
-                        help="the server's --pack-after (default: the server's own); the idle rooms "
-                        "of the memory figures are measured once they are packed (2x this + 1 s)")
+                        help="the server's --pack-after (default: the server's own; 0 = never pack, "
+                        "which the memory figures then show)")
     parser.add_argument("--loop", default="auto", help="server (and echo) event loop: auto, uvloop or asyncio")
     parser.add_argument("--patches", action="store_true",
                         help="only frame sizes, every game and rule set (defaults: 20 rooms, 200 moves/s, 5 s)")
@@ -757,7 +760,7 @@ async def main() -> int:
               f"{args.rooms} rooms x (2 seats + {args.spectators} spectators); client {args.client}", flush=True)
         per_conn = per_room = float("nan")
         if args.memory_conns:
-            per_conn, per_room = await measure_memory(url, server.pid, args.memory_conns, game, rules, args.pack_after)
+            per_conn, per_room = await measure_memory(url, server.pid, args.memory_conns, game, rules)
             if args.memory_only:
                 print(f"server memory      {per_conn:.1f} KiB per idle connection, {per_room:.1f} KiB per room")
                 return 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import zlib
 from typing import Any
 
 import pytest
@@ -40,7 +41,7 @@ async def replayed(server: Any, live: Any) -> Any:
 def test_a_packed_state_unpacks_to_the_same_position(game, rules, players) -> None:
     engine = registry.get_engine(game, rules)
     presets = dictionaries(engine, players).state
-    rng = random.Random(hash((game, rules, players)) & 0xFFFF)
+    rng = random.Random(zlib.crc32(repr((game, rules, players)).encode()))
     state = engine.new_game(players, engine.validate_options(players, {}), rng.randrange(1 << 30))
     for _ in range(60):
         back = unpack_state(engine, pack_state(engine, state, presets), presets)
@@ -105,7 +106,7 @@ async def test_a_room_packed_between_changes_plays_resyncs_and_replays_exactly(
 ) -> None:
     seats, spectator, room, _, live = await seated_room(giants_server, client_factory, game, rules, players)
     members: list[tuple[int | None, Any]] = [*enumerate(seats), (None, spectator)]
-    rng = random.Random(hash((game, rules, players, "state")) & 0xFFFF)
+    rng = random.Random(zlib.crc32(repr((game, rules, players, "state")).encode()))
     for move in range(MOVES):
         await settle(live, room, members)
         assert live.compact(force=True)
