@@ -25,8 +25,8 @@ import logging
 import secrets
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 from engines import registry
 from engines.base import Engine, GameError
@@ -68,6 +68,22 @@ def keyed_room_id(key: str, attempt: int) -> str:
         chars.append(ROOM_ID_ALPHABET[index])
     return "".join(chars)
 
+
+
+T = TypeVar("T")
+
+
+async def in_slices(items: list[T], budget: float) -> AsyncIterator[T]:
+    """`items` one by one, letting the event loop run (moves, other rooms) after about
+    `budget` seconds of the caller's work (checked every 8 items), so a pass over many
+    rooms is many short turns of the loop instead of one long one."""
+    clock = time.perf_counter
+    end = clock() + budget
+    for n, item in enumerate(items, 1):
+        yield item
+        if n % 8 == 0 and clock() > end:
+            await asyncio.sleep(0)
+            end = clock() + budget
 
 class Lobby(LobbyListing, LobbyRestore):
     """Every live room of this node, by id."""
@@ -156,14 +172,9 @@ class Lobby(LobbyListing, LobbyRestore):
         lets the loop run (moves, other rooms) before going on, so a pass over many
         rooms is many short turns. Returns how many rooms it compacted."""
         compacted = 0
-        clock = time.perf_counter
-        end = clock() + budget
-        for n, room in enumerate(list(self.rooms.values()), 1):
+        async for room in in_slices(list(self.rooms.values()), budget):
             if room.compact():
                 compacted += 1
-            if n % 8 == 0 and clock() > end:
-                await asyncio.sleep(0)
-                end = clock() + budget
         return compacted
 
     async def compact_new_rooms(self, budget: float) -> int:
@@ -176,17 +187,12 @@ class Lobby(LobbyListing, LobbyRestore):
         leaves the set at its first action or when this node no longer holds it; the
         work is sliced like `compact_idle_views`. Returns how many rooms it packed."""
         compacted = 0
-        clock = time.perf_counter
-        end = clock() + budget
         fresh = self.fresh
-        for n, room in enumerate(list(fresh), 1):
+        async for room in in_slices(list(fresh), budget):
             if room.actions or self.rooms.get(room.id) is not room:
                 fresh.discard(room)
             elif room.compact():
                 compacted += 1
-            if n % 8 == 0 and clock() > end:
-                await asyncio.sleep(0)
-                end = clock() + budget
         return compacted
 
     def _spawn(self, coro: Any) -> None:
