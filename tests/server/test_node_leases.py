@@ -1,0 +1,127 @@
+"""A node's periodic work over many rooms leaves the event loop free in between.
+
+A node renews every lease it holds each `lease_ttl / 3` and its orphan sweep reads the
+lease of every live room. Done in one batch, a pass over thousands of rooms held the
+event loop (and Redis) for tens of milliseconds, and every move in flight waited. These
+tests check, on a real Redis, that the passes go in slices with the loop running other
+work between them, and that slicing loses nothing: every lease is renewed, every lost
+room is reported, every holder is read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from server.node import RENEW_SLICE, Node
+from server.store import Store
+from server.store_leases import HOLDERS_SLICE
+
+ROOMS = 3 * RENEW_SLICE + 5  # four slices, the last one short
+
+
+async def rooms_owned_by(node: Node, store: Store, count: int) -> list[str]:
+    """`count` rooms (bare room hashes) whose leases `node` holds and renews."""
+    ids = [f"lease{i:04d}" for i in range(count)]
+    for room_id in ids:
+        await store.redis.hset(store.k_room(room_id), "fence", 0)
+        fence = await node.acquire(room_id)
+        assert fence is not None
+        node.own(room_id, fence)
+    return ids
+
+
+def record_calls(obj: object, name: str, trace: list[object]) -> None:
+    """Note in `trace` the size of each call of obj.name (the real method still runs)."""
+    real = getattr(obj, name)
+
+    async def recorded(*args: object, **kwargs: object) -> object:
+        trace.append(len(args[1] if name == "renew_leases" else args[0]))  # type: ignore[arg-type]
+        return await real(*args, **kwargs)
+
+    setattr(obj, name, recorded)
+
+
+async def run_beside_a_probe(work: asyncio.Future[object], trace: list[object]) -> None:
+    """Run `work` while another task notes "probe" in `trace` each time it gets the loop."""
+    while not work.done():
+        trace.append("probe")
+        await asyncio.sleep(0)
+    await work
+
+
+def slices(trace: list[object]) -> list[int]:
+    """The sizes of the recorded calls, checking that the probe ran between each two."""
+    sizes = [t for t in trace if isinstance(t, int)]
+    between = "".join("c" if isinstance(t, int) else "p" for t in trace).strip("p")
+    assert "cc" not in between, "two slices went in one turn of the loop: nothing else could run"
+    return sizes
+
+
+async def test_renewal_goes_in_slices_and_renews_every_lease(redis_url: str, key_prefix: str) -> None:
+    store = Store(redis_url, key_prefix)
+    node = Node(store, "node-a", lease_ttl=2.0)
+    try:
+        ids = await rooms_owned_by(node, store, ROOMS)
+        await node.renew()  # the first pass also loads the script into Redis
+        node.renewals = 0
+        for room_id in ids:  # let every lease run down a little
+            await store.redis.pexpire(store.k_lease(room_id), 300)
+
+        trace: list[object] = []
+        record_calls(store, "renew_leases", trace)
+        await run_beside_a_probe(asyncio.ensure_future(node.renew()), trace)
+
+        # One round trip per slice, and the loop served others between them.
+        assert slices(trace) == [RENEW_SLICE, RENEW_SLICE, RENEW_SLICE, 5]
+        assert node.renewals == ROOMS
+        ttls = [await store.redis.pttl(store.k_lease(room_id)) for room_id in ids]
+        assert min(ttls) > 1000, "every lease, in every slice, was renewed to the full TTL"
+        assert set(node.rooms) == set(ids)
+    finally:
+        await store.close()
+
+
+async def test_a_room_lost_in_a_later_slice_is_reported(redis_url: str, key_prefix: str) -> None:
+    store = Store(redis_url, key_prefix)
+    node = Node(store, "node-a", lease_ttl=2.0)
+    other = Node(store, "node-b", lease_ttl=2.0)
+    lost: list[str] = []
+
+    async def on_lost(room_id: str) -> None:
+        lost.append(room_id)
+
+    node.on_lost = on_lost
+    try:
+        ids = await rooms_owned_by(node, store, ROOMS)
+        # Node b takes the last room over once a's lease on it expired (a paused owner).
+        taken = ids[-1]
+        await store.redis.delete(store.k_lease(taken))
+        assert await other.acquire(taken) is not None
+
+        await node.renew()
+
+        assert lost == [taken]
+        assert taken not in node.rooms and len(node.rooms) == ROOMS - 1
+        assert await store.lease_holder(taken) == "node-b"
+    finally:
+        await store.close()
+
+
+async def test_lease_holders_reads_every_room_across_slices(redis_url: str, key_prefix: str) -> None:
+    store = Store(redis_url, key_prefix)
+    node = Node(store, "node-a", lease_ttl=2.0)
+    try:
+        held = await rooms_owned_by(node, store, HOLDERS_SLICE + 10)
+        free = [f"free{i:04d}" for i in range(HOLDERS_SLICE)]
+        asked = [room for pair in zip(held, free, strict=False) for room in pair] + held[len(free) :]
+
+        trace: list[object] = []
+        record_calls(store.redis, "mget", trace)
+        work = asyncio.ensure_future(store.lease_holders(asked))
+        await run_beside_a_probe(work, trace)
+
+        holders = work.result()
+        assert holders == ["node-a" if room in set(held) else None for room in asked]
+        assert slices(trace) == [HOLDERS_SLICE, HOLDERS_SLICE, 10]
+    finally:
+        await store.close()
