@@ -18,8 +18,9 @@ shares the machine's cores with the nodes, as the goals in issue 12 say. Scenari
 - `2 nodes, relayed`: each room's second seat and its spectator connect to the other
   node: every move's request or frames cross the relay. Its CPU per move minus the
   direct one is the relay's cost per move.
-- `--workers 2`: `giants serve --workers 2` on one port (SO_REUSEPORT spreads the
-  connections at random, so about half of the members are relayed).
+- `--workers N` (N from `--workers-counts`, default 2): `giants serve --workers N` on one
+  port (SO_REUSEPORT spreads the connections at random: a member who did not create its
+  room reaches the room's owner with a chance of 1/N, and is relayed otherwise).
 
 For each rate: the achieved moves/s, round trip p50/p99 (act sent -> own patch back),
 and where the machine's CPU went, per move: each node, redis-server, the load generator
@@ -379,6 +380,9 @@ async def main() -> int:
     parser.add_argument("--rates", default="1000,1500,2000,2500,3000,3500", help="total moves/s tried, in order")
     parser.add_argument("--duration", type=float, default=6.0, help="measured seconds per rate")
     parser.add_argument("--failovers", type=int, default=3)
+    parser.add_argument("--workers-counts", default="2",
+                        help="the workers scenario runs `giants serve --workers N` for each N of this comma list "
+                             "(e.g. 2,4: on 2 cores, 4 shows what oversubscribing costs)")
     parser.add_argument("--lease-ttl", type=float, default=None,
                         help="the nodes' lease TTL (default 2 s; 60 s with --callgrind, whose nodes run too slowly "
                              "to renew every 2/3 s)")
@@ -431,15 +435,16 @@ async def main() -> int:
             finally:
                 stop(procs)
                 report_log(name)
-        if "workers" in only:
-            proc, url = bs.start([sys.executable, "-m", "client_cli.cli", "serve", "--port", "0", "--workers", "2",
-                                  "--log-level", "warning", "--redis-url", redis_url, "--key-prefix", "giants-scale:w:",
+        for n in [int(c) for c in args.workers_counts.split(",")] if "workers" in only else []:
+            name = f"--workers {n}"
+            proc, url = bs.start([sys.executable, "-m", "client_cli.cli", "serve", "--port", "0", "--workers", str(n),
+                                  "--log-level", "warning", "--redis-url", redis_url, "--key-prefix", f"giants-scale:w{n}:",
                                   "--rate", "1000", "--burst", "1000", *LIMITS])
             try:
-                results.append(await run_scenario("--workers 2", [url], [proc], redis_pids, False, args))
+                results.append(await run_scenario(name, [url], [proc], redis_pids, False, args))
             finally:
                 stop([proc])
-                report_log("--workers 2")
+                report_log(name)
         failovers = []
         if "failover" in only:
             for i in range(args.failovers):
