@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from server.node import RENEW_SLICE, Node
 from server.store import Store
 from server.store_leases import HOLDERS_SLICE
+
+pytestmark = pytest.mark.redis
 
 ROOMS = 3 * RENEW_SLICE + 5  # four slices, the last one short
 
