@@ -212,6 +212,8 @@ class GiantsServer:
             cluster=cluster,
             timeout=self.config.redis_timeout,
             retry_window=self.config.redis_retry_window,
+            replica_acks=self.config.replica_acks,
+            replica_timeout=self.config.replica_ack_timeout,
         )
         self.store.on_batch = self.metrics.observe_batch
         if not await self.store.ping():

@@ -53,6 +53,8 @@ class Config:
     default_deadline: float = 0.0  # seconds per move for rooms created without one; 0 = none
     redis_timeout: float = 5.0  # a Redis reply later than this puts the command's outcome in doubt
     redis_retry_window: float = 10.0  # how long a write in doubt is settled while Redis is away
+    replica_acks: int = 0  # replicas that must confirm each commit (WAIT) before it is acknowledged
+    replica_ack_timeout: float = 1.0  # seconds WAIT waits for them; fewer in time = outcome unknown
     fsync: str = "always"  # embedded Redis appendfsync: always (acknowledged = on disk) or everysec
     # A seat may replace its action in one simultaneous step (a GIANTS bid) this often.
     max_replacements: int = 20
@@ -92,6 +94,10 @@ class Config:
             raise ValueError(f"--key-prefix must not contain braces (they would become a hash tag), not {self.key_prefix!r}")
         if self.redis_timeout <= 0 or self.redis_retry_window < 0:
             raise ValueError("--redis-timeout must be positive and --redis-retry-window not negative")
+        if not 0 <= self.replica_acks <= 16:
+            raise ValueError(f"--replica-acks must be 0..16, not {self.replica_acks}")
+        if self.replica_ack_timeout <= 0 or (self.replica_acks and self.replica_ack_timeout >= self.redis_timeout):
+            raise ValueError("--replica-ack-timeout must be positive and below --redis-timeout")
         if self.fsync not in ("always", "everysec"):
             raise ValueError(f"--fsync must be always or everysec, not {self.fsync!r}")
         for name in ("bot_max_iterations", "bot_threads", "max_replacements"):
@@ -159,6 +165,10 @@ class Config:
             "reuse_port": "listen with SO_REUSEPORT, sharing the port with other nodes (GIANTS_REUSE_PORT; --workers sets it)",
             "redis_timeout": "seconds before an unanswered Redis command is settled (GIANTS_REDIS_TIMEOUT, default 5)",
             "redis_retry_window": "seconds a write in doubt is settled while Redis is away (GIANTS_REDIS_RETRY_WINDOW, default 10)",
+            "replica_acks": "replicas that must confirm each change before it is acknowledged (Redis WAIT; "
+            "GIANTS_REPLICA_ACKS, default 0 = the master's answer; see docs/operations.md)",
+            "replica_ack_timeout": "seconds to wait for those replicas; fewer in time = the client is told the outcome "
+            "is unknown (GIANTS_REPLICA_ACK_TIMEOUT, default 1)",
             "fsync": "embedded Redis fsync policy: always or everysec (GIANTS_FSYNC, default always; see docs/operations.md)",
             "waiting_ttl": "seconds a waiting room may stay unchanged before it expires (GIANTS_WAITING_TTL, default 3600)",
             "seat_grace": "seconds before a seat left by a disconnect before the start is freed (GIANTS_SEAT_GRACE, default 120)",

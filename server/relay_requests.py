@@ -33,6 +33,7 @@ from server.relay_channels import Channels
 from server.relay_handles import RemoteRoom
 from server.router import RoomHandle
 from server.seats import Peer
+from server.store_base import is_transient
 
 RETRY_SAFE = {"join", "watch", "resume", "resync", "leave"}  # refused or idempotent if repeated
 # A request nobody took while its owner holds the lease is sent again this many times,
@@ -146,8 +147,33 @@ class RelayRequests:
                 raise RequestError("internal_error", "the room's server is not answering; try again shortly")
             await asyncio.sleep(0.05)
 
+    async def _try_publish(self, channel: str, msg: dict[str, Any]) -> int | None:
+        """`_publish`; None if Redis could not take it (no master for the channel's slot
+        for now): not delivered, like a receiver count of 0."""
+        try:
+            return await self._publish(channel, msg)
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            return None
+
     async def rooms_store_holder(self, room_id: str) -> str | None:
-        return await self.rooms.owner(room_id)
+        try:
+            return await self.rooms.owner(room_id)
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            raise RequestError("storage_unavailable", "the room's storage does not answer; try again shortly") from exc
+
+    async def _still_owner(self, room_id: str, owner: str) -> bool:
+        """Whether `owner` still holds the room's lease; True while Redis cannot say
+        (on a cluster, the slot's master is being replaced): the owner keeps it."""
+        try:
+            return await self.rooms.owner(room_id) == owner
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            return True
 
     async def reattach_at(self, room_id: str, owner: str | None) -> None:
         """Re-attach this node's members of `room_id` at its (new) owner."""
@@ -279,18 +305,22 @@ class RelayRequests:
         self.requests_relayed += 1
         try:
             channel = self.channels.inbox(owner)
-            receivers = await self._publish(channel, msg)
-            for _ in range(RESENDS):
+            receivers = await self._try_publish(channel, msg)
+            resend_until = time.monotonic() + max(RESENDS * RESEND_AFTER, self.timeout)
+            while not receivers:
                 # Nobody took it. An owner that still holds the room's lease may be
-                # subscribing again (its connection broke, or on a cluster its inbox's
-                # slot moved): send it again shortly, safely (it was not delivered). A
-                # dead owner loses the lease within the lease TTL, and a lease that
-                # moved ends this at once.
-                if receivers or await self.rooms.owner(remote.id) != owner:
+                # subscribing again (its connection broke; on a cluster its inbox's
+                # slot moved, or its master is being replaced): send it again shortly,
+                # safely (it was not delivered). A dead owner loses the lease within
+                # the lease TTL, and a lease that moved ends this at once.
+                if time.monotonic() > resend_until or not await self._still_owner(remote.id, owner):
                     break
                 await asyncio.sleep(RESEND_AFTER)
-                receivers = await self._publish(channel, msg)
-            if receivers == 0:
+                receivers = await self._try_publish(channel, msg)
+            if not receivers:
+                if receivers is None and time.monotonic() > resend_until:  # Redis never took it
+                    raise RequestError("storage_unavailable", "the room's server cannot be reached through Redis; "
+                                       "the request was not run, try again shortly", {"outcome": "not_applied"})
                 raise OwnerGone(delivered=False)
             # A busy owner is still an owner: keep waiting while it holds the room's
             # lease (checked twice a second), up to 4 relay timeouts; a dead one loses
@@ -300,7 +330,7 @@ class RelayRequests:
                 done, _pending = await asyncio.wait([fut], timeout=min(self.timeout, 0.5))
                 if done:
                     return fut.result()
-                if time.monotonic() > end or await self.rooms.owner(remote.id) != owner:
+                if time.monotonic() > end or not await self._still_owner(remote.id, owner):
                     raise OwnerGone(delivered=True)
         finally:
             self._pending.pop(rid, None)

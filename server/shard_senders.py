@@ -24,16 +24,21 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
 from server.commit_pipe import GroupSender
+from server.replica_acks import ReplicatedSender
 
 
 class ShardSenders:
     """See the module docstring."""
 
     def __init__(self, cluster: RedisCluster, timeout: float | None,
-                 on_batch: Callable[[int, float], None] | None = None) -> None:
+                 on_batch: Callable[[int, float], None] | None = None,
+                 replicas: int = 0, wait_ms: int = 0) -> None:
+        """`replicas` > 0: each master's sender is a `ReplicatedSender` (server.replica_acks)."""
         self.cluster = cluster
         self.timeout = timeout
         self.on_batch = on_batch
+        self.replicas = replicas
+        self.wait_ms = wait_ms
         self.senders: dict[str, GroupSender] = {}  # master "host:port" -> its sender
         self._clients: dict[str, aioredis.Redis] = {}
         self._refreshing: asyncio.Future[None] | None = None
@@ -60,7 +65,11 @@ class ShardSenders:
     def for_node(self, node: ClusterNode) -> GroupSender:
         sender = self.senders.get(node.name)
         if sender is None:
-            sender = self.senders[node.name] = GroupSender(self.client(node), self.timeout, self.on_batch)
+            if self.replicas:
+                sender = ReplicatedSender(self.client(node), self.timeout, self.on_batch, self.replicas, self.wait_ms)
+            else:
+                sender = GroupSender(self.client(node), self.timeout, self.on_batch)
+            self.senders[node.name] = sender
         return sender
 
     def client(self, node: ClusterNode) -> aioredis.Redis:

@@ -34,6 +34,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import (
     AskError,
+    MovedError,
     NoScriptError,
     ResponseError,
     SlotNotCoveredError,
@@ -42,6 +43,7 @@ from redis.exceptions import (
 
 from server.cancellation import checkpoint
 from server.commit_pipe import CommitPipe, GroupSender
+from server.replica_acks import NotReplicated, ReplicatedSender
 from server.shard_senders import ShardSenders
 from server.store_base import EMPTY_LIST as EMPTY_LIST
 from server.store_base import OutcomeUnknown as OutcomeUnknown
@@ -128,10 +130,14 @@ class Store(LeaseStore, RoomReads):
         *,
         timeout: float = 5.0,
         retry_window: float = 10.0,
+        replica_acks: int = 0,
+        replica_timeout: float = 1.0,
     ) -> None:
         """`timeout`: seconds a command may take before its outcome is in doubt;
         `retry_window`: how long an unsettled write keeps being settled (and other
-        idempotent calls retried) while Redis is away."""
+        idempotent calls retried) while Redis is away; `replica_acks`: replicas that
+        must confirm a commit (WAIT, within `replica_timeout` seconds) before it counts
+        as stored (server.replica_acks; 0 = the master's answer is enough)."""
         if "{" in prefix or "}" in prefix:
             # A brace in the prefix would become the hash tag of every key.
             raise ValueError(f"key prefix {prefix!r} must not contain braces")
@@ -168,8 +174,17 @@ class Store(LeaseStore, RoomReads):
         self._register_lease_scripts()
         # The commits' own channel: one write per turn of the loop. On a cluster, one
         # such channel per master, each commit on the one owning its room's slot.
-        self._commits = GroupSender(self.redis, timeout, on_batch=self._batch_done)
-        self._shards = ShardSenders(self.redis, timeout, self._batch_done) if cluster else None  # type: ignore[arg-type]
+        self.replica_acks = replica_acks
+        wait_ms = max(1, round(replica_timeout * 1000))
+        self._commits: GroupSender
+        if replica_acks:
+            self._commits = ReplicatedSender(self.redis, timeout, self._batch_done, replica_acks, wait_ms)
+        else:
+            self._commits = GroupSender(self.redis, timeout, on_batch=self._batch_done)
+        self._shards = (
+            ShardSenders(self.redis, timeout, self._batch_done, replica_acks, wait_ms)  # type: ignore[arg-type]
+            if cluster else None
+        )
         self._lease_pipe: CommitPipe | None = None  # lease renewals' own connection
         self.on_batch: Callable[[int, float], None] | None = None  # metrics hook
 
@@ -288,14 +303,9 @@ class Store(LeaseStore, RoomReads):
         master owning its room's slot (`server.shard_senders`). Each room's own commits
         are already serialised by its lock, so grouping never reorders them.
         """
-        if self._shards is None:
-            sender = self._commits
-        else:
-            try:
-                sender = self._shards.for_key(keys[0])
-            except SlotNotCoveredError:  # the slot map is not read yet
-                await self._shards.start()
-                sender = self._shards.for_key(keys[0])
+        if self.replica_acks:
+            return await self._submit_replicated(keys, args)
+        sender = self._commits if self._shards is None else await self._sender(keys[0])
         try:
             return await sender.call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
         except NoScriptError:
@@ -305,6 +315,40 @@ class Store(LeaseStore, RoomReads):
             # Not run (MOVED, ASK: the room's slot moves; TRYAGAIN: it is migrating):
             # redis-py's cluster client follows the redirection and updates its slot map.
             return await self._commit(keys=keys, args=args)
+
+    async def _sender(self, key: str) -> GroupSender:
+        """The commits' channel to the master holding `key` (the only one on one Redis)."""
+        if self._shards is None:
+            return self._commits
+        try:
+            return self._shards.for_key(key)
+        except SlotNotCoveredError:  # the slot map is not read yet
+            await self._shards.start()
+            return self._shards.for_key(key)
+
+    async def _submit_replicated(self, keys: list[str], args: list[Any]) -> Any:
+        """`_submit` with `--replica-acks`: the batch ends with WAIT (server.replica_acks);
+        raises NotReplicated if too few replicas confirmed an applied commit."""
+        command = ("EVALSHA", self._commit.sha, len(keys), *keys, *args)
+        sender = await self._sender(keys[0])
+        assert isinstance(sender, ReplicatedSender)
+        try:
+            return await sender.call_replicated(*command)
+        except NoScriptError:  # Redis lost its script cache (restarted): load it, once
+            await self.redis.script_load(_COMMIT)
+        except MovedError:  # the slot has another master now (failover, resharding)
+            if self._shards is not None:
+                await self._shards.refresh()
+        except (AskError, TryAgainError):
+            # The slot is migrating: redis-py follows the redirection, with no WAIT on
+            # its connection, so an applied write is not known to be replicated.
+            result = await self._commit(keys=keys, args=args)
+            if int(result) == 1:
+                raise NotReplicated(result, 0, self.replica_acks) from None
+            return result
+        sender = await self._sender(keys[0])
+        assert isinstance(sender, ReplicatedSender)
+        return await sender.call_replicated(*command)
 
     async def acquire(self, room_id: str) -> int:
         """Take the room over: bump and return its fence; earlier holders can no longer write."""
@@ -358,11 +402,18 @@ class Store(LeaseStore, RoomReads):
         ]
         try:
             result = int(await self._submit(keys, args))
+        except NotReplicated as exc:
+            if int(exc.result) == 1:
+                raise OutcomeUnknown(f"room {room_id}: write {wid} is in at the master, but {exc}") from exc
+            result = int(exc.result)  # refused: nothing to replicate
         except Exception as exc:
             if not is_transient(exc):
                 raise
             log.warning("room %s: no answer to write %s (%r); settling it", room_id, wid, exc)
             result = await self.settle(room_id, expected=expected, fence=fence, wid=wid)
+            if result == 1 and self.replica_acks:
+                # In at the master, but no WAIT followed it on its connection.
+                raise OutcomeUnknown(f"room {room_id}: write {wid} settled as applied, not known to be replicated") from exc
         if result == -4:
             raise StorageUnavailable(f"room {room_id}: the write was settled as not applied")
         if result != 1:

@@ -40,6 +40,7 @@ from typing import Any
 
 import msgpack
 import redis.asyncio as aioredis
+from redis.exceptions import ClusterDownError, SlotNotCoveredError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -115,8 +116,14 @@ class OutcomeUnknown(StoreError):
 
 def is_transient(exc: BaseException) -> bool:
     """True for failures that say nothing about the command's outcome: the connection
-    broke, timed out, or Redis is still loading its data after a restart."""
-    return isinstance(exc, RedisConnectionError | RedisTimeoutError | OSError | asyncio.TimeoutError)
+    broke, timed out, or Redis is still loading its data after a restart; and, on a
+    cluster, the slot has no master for now (CLUSTERDOWN, MASTERDOWN while a replica is
+    being promoted: the command did not run, and settling it says so)."""
+    return isinstance(exc, _TRANSIENT)
+
+
+_TRANSIENT = (RedisConnectionError, RedisTimeoutError, OSError, asyncio.TimeoutError, ClusterDownError,
+              SlotNotCoveredError)
 
 
 def backoff_delays(window: float, first: float = 0.05, cap: float = 1.0) -> Iterator[float]:
