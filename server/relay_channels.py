@@ -25,7 +25,9 @@
   new owner; posted frames too, in the order they were posted: `_redirect`) or its
   master's connection fails, and before every re-subscription: when the inbox's slot
   moves, Redis drops the subscription (`sunsubscribe`), `Subscription.lost` fires and
-  the relay subscribes again, at the new owner.
+  the relay subscribes again, at the new owner. A frame post nobody received (SPUBLISH
+  answered 0: the inbox's node is subscribing again; or its master broke) is sent
+  again with the ones after it, in order, until the node is back (`_resend`).
 
   redis-py has sharded pub/sub of its own (`RedisCluster.pubsub().ssubscribe`, which
   also follows slot migrations), but it reads every message through its generic reply
@@ -111,6 +113,8 @@ class ShardedChannels:
     """Sharded pub/sub on a Redis Cluster (see the module docstring)."""
 
     REFRESH_EVERY = 0.5  # at most one slot-map read per this many seconds after failed posts
+    RESEND_AFTER = 0.1  # a post nobody received is sent again this much later...
+    RESEND_FOR = 10.0  # ...for this long (its node subscribing again: a killed connection, a failover)
 
     def __init__(self, url: str, prefix: str, timeout: float) -> None:
         self.cluster = RedisCluster.from_url(url)
@@ -126,13 +130,19 @@ class ShardedChannels:
         self._stale: set[GroupSender] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._redirecting = False
+        # Posts nobody received (the inbox's node not subscribed: SPUBLISH answered 0, or
+        # its master broke), per channel in order, and the posts held back behind them
+        # while they are sent again (`_resend`).
+        self._lost: dict[str, list[bytes]] = {}
+        self._holding: dict[str, list[bytes]] = {}
 
     def inbox(self, node_id: str) -> str:
         return f"{self.prefix}relay:{{{node_id}}}"
 
     @property
     def in_flight(self) -> int:
-        return self.shards.in_flight + len(self._moved) + len(self._held or ())
+        return (self.shards.in_flight + len(self._moved) + len(self._held or ())
+                + sum(map(len, self._lost.values())) + sum(map(len, self._holding.values())))
 
     async def start(self) -> None:
         """Read the cluster's slot map (raises if no node of it answers)."""
@@ -142,7 +152,13 @@ class ShardedChannels:
 
     def post(self, channel: str, data: bytes) -> None:
         """Send without waiting (frames). One answered MOVED is sent again at the slot's
-        new owner, in order (`_redirect`); a broken master re-reads the slot map."""
+        new owner, in order (`_redirect`); one nobody received is sent again, in order,
+        until its node has subscribed again (`_resend`); a broken master re-reads the
+        slot map."""
+        holding = self._holding.get(channel)
+        if holding is not None:
+            holding.append(data)
+            return
         if self._held is not None:
             self._held.append((channel, data))
             return
@@ -153,6 +169,8 @@ class ShardedChannels:
     def _posted(self, sender: GroupSender, channel: str, data: bytes, fut: asyncio.Future[Any]) -> None:
         exc = None if fut.cancelled() else fut.exception()
         if exc is None:
+            if not fut.cancelled() and fut.result() == 0 and channel != self.broadcast:
+                self._lose(sender, channel, data)
             return
         if isinstance(exc, MovedError):
             self._moved.append((channel, data))
@@ -160,9 +178,52 @@ class ShardedChannels:
             if not self._redirecting:
                 self._redirecting = True
                 self._spawn(self._redirect())
-        elif isinstance(exc, RedisConnectionError) and time.monotonic() - self._refreshed > self.REFRESH_EVERY:
-            self._refreshed = time.monotonic()
-            self._spawn(self._refresh())
+        elif isinstance(exc, RedisConnectionError):
+            if channel != self.broadcast:
+                self._lose(sender, channel, data)
+            if time.monotonic() - self._refreshed > self.REFRESH_EVERY:
+                self._refreshed = time.monotonic()
+                self._spawn(self._refresh())
+
+    def _lose(self, sender: GroupSender, channel: str, data: bytes) -> None:
+        self._lost.setdefault(channel, []).append(data)
+        if channel not in self._holding:
+            self._holding[channel] = []
+            self._spawn(self._resend(channel, sender))
+
+    async def _resend(self, channel: str, sender: GroupSender) -> None:
+        """Posts to `channel` that nobody received: hold new ones back, wait until every
+        post sent before is answered (a DBSIZE behind them: replies come in order), then
+        send the lost ones and the held ones again, in order, every RESEND_AFTER seconds
+        until none is lost (the node subscribed again) or RESEND_FOR passed (it is gone:
+        they are dropped). Frames to a node thus arrive whole and in order."""
+        end = time.monotonic() + self.RESEND_FOR
+        try:
+            while True:
+                with contextlib.suppress(Exception):
+                    await sender.call("DBSIZE")
+                lost = self._lost.pop(channel, None)
+                if not lost:
+                    break
+                if time.monotonic() > end:
+                    log.warning("relay: %d message(s) to %s dropped: nobody subscribed for %.0f s",
+                                len(lost) + len(self._holding.get(channel, ())), channel, self.RESEND_FOR)
+                    self._holding[channel] = []
+                    break
+                await asyncio.sleep(self.RESEND_AFTER)
+                lost += self._holding.get(channel, [])
+                self._holding[channel] = []
+                command, sender = self._routes.get(channel) or self._route(channel)
+                for data in lost:
+                    sender.post(command, channel, data).add_done_callback(
+                        functools.partial(self._posted, sender, channel, data))
+        except asyncio.CancelledError:  # closing
+            self._lost.pop(channel, None)
+            self._holding.pop(channel, None)
+            raise
+        self._lost.pop(channel, None)
+        for data in self._holding.pop(channel, []):
+            self.post(channel, data)
 
     async def _redirect(self) -> None:
         """A slot moved: read the slot map, hold new posts back, wait until every post

@@ -317,3 +317,37 @@ async def test_commits_go_to_each_rooms_master_and_follow_a_moved_slot(cluster: 
             master.close()
         await store.delete_all()
         await store.close()
+
+
+async def test_frames_sent_while_the_relay_resubscribes_are_not_lost(cluster: Cluster, client_factory) -> None:
+    """The relay node's subscription is killed while moves go on: the owner's frames
+    for its members, published while nobody was subscribed, are sent again once it is
+    back, in order, so its clients' views stay whole (no gap) and end equal to those of
+    the owner's own clients."""
+    prefix = "giants-c6:"
+    ids, owners, nodes, players, room = await _game_through_two_cluster_nodes(cluster, prefix, client_factory)
+    one, two = nodes
+    masters = {port: redis.Redis(port=port) for port in cluster.ports}
+    try:
+        direct = await client_factory(one.url, "direct")
+        relayed = await client_factory(two.url, "relayed")
+        for spectator in (direct, relayed):
+            await spectator.ok("watch", room=room)
+        everyone = [*players, direct, relayed]
+        rng, acked = random.Random(11), []
+        await move(everyone, room, rng, acked)
+        for _ in range(3):
+            # Kill node two's subscription, then move at once: the frames for bob and
+            # the relayed spectator find nobody subscribed at first.
+            assert int(masters[owners[ids[1]]].execute_command("CLIENT KILL", "TYPE", "pubsub")) >= 1
+            for _ in range(2):
+                await move(everyone, room, rng, acked)
+        assert all(c.rooms[room].gaps == 0 for c in everyone), [c.rooms[room].gaps for c in everyone]
+        assert relayed.rooms[room].view == direct.rooms[room].view
+        assert relayed.rooms[room].version == direct.rooms[room].version
+        assert await _stored_moves(cluster, prefix, room) == acked
+        no_internal_errors(*everyone)
+    finally:
+        for master in masters.values():
+            master.close()
+        await _stop(*nodes)
