@@ -186,6 +186,7 @@ class Store(LeaseStore, RoomReads):
             if cluster else None
         )
         self._lease_pipe: CommitPipe | None = None  # lease renewals' own connection
+        self._lease_pipes: dict[str, CommitPipe] = {}  # on a cluster: one per master
         self.on_batch: Callable[[int, float], None] | None = None  # metrics hook
 
     # -- health ---------------------------------------------------------------------
@@ -214,8 +215,9 @@ class Store(LeaseStore, RoomReads):
         if self._shards is not None:
             self._shards.close()
             await self._shards.aclose()
-        if self._lease_pipe is not None:
-            self._lease_pipe.close()
+        for lease_pipe in [self._lease_pipe, *self._lease_pipes.values()]:
+            if lease_pipe is not None:
+                lease_pipe.close()
         await self.redis.aclose()
 
     # -- writes ---------------------------------------------------------------------

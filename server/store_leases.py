@@ -7,14 +7,17 @@ release (server.node drives them; `Store` inherits `LeaseStore`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import NoScriptError
+from redis.asyncio.cluster import ClusterNode
+from redis.exceptions import AskError, NoScriptError, ResponseError, TryAgainError
 
 from server.commit_pipe import CommitPipe
-from server.store_base import StoreKeys, as_text, pack, unpack
+from server.shard_senders import ShardSenders
+from server.store_base import StoreKeys, as_text, is_transient, pack, unpack
 
 HOLDERS_SLICE = 256  # lease keys read per round trip by `lease_holders`
 
@@ -54,6 +57,8 @@ class LeaseStore(StoreKeys):
     cluster: bool
     timeout: float
     _lease_pipe: CommitPipe | None
+    _lease_pipes: dict[str, CommitPipe]  # on a cluster: one per master
+    _shards: ShardSenders | None
     _acquire: Any
     _renew: Any
     _release: Any
@@ -77,18 +82,15 @@ class LeaseStore(StoreKeys):
 
         One write and one reply parse for all of them, over a connection of their own
         (`server.commit_pipe`, not the commits'); `server.node` renews every room it
-        owns each `lease_ttl / 3`, a slice of rooms per call. On a cluster, a redis-py
-        pipeline.
+        owns each `lease_ttl / 3`, a slice of rooms per call. On a cluster, the same
+        per master, all masters at once (`_renew_per_master`).
         """
         if not rooms:
             return []
         sha, ttl = self._renew.sha, str(lease_ms)
         commands = [("EVALSHA", sha, 2, self.k_lease(r), self.k_room(r), node_id, ttl, str(f)) for r, f in rooms]
-        if self.cluster:
-            pipe = self.redis.pipeline(transaction=False)
-            for command in commands:
-                pipe.execute_command(*command)
-            results = await pipe.execute(raise_on_error=False)
+        if self._shards is not None:
+            results = await self._renew_per_master(self._shards, commands)
         else:
             lease_pipe = self._lease_pipe
             if lease_pipe is None or lease_pipe.closed:
@@ -101,6 +103,42 @@ class LeaseStore(StoreKeys):
             if isinstance(result, Exception):
                 raise result
         return [int(r) == 1 for r in results]
+
+    async def _renew_per_master(self, shards: ShardSenders, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """The renewals grouped by the master owning each room's slot, one batch per
+        master over that master's own lease connection, all masters at once; their
+        replies in the order of `commands`. One answered MOVED, ASK or TRYAGAIN (the
+        slot moved or is moving: the script did not run) is sent again through
+        redis-py's cluster client, which follows the redirection; a master that broke
+        fails the batch (the next tick tries again, after the slot map is read again)."""
+        await shards.start()
+        groups: dict[str, tuple[ClusterNode, list[int]]] = {}
+        for i, command in enumerate(commands):
+            node = shards.master(command[3])  # the lease key
+            groups.setdefault(node.name, (node, []))[1].append(i)
+        results: list[Any] = [None] * len(commands)
+
+        async def renew(node: ClusterNode, indexes: list[int]) -> None:
+            pipe = self._lease_pipes.get(node.name)
+            if pipe is None or pipe.closed:
+                pipe = self._lease_pipes[node.name] = await CommitPipe.open(shards.client(node), self.timeout)
+            for i, reply in zip(indexes, await pipe.roundtrip([commands[i] for i in indexes]), strict=True):
+                results[i] = reply
+
+        try:
+            await asyncio.gather(*(renew(node, indexes) for node, indexes in groups.values()))
+        except Exception as exc:
+            if is_transient(exc):
+                await shards.refresh()
+            raise
+        for i, reply in enumerate(results):
+            if isinstance(reply, AskError | TryAgainError):
+                keys, args = list(commands[i][3:5]), list(commands[i][5:])
+                try:
+                    results[i] = await self._renew(keys=keys, args=args)
+                except ResponseError as exc:
+                    results[i] = exc
+        return results
 
     async def release_lease(self, room_id: str, node_id: str) -> bool:
         """Give the lease up if this node holds it (graceful hand-over)."""

@@ -312,6 +312,16 @@ async def test_commits_go_to_each_rooms_master_and_follow_a_moved_slot(cluster: 
         await store.commit(room, expected=2, version=3, fence=1, log_entry=entry(3), **common)
         assert [e["action"] for e in await store.read_log(room)] == ["a1", "a2", "a3"]
         assert raw.get_node_from_key(store.k_room(room)).port == target
+
+        # Lease renewals go the same way: one batch per master, each renewal at its
+        # room's master; the moved room's at its new master.
+        evalsha1 = {port: _calls(m, "evalsha") for port, m in masters.items()}
+        assert await store.renew_leases("node-a", [(i, 1) for i in ids], 5000) == [True] * len(ids)
+        per_master = {port: _calls(m, "evalsha") - evalsha1[port] for port, m in masters.items()}
+        expected = {port: sum(1 for i in ids if raw.get_node_from_key(store.k_room(i)).port == port)
+                    for port in cluster.ports}
+        assert per_master == expected
+        assert await store.renew_leases("node-b", [(ids[1], 1)], 5000) == [False]  # node-a holds it
     finally:
         for master in masters.values():
             master.close()
