@@ -212,6 +212,10 @@ class GiantslayerState:
         return (totals[0], totals[1])
 
 
+_NOBODY: frozenset[Seat] = frozenset()
+_ACTING: tuple[frozenset[Seat], frozenset[Seat]] = (frozenset((0,)), frozenset((1,)))  # to_act by seat
+
+
 def position_key(board: bytes, white_to_move: bool) -> bytes:
     return board + (b"W" if white_to_move else b"B")
 
@@ -490,7 +494,11 @@ class Giantslayer(Engine[GiantslayerState, Move]):
     # -- turn structure -----------------------------------------------------------
 
     def to_act(self, state: GiantslayerState) -> frozenset[Seat]:
-        return frozenset() if state.finished else frozenset((state.mover,))
+        # The server asks this several times a move: shared sets, the mover inlined
+        # (GS-13: seat round_index % 2 plays White).
+        if len(state.results) == state.rounds:
+            return _NOBODY
+        return _ACTING[state.round_index % 2 ^ (not state.white_to_move)]
 
     def legal_actions(self, state: GiantslayerState, seat: Seat) -> list[Move]:
         if state.finished or seat != state.mover:
