@@ -68,7 +68,7 @@ def encode(message: BaseModel | Mapping[str, Any]) -> bytes:
     Plain maps are packed as they are, so the caller must use the wire names (e.g.
     "from" in a patch). Send the result as one binary WebSocket frame.
     """
-    if isinstance(message, BaseModel):
+    if type(message) is not dict and isinstance(message, BaseModel):  # the server's frames are dicts
         message = to_wire(message)
     return packb(message)
 

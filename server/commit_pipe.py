@@ -62,13 +62,15 @@ def _pack_python(commands: Sequence[Sequence[Any]]) -> bytes:
 
 def _pack_hiredis(commands: Sequence[Sequence[Any]]) -> bytes:
     for command in commands:  # hiredis would send a float; nothing here should be one
-        for arg in command:
-            if arg.__class__ not in _SENDABLE:
-                raise TypeError(f"cannot send {arg.__class__.__name__} to Redis")
+        if not _SENDABLE.issuperset(map(type, command)):  # one C-speed scan of a command
+            bad = next(arg for arg in command if type(arg) not in _SENDABLE)
+            raise TypeError(f"cannot send {type(bad).__name__} to Redis")
+    if len(commands) == 1:  # most batches at a human pace
+        return _hiredis_pack(tuple(commands[0]))
     return b"".join([_hiredis_pack(tuple(command)) for command in commands])
 
 
-_SENDABLE = (str, bytes, int)
+_SENDABLE = frozenset((str, bytes, int))
 try:  # the speed extra: commands packed in C, about 2x faster than the Python packer
     from hiredis import pack_command as _hiredis_pack
 except ImportError:  # pragma: no cover - plain install
