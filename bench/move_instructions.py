@@ -1,0 +1,185 @@
+"""Instructions per move of the room's own work, in-process and deterministic (callgrind).
+
+`bench/server.py --callgrind` counts the whole server, but with games ending at random
+points of its 20 s window and batching that depends on the machine its figure moves by
+±3%: more than most single steps of the hot path. This runs the same code without
+sockets or Redis, the same moves every time, so two runs of a revision agree to 0.1%:
+
+- `room` (default): `Room.act` end to end — the seat guard, parse, apply, the
+  candidate, `_commit` with a store that answers at once, the lifecycle left out —
+  then `publish` to two seats and a spectator (protocol 3; frames are encoded, not
+  sent), over scripted random games played out before measuring, new rooms made
+  (snapshots included) as games end.
+- `request`: `decode_client` of an `act` frame (unpacked, checked, validated).
+- `commit`: `Store.commit` through `GroupSender` and `CommitPipe` (the arguments, the
+  RESP packing, one reply parsed and resolved), on a transport that keeps nothing; the
+  asyncio loop's turns count too.
+
+    python bench/move_instructions.py                 # room path, Giantslayer, 400 moves
+    python bench/move_instructions.py --game tara --moves 300
+    python bench/move_instructions.py --part commit --moves 2000
+    python bench/move_instructions.py --part request --moves 5000
+
+Compare revisions by running it from each checkout with the same arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from engines.registry import get_engine
+from protocol.codec import decode_client, encode
+from server.commit_pipe import CommitPipe
+from server.metrics import Metrics
+from server.room import Room
+from server.seats import Member, SeatState
+from server.store import Store
+
+WARMUP = 100  # moves (or commits) before counting starts
+
+
+class Peer:
+    def __init__(self) -> None:
+        self.name, self.protocol, self.frames = "p", 3, 0
+
+    def push(self, frame: bytes) -> None:
+        self.frames += 1
+
+    def send_ok(self, req_id: Any, data: dict[str, Any]) -> None:
+        self.push(encode({"type": "ok", "id": req_id, "data": data}))
+
+
+class AnsweringStore:
+    async def commit(self, room_id: str, **fields: Any) -> None:
+        return None
+
+
+def count_on() -> None:
+    if os.environ.get("MOVE_INSTRUCTIONS_CG"):
+        subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], check=True, capture_output=True)
+
+
+def room_part(moves: int, game: str) -> None:
+    engine = get_engine(game)
+    rng = random.Random(5)
+    scripts: list[list[tuple[int, str]]] = []
+    for seed in range(60):  # the games' actions, chosen before counting
+        state, acts = engine.new_game(2, {}, seed), []
+        while engine.outcome(state) is None:
+            seat = sorted(engine.to_act(state))[0]
+            text = rng.choice(engine.legal_notation(state, seat))
+            acts.append((seat, text))
+            state = engine.apply(state, seat, engine.parse_action(state, seat, text)).state
+        scripts.append(acts)
+    metrics = Metrics()
+
+    def new_room(seed: int) -> tuple[Room, list[Peer]]:
+        meta = {"game": engine.info.name, "rules": engine.info.rules, "players": 2, "options": {}, "seed": seed,
+                "private": False, "password": None, "created": 0.0, "deadline": None}
+        room = Room(f"room{seed}", engine, meta, engine.new_game(2, {}, seed), AnsweringStore(), metrics)  # type: ignore[arg-type]
+        room.seats = [SeatState(f"n{s}", f"t{s}") for s in range(2)]
+        room.status = "playing"
+        peers = [Peer(), Peer(), Peer()]
+        room.members = [Member(peers[0], 0), Member(peers[1], 1), Member(peers[2], None)]
+        for member in room.members:
+            room.send_snapshot(member)
+        return room, peers
+
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)  # as the server runs (server.app)
+    games, room, peers = 0, *new_room(0)
+    for done in range(moves + WARMUP):
+        if done == WARMUP:
+            count_on()
+        while room.status != "playing":
+            games += 1
+            room, peers = new_room(games % len(scripts))
+        seat, text = scripts[games % len(scripts)][room.actions]
+        act = room.act(peers[seat], 0, text, room.members[seat].version)  # type: ignore[arg-type]
+        try:
+            act.send(None)  # nothing waits: the lock is free and the store answers at once
+        except StopIteration:
+            continue
+        raise RuntimeError("Room.act waited")
+
+
+class Transport:
+    def write(self, data: bytes) -> None:
+        pass
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+async def commit_part(commits: int) -> None:
+    store = Store("redis://127.0.0.1:1/0", prefix="giants-bench:123:")  # never connects
+    pipe = CommitPipe(5.0)
+    pipe.transport = Transport()  # type: ignore[assignment]
+    store._commits._pipe = pipe
+    store._commit.sha = "0" * 40
+    now = time.time()
+    for i in range(commits + WARMUP):
+        if i == WARMUP:
+            count_on()
+        task = asyncio.ensure_future(store.commit(
+            "AbCdEf12", expected=i, version=i + 1, fence=1, status="playing", seats=None, deadline=None,
+            outcome=None, actions=i + 1, log_entry={"v": i + 1, "seat": i % 2, "action": "c3-d4", "ts": now},
+            snapshot=None, now=now, answered=frozenset(), start_key="", hidden=0))
+        await asyncio.sleep(0)  # the task runs up to its wait
+        await asyncio.sleep(0)  # the sender's flush writes the batch
+        pipe.data_received(b":1\r\n")
+        await task
+
+
+def request_part(requests: int) -> None:
+    frame = encode({"type": "act", "id": 12345, "room": "AbCdEfGh12", "action": "c3-d4", "version": 17})
+    for i in range(requests + WARMUP):
+        if i == WARMUP:
+            count_on()
+        decode_client(frame)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--part", choices=("room", "request", "commit"), default="room")
+    parser.add_argument("--game", default="giantslayer")
+    parser.add_argument("--moves", type=int, default=400)
+    parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)  # the run under valgrind
+    args = parser.parse_args()
+    if args.inside:
+        if args.part == "room":
+            room_part(args.moves, args.game)
+        elif args.part == "request":
+            request_part(args.moves)
+        else:
+            asyncio.run(commit_part(args.moves))
+        return
+    out = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null",
+         sys.executable, __file__, "--inside", *sys.argv[1:]],
+        capture_output=True, text=True, env={**os.environ, "MOVE_INSTRUCTIONS_CG": "1"}, check=False)
+    found = re.search(r"Collected : (\d+)", out.stderr)
+    if out.returncode or not found:
+        sys.exit(out.stderr[-2000:])
+    what = {"room": "move", "request": "request", "commit": "commit"}[args.part]
+    print(f"{args.part} part, {args.game if args.part == 'room' else 'one act'}: "
+          f"{int(found.group(1)) / args.moves:,.0f} instructions per {what} ({args.moves} counted)")
+
+
+if __name__ == "__main__":
+    main()
