@@ -4,9 +4,9 @@
 
 - `PlainChannels` (a single Redis server, embedded or `--redis-url`): every node's inbox
   is `P relay:<node id>`, messages leave with PUBLISH over one `GroupSender` and arrive
-  through one `Subscription` (SUBSCRIBE to the inbox and `P relay:all`). `post` and
-  `call` are `GroupSender.post` / `.call` with "PUBLISH" bound: nothing is added per
-  message.
+  through one `Subscription` (SUBSCRIBE to the inbox and `P relay:all`). `call` is
+  `GroupSender.call` with "PUBLISH" bound; `post` is `GroupSender.post` plus a check of
+  the receiver count: a frame post nobody received is sent again (`Resending`).
 - `ShardedChannels` (a Redis Cluster): every node's inbox is the shard channel
   `P relay:{<node id>}` — the node id is its hash tag, so inboxes spread over the
   masters like rooms do. A node SSUBSCRIBEs to its inbox at the master owning that
@@ -27,7 +27,7 @@
   moves, Redis drops the subscription (`sunsubscribe`), `Subscription.lost` fires and
   the relay subscribes again, at the new owner. A frame post nobody received (SPUBLISH
   answered 0: the inbox's node is subscribing again; or its master broke) is sent
-  again with the ones after it, in order, until the node is back (`_resend`).
+  again with the ones after it, in order, until the node is back (`Resending`).
 
   redis-py has sharded pub/sub of its own (`RedisCluster.pubsub().ssubscribe`, which
   also follows slot migrations), but it reads every message through its generic reply
@@ -74,25 +74,120 @@ def open_channels(url: str, prefix: str, timeout: float, cluster: bool) -> Plain
     return ShardedChannels(url, prefix, timeout) if cluster else PlainChannels(url, prefix, timeout)
 
 
-class PlainChannels:
-    """Classic pub/sub on one Redis server: today's path, nothing added per message."""
+class Resending:
+    """Frame posts nobody received, sent again (both transports).
+
+    Pub/sub keeps nothing for a subscriber that is away: a post whose PUBLISH/SPUBLISH
+    answered 0 receivers (the inbox's node is subscribing again) or whose connection
+    broke is lost. Such posts are kept per channel, in order, and the channel's later
+    posts are held back behind them (`post` checks `_holding`); `_resend` sends them
+    all again every RESEND_AFTER seconds until none is lost, or drops them after
+    RESEND_FOR seconds (the node is gone)."""
+
+    RESEND_AFTER = 0.1
+    RESEND_FOR = 10.0
+
+    broadcast: str
+
+    def __init__(self) -> None:
+        self._lost: dict[str, list[bytes]] = {}
+        self._holding: dict[str, list[bytes]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def _route(self, channel: str) -> tuple[str, GroupSender]:
+        raise NotImplementedError
+
+    def post(self, channel: str, data: bytes) -> None:
+        raise NotImplementedError
+
+    def _send(self, command: str, sender: GroupSender, channel: str, data: bytes) -> None:
+        sender.post(command, channel, data).add_done_callback(functools.partial(self._posted, sender, channel, data))
+
+    def _posted(self, sender: GroupSender, channel: str, data: bytes, fut: asyncio.Future[Any]) -> None:
+        if fut.cancelled() or channel == self.broadcast:
+            return
+        exc = fut.exception()
+        if (exc is None and fut.result() == 0) or isinstance(exc, RedisConnectionError):
+            self._lose(sender, channel, data)
+
+    @property
+    def _resending(self) -> int:
+        return sum(map(len, self._lost.values())) + sum(map(len, self._holding.values()))
+
+    def _lose(self, sender: GroupSender, channel: str, data: bytes) -> None:
+        self._lost.setdefault(channel, []).append(data)
+        if channel not in self._holding:
+            self._holding[channel] = []
+            self._spawn(self._resend(channel, sender))
+
+    async def _resend(self, channel: str, sender: GroupSender) -> None:
+        """Wait until every post to `channel` sent before is answered (a DBSIZE behind
+        them: replies come in order), then send the lost ones and the held ones again,
+        in order; again while some are lost, up to RESEND_FOR seconds. Frames to a node
+        thus arrive whole and in order."""
+        end = time.monotonic() + self.RESEND_FOR
+        try:
+            while True:
+                with contextlib.suppress(Exception):
+                    await sender.call("DBSIZE")
+                lost = self._lost.pop(channel, None)
+                if not lost:
+                    break
+                if time.monotonic() > end:
+                    log.warning("relay: %d message(s) to %s dropped: nobody subscribed for %.0f s",
+                                len(lost) + len(self._holding.get(channel, ())), channel, self.RESEND_FOR)
+                    self._holding[channel] = []
+                    break
+                await asyncio.sleep(self.RESEND_AFTER)
+                lost += self._holding.get(channel, [])
+                self._holding[channel] = []
+                command, sender = self._route(channel)
+                for data in lost:
+                    self._send(command, sender, channel, data)
+        except asyncio.CancelledError:  # closing
+            self._lost.pop(channel, None)
+            self._holding.pop(channel, None)
+            raise
+        self._lost.pop(channel, None)
+        for data in self._holding.pop(channel, []):
+            self.post(channel, data)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+class PlainChannels(Resending):
+    """Classic pub/sub on one Redis server."""
 
     def __init__(self, url: str, prefix: str, timeout: float) -> None:
+        super().__init__()
         self.redis = aioredis.Redis.from_url(url)
         self.prefix = prefix
         self.broadcast = f"{prefix}relay:all"
         # A relayed request's PUBLISH waits for its receiver count: many are in flight
         # under load, so they share one connection (batched) instead of one each.
         self._sender = GroupSender(self.redis, timeout)
-        self.post: Callable[[str, bytes], object] = functools.partial(self._sender.post, "PUBLISH")
         self.call: Callable[[str, bytes], Awaitable[Any]] = functools.partial(self._sender.call, "PUBLISH")
+
+    def post(self, channel: str, data: bytes) -> None:
+        """Send without waiting (frames); one nobody received is sent again (`Resending`)."""
+        holding = self._holding.get(channel)
+        if holding is not None:
+            holding.append(data)
+            return
+        self._send("PUBLISH", self._sender, channel, data)
+
+    def _route(self, channel: str) -> tuple[str, GroupSender]:
+        return "PUBLISH", self._sender
 
     def inbox(self, node_id: str) -> str:
         return f"{self.prefix}relay:{node_id}"
 
     @property
     def in_flight(self) -> int:
-        return self._sender.in_flight
+        return self._sender.in_flight + self._resending
 
     async def start(self) -> None:
         return None
@@ -106,17 +201,17 @@ class PlainChannels:
         self._sender.close()
 
     async def aclose(self) -> None:
+        await cancel_and_wait(list(self._tasks))
         await self.redis.aclose()
 
 
-class ShardedChannels:
+class ShardedChannels(Resending):
     """Sharded pub/sub on a Redis Cluster (see the module docstring)."""
 
     REFRESH_EVERY = 0.5  # at most one slot-map read per this many seconds after failed posts
-    RESEND_AFTER = 0.1  # a post nobody received is sent again this much later...
-    RESEND_FOR = 10.0  # ...for this long (its node subscribing again: a killed connection, a failover)
 
     def __init__(self, url: str, prefix: str, timeout: float) -> None:
+        super().__init__()
         self.cluster = RedisCluster.from_url(url)
         self.shards = ShardSenders(self.cluster, timeout)
         self.prefix = prefix
@@ -128,21 +223,14 @@ class ShardedChannels:
         self._moved: list[tuple[str, bytes]] = []
         self._held: list[tuple[str, bytes]] | None = None
         self._stale: set[GroupSender] = set()
-        self._tasks: set[asyncio.Task[None]] = set()
         self._redirecting = False
-        # Posts nobody received (the inbox's node not subscribed: SPUBLISH answered 0, or
-        # its master broke), per channel in order, and the posts held back behind them
-        # while they are sent again (`_resend`).
-        self._lost: dict[str, list[bytes]] = {}
-        self._holding: dict[str, list[bytes]] = {}
 
     def inbox(self, node_id: str) -> str:
         return f"{self.prefix}relay:{{{node_id}}}"
 
     @property
     def in_flight(self) -> int:
-        return (self.shards.in_flight + len(self._moved) + len(self._held or ())
-                + sum(map(len, self._lost.values())) + sum(map(len, self._holding.values())))
+        return self.shards.in_flight + len(self._moved) + len(self._held or ()) + self._resending
 
     async def start(self) -> None:
         """Read the cluster's slot map (raises if no node of it answers)."""
@@ -163,14 +251,12 @@ class ShardedChannels:
             self._held.append((channel, data))
             return
         command, sender = self._routes.get(channel) or self._route(channel)
-        sender.post(command, channel, data).add_done_callback(
-            functools.partial(self._posted, sender, channel, data))
+        self._send(command, sender, channel, data)
 
     def _posted(self, sender: GroupSender, channel: str, data: bytes, fut: asyncio.Future[Any]) -> None:
+        super()._posted(sender, channel, data, fut)  # not received: sent again
         exc = None if fut.cancelled() else fut.exception()
         if exc is None:
-            if not fut.cancelled() and fut.result() == 0 and channel != self.broadcast:
-                self._lose(sender, channel, data)
             return
         if isinstance(exc, MovedError):
             self._moved.append((channel, data))
@@ -178,52 +264,9 @@ class ShardedChannels:
             if not self._redirecting:
                 self._redirecting = True
                 self._spawn(self._redirect())
-        elif isinstance(exc, RedisConnectionError):
-            if channel != self.broadcast:
-                self._lose(sender, channel, data)
-            if time.monotonic() - self._refreshed > self.REFRESH_EVERY:
-                self._refreshed = time.monotonic()
-                self._spawn(self._refresh())
-
-    def _lose(self, sender: GroupSender, channel: str, data: bytes) -> None:
-        self._lost.setdefault(channel, []).append(data)
-        if channel not in self._holding:
-            self._holding[channel] = []
-            self._spawn(self._resend(channel, sender))
-
-    async def _resend(self, channel: str, sender: GroupSender) -> None:
-        """Posts to `channel` that nobody received: hold new ones back, wait until every
-        post sent before is answered (a DBSIZE behind them: replies come in order), then
-        send the lost ones and the held ones again, in order, every RESEND_AFTER seconds
-        until none is lost (the node subscribed again) or RESEND_FOR passed (it is gone:
-        they are dropped). Frames to a node thus arrive whole and in order."""
-        end = time.monotonic() + self.RESEND_FOR
-        try:
-            while True:
-                with contextlib.suppress(Exception):
-                    await sender.call("DBSIZE")
-                lost = self._lost.pop(channel, None)
-                if not lost:
-                    break
-                if time.monotonic() > end:
-                    log.warning("relay: %d message(s) to %s dropped: nobody subscribed for %.0f s",
-                                len(lost) + len(self._holding.get(channel, ())), channel, self.RESEND_FOR)
-                    self._holding[channel] = []
-                    break
-                await asyncio.sleep(self.RESEND_AFTER)
-                lost += self._holding.get(channel, [])
-                self._holding[channel] = []
-                command, sender = self._routes.get(channel) or self._route(channel)
-                for data in lost:
-                    sender.post(command, channel, data).add_done_callback(
-                        functools.partial(self._posted, sender, channel, data))
-        except asyncio.CancelledError:  # closing
-            self._lost.pop(channel, None)
-            self._holding.pop(channel, None)
-            raise
-        self._lost.pop(channel, None)
-        for data in self._holding.pop(channel, []):
-            self.post(channel, data)
+        elif isinstance(exc, RedisConnectionError) and time.monotonic() - self._refreshed > self.REFRESH_EVERY:
+            self._refreshed = time.monotonic()
+            self._spawn(self._refresh())
 
     async def _redirect(self) -> None:
         """A slot moved: read the slot map, hold new posts back, wait until every post
@@ -278,11 +321,6 @@ class ShardedChannels:
         finally:
             self._routes.clear()
             self._refreshed = time.monotonic()
-
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     # -- receiving --------------------------------------------------------------------
 
