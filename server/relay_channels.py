@@ -254,10 +254,15 @@ class ShardedChannels(Resending):
         self._send(command, sender, channel, data)
 
     def _posted(self, sender: GroupSender, channel: str, data: bytes, fut: asyncio.Future[Any]) -> None:
-        super()._posted(sender, channel, data, fut)  # not received: sent again
-        exc = None if fut.cancelled() else fut.exception()
-        if exc is None:
+        if fut.cancelled():
             return
+        exc = fut.exception()
+        if exc is None:
+            if fut.result() == 0 and channel != self.broadcast:
+                self._lose(sender, channel, data)  # nobody received it: sent again
+            return
+        if isinstance(exc, RedisConnectionError) and channel != self.broadcast:
+            self._lose(sender, channel, data)
         if isinstance(exc, MovedError):
             self._moved.append((channel, data))
             self._stale.add(sender)
