@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from tests.conftest import start_serve
-from tests.server.cluster import _cluster_ports, redis_server_binary
+from tests.server.cluster import _cluster_ports, _wait_ping, redis_server_binary
 from tests.server.multinode import FAST, move, no_internal_errors, stored_log, two_player_room
 
 pytestmark = pytest.mark.redis
@@ -30,15 +30,7 @@ def private_redis(tmp_path: Path) -> Iterator[int]:
          "--save", "", "--appendonly", "no", "--logfile", str(tmp_path / "redis.log")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     client = redis.Redis(port=port)
-    end = time.monotonic() + 20
-    while True:
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            if time.monotonic() > end:
-                raise
-            time.sleep(0.05)
+    _wait_ping([client], time.monotonic() + 20)
     client.close()
     yield port
     proc.terminate()
