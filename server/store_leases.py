@@ -89,16 +89,19 @@ class LeaseStore(StoreKeys):
             return []
         sha, ttl = self._renew.sha, str(lease_ms)
         commands = [("EVALSHA", sha, 2, self.k_lease(r), self.k_room(r), node_id, ttl, str(f)) for r, f in rooms]
-        if self._shards is not None:
-            results = await self._renew_per_master(self._shards, commands)
-        else:
-            lease_pipe = self._lease_pipe
-            if lease_pipe is None or lease_pipe.closed:
-                lease_pipe = self._lease_pipe = await CommitPipe.open(self.redis, self.timeout)
-            results = await lease_pipe.roundtrip(commands)
-        if any(isinstance(r, NoScriptError) for r in results):
-            await self._renew(keys=[self.k_lease(rooms[0][0]), self.k_room(rooms[0][0])], args=[node_id, "1", "-1"])
-            return await self.renew_leases(node_id, rooms, lease_ms)
+        for attempt in range(2):
+            if self._shards is not None:
+                results = await self._renew_per_master(self._shards, commands)
+            else:
+                lease_pipe = self._lease_pipe
+                if lease_pipe is None or lease_pipe.closed:
+                    lease_pipe = self._lease_pipe = await CommitPipe.open(self.redis, self.timeout)
+                results = await lease_pipe.roundtrip(commands)
+            if attempt or not any(isinstance(r, NoScriptError) for r in results):
+                break
+            # A Redis without the script (restarted; on a cluster, a promoted replica:
+            # scripts are not replicated): load it on every master, then once more.
+            await self.redis.script_load(_RENEW)
         for result in results:
             if isinstance(result, Exception):
                 raise result
