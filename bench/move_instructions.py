@@ -78,7 +78,7 @@ def room_part(moves: int, game: str) -> None:
     for seed in range(60):  # the games' actions, chosen before counting
         state, acts = engine.new_game(2, {}, seed), []
         while engine.outcome(state) is None:
-            seat = sorted(engine.to_act(state))[0]
+            seat = sorted(engine.waiting_for(state))[0]  # not a seat that already sent its bid
             text = rng.choice(engine.legal_notation(state, seat))
             acts.append((seat, text))
             state = engine.apply(state, seat, engine.parse_action(state, seat, text)).state
