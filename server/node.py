@@ -264,6 +264,11 @@ class NodeCollector(Collector):
         )
         yield CounterMetricFamily("giants_rooms_lost", "Rooms this node found owned by another node.", value=node.lost)
         yield CounterMetricFamily(
+            "giants_replica_ack_shortfalls",
+            "Commit batches fewer replicas confirmed than --replica-acks asks (their moves were not acknowledged).",
+            value=node.store.replica_shortfalls,
+        )
+        yield CounterMetricFamily(
             "giants_relay_frames", "Frames sent to members connected to other nodes.", value=self.relay.frames_relayed
         )
         yield CounterMetricFamily(

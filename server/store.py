@@ -291,6 +291,12 @@ class Store(LeaseStore, RoomReads):
                 raise reply
         return replies
 
+    @property
+    def replica_shortfalls(self) -> int:
+        """Commit batches whose WAIT answered fewer replicas than `replica_acks` (/metrics)."""
+        senders = [self._commits, *(self._shards.senders.values() if self._shards is not None else ())]
+        return sum(s.short_batches for s in senders if isinstance(s, ReplicatedSender))
+
     def _batch_done(self, size: int, seconds: float) -> None:
         if self.on_batch is not None:
             self.on_batch(size, seconds)

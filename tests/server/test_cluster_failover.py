@@ -25,7 +25,7 @@ from redis.cluster import RedisCluster as SyncCluster
 from server.store import Store
 from tests.conftest import ServeProcess, start_serve
 from tests.server.cluster import Cluster, start_cluster
-from tests.server.multinode import no_internal_errors, two_player_room
+from tests.server.multinode import metric, metrics, no_internal_errors, two_player_room
 
 pytestmark = pytest.mark.redis
 
@@ -248,6 +248,7 @@ async def test_a_move_no_replica_confirmed_is_not_acknowledged(replicated: Clust
             paused.send_signal(signal.SIGCONT)
         assert reply["type"] == "error" and reply["code"] == "storage_unavailable", reply
         assert reply["detail"] == {"outcome": "unknown"}
+        assert metric(metrics(nodes[0].url), "giants_replica_ack_shortfalls_total") >= 1  # the owner counted it
         # Applied at the master: the room reloads and every player gets a snapshot with it.
         for p in players:
             await p.wait_version(room, copy.version + 1, timeout=30)

@@ -28,6 +28,7 @@ async def test_a_commit_no_replica_confirms_is_not_reported_stored(redis_url: st
             await store.commit("r1", expected=0, version=1, fence=1, log_entry=entry, **COMMON)
         sender = store._commits
         assert isinstance(sender, ReplicatedSender) and sender.short_batches >= 2
+        assert store.replica_shortfalls == sender.short_batches
         # A plain command on the same channel carries no WAIT and is answered at once.
         short = sender.short_batches
         assert await sender.call("EXISTS", store.k_room("r1")) == 1
