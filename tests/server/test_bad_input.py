@@ -209,3 +209,37 @@ async def test_random_garbage_never_breaks_the_room_or_its_stored_state(server_f
     actor = alice if alice.rooms[room].legal else bob
     await actor.ok("act", room=room, action=actor.rooms[room].legal[0])
     assert live.actions == 1
+
+
+# One value of every msgpack type, and shapes a field of each type could be mistaken for.
+WRONG_TYPES = [None, True, -1, 2**64 - 1, 1.5, "x", b"\x00", [], ["a5-b5"], {}, {"room": [None]}]
+FIELDS = ["room", "seat", "action", "version", "token", "password", "game", "rules", "players",
+          "options", "bots", "deadline", "private", "protocol", "name", "include_finished", "autostart"]
+
+
+async def test_a_wrongly_typed_field_gets_a_stable_code_never_internal_error(server_factory, client_factory) -> None:
+    """Every request type with every field set to a value of every type: each reply is
+    `ok` or an error with a documented code, never `internal_error` (a wrongly typed value
+    that got past validation would fail somewhere inside the server instead). Written
+    while trying a mypyc build, which checks annotations at run time
+    (docs/performance.md, "The compiled build")."""
+    from protocol.errors import ErrorCode
+
+    server = await server_factory(rate=100_000.0, burst=100_000)
+    alice = await client_factory(server.url, "alice")
+    room = (await alice.ok("create_room", game="giantslayer"))["room"]
+    await alice.ok("join", room=room)
+    types = ["list_rooms", "create_room", "join", "watch", "resume", "leave", "start", "act",
+             "resync", "replay", "ping", "hello"]
+    before, sent = len(alice.pushes), 0
+    for kind in types:
+        for name in FIELDS:
+            for value in WRONG_TYPES:
+                sent += 1
+                msg = {"type": kind, "id": 100_000 + sent, "room": room, name: value}
+                await alice.send_raw(msgpack.packb(msg, use_bin_type=True))
+    await alice.wait_for(lambda: sum(p["type"] in ("ok", "error") for p in alice.pushes[before:]) >= sent, 60)
+    codes = {p["code"] for p in alice.pushes[before:] if p["type"] == "error"}
+    assert codes <= {code.value for code in ErrorCode} - {"internal_error"}, codes
+    assert "internal_error" not in server.metrics.errors
+    await still_usable(alice)
