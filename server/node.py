@@ -2,11 +2,12 @@
 
 A room is owned by exactly one node: the one whose id is in the room's lease key
 (`P room:{<id>}:lease`, with a TTL). The owner renews all its leases every
-`lease_ttl / 3`, RENEW_SLICE at a time (one round trip each, so neither this event loop
-nor Redis is held for a whole pass over thousands of rooms); each renewal also checks
-the room's fence, so a node that was
-paused past its TTL and lost a room learns it at its next renewal (or at its next write,
-which the commit script refuses) and calls `on_lost`. Every period the node also looks
+`lease_ttl / 3`, RENEW_SLICE at a time (each slice built and sent in its own turn of
+the event loop, all of them in flight at once, so neither this event loop nor Redis is
+held for a whole pass over thousands of rooms, and a pass still takes about one round
+trip); each renewal also checks the room's fence, so a node that was paused past its
+TTL and lost a room learns it at its next renewal (or at its next write, which the
+commit script refuses) and calls `on_lost`. Every period the node also looks
 for orphans — live rooms whose lease expired because their owner died — and hands them
 to `on_orphans`, which takes them over (fence bump) and restores them. A dead node is
 noticed by its heartbeat key expiring (same TTL as its leases); that triggers sweeps
@@ -204,21 +205,42 @@ class Node:
                 await self.on_orphans(orphans)
 
     async def renew(self) -> None:
-        """Renew every owned lease, RENEW_SLICE per round trip; a room whose lease or
-        fence moved on is dropped and handed to `on_lost`."""
+        """Renew every owned lease, RENEW_SLICE rooms per command batch; a room whose
+        lease or fence moved on is dropped and handed to `on_lost`.
+
+        Each slice is built and sent in its own turn of the event loop, but the slices
+        do not wait for each other's replies: under load a pass takes about one round
+        trip, not one per slice (a saturated node's round trips grow to tenths of a
+        second, and a pass must end well within the lease TTL). Raises the first
+        failure after every slice has settled."""
         owned = list(self.rooms.items())
-        for start in range(0, len(owned), RENEW_SLICE):
-            if self._stopping:
-                return  # shutting down: the rooms are being handed over
-            part = owned[start : start + RENEW_SLICE]
-            renewed = await self.store.renew_leases(self.id, part, self.lease_ms)
-            self.renewals += len(part)
-            for (room_id, fence), ok in zip(part, renewed, strict=True):
-                if not ok and self.rooms.get(room_id) == fence:
-                    log.warning("node %s lost room %s (lease or fence moved on)", self.id, room_id)
-                    self.rooms.pop(room_id, None)
-                    if self.on_lost is not None:
-                        await self.on_lost(room_id)
+        sent: list[tuple[list[tuple[str, int]], asyncio.Task[list[bool]]]] = []
+        try:
+            for start in range(0, len(owned), RENEW_SLICE):
+                if self._stopping:
+                    break  # shutting down: the rooms are being handed over
+                part = owned[start : start + RENEW_SLICE]
+                sent.append((part, asyncio.ensure_future(self.store.renew_leases(self.id, part, self.lease_ms))))
+                await asyncio.sleep(0)  # the task builds and sends this slice now; the next one next turn
+            failure: BaseException | None = None
+            for part, task in sent:
+                try:
+                    renewed = await task
+                except Exception as exc:
+                    failure = failure or exc
+                    continue
+                self.renewals += len(part)
+                for (room_id, fence), ok in zip(part, renewed, strict=True):
+                    if not ok and self.rooms.get(room_id) == fence:
+                        log.warning("node %s lost room %s (lease or fence moved on)", self.id, room_id)
+                        self.rooms.pop(room_id, None)
+                        if self.on_lost is not None:
+                            await self.on_lost(room_id)
+            if failure is not None:
+                raise failure
+        finally:
+            for _, task in sent:
+                task.cancel()  # only those still running: the caller was cancelled
 
     def _note_live(self, nodes: dict[str, dict[str, Any] | None]) -> None:
         self.live_peers = [
