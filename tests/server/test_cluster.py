@@ -23,7 +23,7 @@ from tests.conftest import start_serve
 from tests.server.cluster import Cluster, start_cluster
 from tests.server.multinode import FAST, move, no_internal_errors, two_player_room
 
-pytestmark = pytest.mark.redis
+pytestmark = [pytest.mark.redis, pytest.mark.own_redis]
 
 
 @pytest.fixture(scope="module")

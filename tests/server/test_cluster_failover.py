@@ -27,7 +27,7 @@ from tests.conftest import ServeProcess, start_serve
 from tests.server.cluster import Cluster, start_cluster
 from tests.server.multinode import metric, metrics, no_internal_errors, two_player_room
 
-pytestmark = pytest.mark.redis
+pytestmark = [pytest.mark.redis, pytest.mark.own_redis]
 
 NODE_TIMEOUT_MS = 1000  # a dead master's replica is promoted within about 2-3 s
 

@@ -19,7 +19,7 @@ from tests.conftest import start_serve
 from tests.server.cluster import _cluster_ports, _wait_ping, redis_server_binary
 from tests.server.multinode import FAST, move, no_internal_errors, stored_log, two_player_room
 
-pytestmark = pytest.mark.redis
+pytestmark = [pytest.mark.redis, pytest.mark.own_redis]
 
 
 @pytest.fixture
