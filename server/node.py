@@ -42,7 +42,7 @@ from server.store import Store
 log = logging.getLogger("giants.node")
 
 SWEEP_EVERY = 15  # periods between backstop sweeps for orphaned rooms (5 lease TTLs)
-# Leases renewed per round trip. A pass over 1,000 rooms in one batch held the loop
+# Leases per command batch (one loop turn each). A pass over 1,000 rooms in one batch held the loop
 # ~7 ms to build it and Redis ~5 ms to run it (5 µs a script), every period: a stall
 # every move in flight waited out. A slice of 64 costs ~0.4 ms of each.
 RENEW_SLICE = 64
