@@ -222,7 +222,7 @@ async def test_a_wrongly_typed_field_gets_a_stable_code_never_internal_error(ser
     `ok` or an error with a documented code, never `internal_error` (a wrongly typed value
     that got past validation would fail somewhere inside the server instead). Written
     while trying a mypyc build, which checks annotations at run time
-    (docs/performance.md, "The compiled build")."""
+    (docs/performance-history.md, "The compiled build")."""
     from protocol.errors import ErrorCode
 
     server = await server_factory(rate=100_000.0, burst=100_000)
