@@ -29,7 +29,9 @@ softirq work); each one's share of a core and its kernel (sys) share; the share 
 time each spent runnable but waiting for a core (run-queue wait: contention); and the
 read / write syscalls, sleeps (voluntary context switches) and preemptions (involuntary
 ones) per move: the first three fall as a process handles more per wake-up (bigger
-commit batches, more frames per loop turn), the last counts contention for the cores.
+commit batches, more frames per loop turn), the last counts contention for the cores;
+and each node's room changes per Redis commit batch and per wake-up (its `/metrics`
+commit counters, read before and after the phase).
 The knee is the highest rate whose p99 stays under 10 ms while achieving 95% of it, the
 saturated throughput the highest rate achieved at all. The summary compares node CPU
 per move of 1 node and 2 nodes at each rate, and, with the `half` scenario (`1 node,
@@ -220,10 +222,28 @@ def fmt_breakdown(meter: dict[str, Any], moves: int) -> str:
     waits = ", ".join(f"{name} {100 * w / elapsed:.0f}%" for name, w in wait.items() if name.startswith(("node", "redis", "load")))
     counts = "; ".join(f"{name} {r / moves:.1f} / {w / moves:.1f} / {s / moves:.2f} / {p / moves:.2f}"
                        for name, (r, w, s, p) in meter["count"].items())
+    batching = ""
+    if "batches" in meter:  # per node: its moves per commit batch and per wake-up (sleep)
+        each = []
+        for i, (commits, batches) in enumerate(meter["batches"]):
+            sleeps = meter["count"].get(f"node{i + 1}", (0, 0, 0, 0))[2]
+            each.append(f"node{i + 1} {commits / max(1, batches):.2f} / {commits / max(1, sleeps):.2f}")
+        batching = f"\n{'':22}room changes per Redis commit batch / per wake-up: {'; '.join(each)}"
     return f"{'':22}cpu/move: {'; '.join(parts)}; machine {100 * sum(cpu.values()) / elapsed:.0f}% of 1 core\n" \
            f"{'':22}run-queue wait (share of wall time): {waits}\n" \
            f"{'':22}per move, read / write syscalls / sleeps / preemptions: {counts}; " \
-           f"Redis connections opened {meter['connections']}"
+           f"Redis connections opened {meter['connections']}{batching}"
+
+
+def batch_counts(urls: list[str]) -> list[tuple[float, float]]:
+    """(room changes committed, commit batches) of each node so far, from its /metrics."""
+    counts = []
+    for url in urls:
+        text = bs.scrape(url.replace("ws://", "http://", 1).rstrip("/") + "/metrics")
+        commits = next((float(line.split()[-1]) for line in text.splitlines()
+                        if line.startswith("giants_redis_commits_total") or line.startswith("giants_redis_commits ")), 0.0)
+        counts.append((commits, bs.histogram(text, "giants_redis_commit_seconds")[0]))
+    return counts
 
 
 async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[str]], redis_pids: list[int],
@@ -245,11 +265,15 @@ async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[
             for pid in pids:
                 await asyncio.to_thread(bs.callgrind_control, "--instr=on", pid)
         load.stats = stats = bs.Stats()
+        before = await asyncio.to_thread(batch_counts, urls) if len(urls) == len(pids) else None
         stats.measuring = True
         meter.start()
         await asyncio.sleep(args.duration)
         stats.measuring = False
         measured = meter.stop()
+        if before is not None:
+            after = await asyncio.to_thread(batch_counts, urls)
+            measured["batches"] = [tuple(b - a for a, b in zip(x, y, strict=True)) for x, y in zip(before, after, strict=True)]
         if args.callgrind:
             # (a count callgrind wrapped below zero, seen once, is not a count)
             measured["instructions"] = [n if 0 <= n < 2**62 else float("nan")
