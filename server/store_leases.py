@@ -20,6 +20,9 @@ from server.shard_senders import ShardSenders
 from server.store_base import StoreKeys, as_text, is_transient, pack, unpack
 
 HOLDERS_SLICE = 256  # lease keys read per round trip by `lease_holders`
+# Leases one call of _RENEW_MANY renews (on one Redis): its answer is a bit per room, and a
+# script's number reaches the client exactly only below 2^53.
+RENEW_PER_SCRIPT = 32
 
 # Leases (server.node). KEYS[1] = lease, KEYS[2] = room hash; ARGV[1] = node id,
 # ARGV[2] = TTL in ms. Take the room if nobody else holds a live lease: bump the fence
@@ -44,6 +47,22 @@ else redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
 return 1
 """
 
+# _RENEW for many rooms in one call (one Redis, not a cluster: the rooms' keys lie in
+# many slots). KEYS = lease, room hash of each room; ARGV[1], ARGV[2] as above, then each
+# room's fence. Answers the sum of 2^(i-1) over the rooms i that are lost (0: all renewed).
+_RENEW_MANY = """
+local lost, bit = 0, 1
+for i = 1, #KEYS, 2 do
+  local cur = redis.call('GET', KEYS[i])
+  if (cur and cur ~= ARGV[1]) or redis.call('HGET', KEYS[i + 1], 'fence') ~= ARGV[(i + 1) / 2 + 2] then
+    lost = lost + bit
+  elseif cur then redis.call('PEXPIRE', KEYS[i], ARGV[2])
+  else redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2]) end
+  bit = bit * 2
+end
+return lost
+"""
+
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -61,12 +80,14 @@ class LeaseStore(StoreKeys):
     _shards: ShardSenders | None
     _acquire: Any
     _renew: Any
+    _renew_many: Any
     _release: Any
 
     def _register_lease_scripts(self) -> None:
         """Register the lease scripts on `redis` (Store.__init__ calls it once)."""
         self._acquire = self.redis.register_script(_ACQUIRE)
         self._renew = self.redis.register_script(_RENEW)
+        self._renew_many = self.redis.register_script(_RENEW_MANY)
         self._release = self.redis.register_script(_RELEASE)
 
     async def acquire_lease(self, room_id: str, node_id: str, lease_ms: int) -> int | None:
@@ -82,13 +103,24 @@ class LeaseStore(StoreKeys):
 
         One write and one reply parse for all of them, over a connection of their own
         (`server.commit_pipe`, not the commits'); `server.node` renews every room it
-        owns each `lease_ttl / 3`, a slice of rooms per call. On a cluster, the same
-        per master, all masters at once (`_renew_per_master`).
+        owns each `lease_ttl / 3`, a slice of rooms per call. On one Redis, one script
+        call per RENEW_PER_SCRIPT rooms; on a cluster, where each room's keys lie in
+        their own slot, one call per room, grouped per master, all masters at once
+        (`_renew_per_master`).
         """
         if not rooms:
             return []
-        sha, ttl = self._renew.sha, str(lease_ms)
-        commands = [("EVALSHA", sha, 2, self.k_lease(r), self.k_room(r), node_id, ttl, str(f)) for r, f in rooms]
+        ttl = str(lease_ms)
+        if self._shards is not None:
+            sha, script = self._renew.sha, _RENEW
+            commands = [("EVALSHA", sha, 2, self.k_lease(r), self.k_room(r), node_id, ttl, str(f)) for r, f in rooms]
+        else:
+            sha, script = self._renew_many.sha, _RENEW_MANY
+            commands = []
+            for start in range(0, len(rooms), RENEW_PER_SCRIPT):
+                part = rooms[start : start + RENEW_PER_SCRIPT]
+                keys = [key for r, _ in part for key in (self.k_lease(r), self.k_room(r))]
+                commands.append(("EVALSHA", sha, len(keys), *keys, node_id, ttl, *(str(f) for _, f in part)))
         for attempt in range(2):
             if self._shards is not None:
                 results = await self._renew_per_master(self._shards, commands)
@@ -101,11 +133,17 @@ class LeaseStore(StoreKeys):
                 break
             # A Redis without the script (restarted; on a cluster, a promoted replica:
             # scripts are not replicated): load it on every master, then once more.
-            await self.redis.script_load(_RENEW)
+            await self.redis.script_load(script)
         for result in results:
             if isinstance(result, Exception):
                 raise result
-        return [int(r) == 1 for r in results]
+        if self._shards is not None:
+            return [int(r) == 1 for r in results]
+        renewed: list[bool] = []
+        for start, lost in zip(range(0, len(rooms), RENEW_PER_SCRIPT), results, strict=True):
+            lost = int(lost)
+            renewed += [not lost >> i & 1 for i in range(min(RENEW_PER_SCRIPT, len(rooms) - start))]
+        return renewed
 
     async def _renew_per_master(self, shards: ShardSenders, commands: list[tuple[Any, ...]]) -> list[Any]:
         """The renewals grouped by the master owning each room's slot, one batch per

@@ -16,7 +16,7 @@ import pytest
 
 from server.node import RENEW_SLICE, Node
 from server.store import Store
-from server.store_leases import HOLDERS_SLICE
+from server.store_leases import HOLDERS_SLICE, RENEW_PER_SCRIPT
 
 pytestmark = pytest.mark.redis
 
@@ -85,7 +85,12 @@ async def test_renewal_goes_in_slices_and_renews_every_lease(redis_url: str, key
         await store.close()
 
 
-async def test_a_room_lost_in_a_later_slice_is_reported(redis_url: str, key_prefix: str) -> None:
+async def test_every_lost_room_is_reported_and_only_those(redis_url: str, key_prefix: str) -> None:
+    """On one Redis a script call renews RENEW_PER_SCRIPT rooms and answers one bit per
+    room: rooms lost at either end of a call, in a later call or slice, by another
+    node's lease (it took the room once ours expired: a paused owner) or by a fence that
+    moved on (a take-over whose lease then lapsed) are each reported; a lease that
+    merely expired is taken back, and every other lease is renewed."""
     store = Store(redis_url, key_prefix)
     node = Node(store, "node-a", lease_ttl=2.0)
     other = Node(store, "node-b", lease_ttl=2.0)
@@ -97,16 +102,30 @@ async def test_a_room_lost_in_a_later_slice_is_reported(redis_url: str, key_pref
     node.on_lost = on_lost
     try:
         ids = await rooms_owned_by(node, store, ROOMS)
-        # Node b takes the last room over once a's lease on it expired (a paused owner).
-        taken = ids[-1]
-        await store.redis.delete(store.k_lease(taken))
-        assert await other.acquire(taken) is not None
+        taken = [ids[0], ids[RENEW_PER_SCRIPT - 1], ids[-1], ids[RENEW_PER_SCRIPT]]
+        for room_id in taken[:3]:
+            await store.redis.delete(store.k_lease(room_id))
+            assert await other.acquire(room_id) is not None
+        await store.redis.hincrby(store.k_room(taken[3]), "fence", 1)  # our lease, an old fence
+        expired = ids[5]
+        await store.redis.delete(store.k_lease(expired))
+        for room_id in ids:
+            if room_id not in taken[:3] and room_id != expired:
+                await store.redis.pexpire(store.k_lease(room_id), 300)
 
         await node.renew()
 
-        assert lost == [taken]
-        assert taken not in node.rooms and len(node.rooms) == ROOMS - 1
-        assert await store.lease_holder(taken) == "node-b"
+        assert sorted(lost) == sorted(taken)
+        assert set(node.rooms) == set(ids) - set(taken)
+        for room_id in ids:
+            holder = await store.lease_holder(room_id)
+            if room_id in taken[:3]:
+                assert holder == "node-b"
+            elif room_id == taken[3]:
+                assert holder == "node-a"  # not renewed: it lapses, and the fence refuses node-a's writes
+                assert await store.redis.pttl(store.k_lease(room_id)) <= 300
+            else:
+                assert holder == "node-a" and await store.redis.pttl(store.k_lease(room_id)) > 1000
     finally:
         await store.close()
 
