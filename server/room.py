@@ -114,6 +114,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         "bot_running",
         "bot_service",
         "closing",
+        "compacted",
         "deadline",
         "draw_offer",
         "engine",
@@ -188,6 +189,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         self.members: list[Member] = []
         self.touched = False  # sent something since the last idle sweep (server.views)
         self.packed = False  # some member's last view is packed (server.views)
+        self.compacted = False  # nothing sent since the views were last packed (server.views)
         self.lock = RoomLock()
         self.closing = False
         self.on_idle: Callable[[Room], None] | None = None  # lobby evicts finished rooms

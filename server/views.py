@@ -69,6 +69,7 @@ class RoomViews:
     # clear at the next sweep keeps its members' last views packed (`compact_views`).
     touched: bool
     packed: bool  # some member's view is packed: expand before diffing against it
+    compacted: bool  # compact_views ran and nothing was sent since: nothing left to pack
 
     @property
     def to_act(self) -> list[Seat]:
@@ -193,6 +194,8 @@ class RoomViews:
         if self.lock.locked() or (self.touched and not force):
             self.touched = False
             return False
+        if self.compacted:  # the sweeps pass idle rooms again and again (the new-room sweep every 0.5 s)
+            return True
         members = self.members
         presets = dictionaries(self.engine, self.meta["players"])
         olds = [m.view for m in members]  # alive until the loop ends: the cache keys on id()
@@ -218,6 +221,7 @@ class RoomViews:
                 member.packed_base, member.legal_base = deflate(base.encode(), presets.legal), None
                 self.packed = True
         del olds
+        self.compacted = True
         return True
 
     def expand_views(self) -> None:
@@ -225,7 +229,7 @@ class RoomViews:
         anything compares or diffs against them; a no-op unless compacted."""
         if not self.packed:
             return
-        self.packed = False
+        self.packed = self.compacted = False
         members = self.members
         presets = dictionaries(self.engine, self.meta["players"])
         olds = [m.view for m in members]
@@ -277,7 +281,7 @@ class RoomViews:
             member.version = self.version - self.hidden
         self.expand_views()  # a packed legal base must not come back over the new one
         member.view = view
-        self.touched = True
+        self.touched, self.compacted = True, False
         legal = self.legal_for(member.seat)
         member.legal_hash = hash(tuple(legal))
         member.legal_base = joined_legal(legal)  # a snapshot resets the base of legal edits
@@ -293,7 +297,7 @@ class RoomViews:
         too, and frames once per identical content and protocol version.
         """
         self.expand_views()
-        self.touched = True
+        self.touched, self.compacted = True, False
         views = self._views()
         # In a hidden-information game an action's text may be secret (a sealed bid):
         # only the seat that acted sees it; everyone else learns only that it acted

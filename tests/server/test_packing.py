@@ -254,3 +254,26 @@ async def test_a_new_room_is_packed_within_a_second_and_a_playing_one_after_pack
     assert live not in server.lobby.fresh and not live.state_is_packed()
     await settle(live, room, members)
     assert plain(live.engine.snapshot(live.state)) == await replayed(server, live)
+
+
+async def test_a_packed_room_that_changes_is_packed_again_by_the_next_sweeps(server_factory, client_factory) -> None:
+    """The sweeps pass a packed room again without repacking it (the new-room sweep does
+    so every 0.5 s), but whatever unpacked it since — a spectator's snapshot unpacks
+    every view, a read of the state unpacks the state — is packed again."""
+    server = await server_factory(pack_after=0)  # no sweep of its own: this test runs it
+    live = await playing_tara(server, client_factory)
+    for _ in range(2):  # the first pass marks it idle, the second packs it
+        await server.lobby.compact_idle_views(0.0)
+    assert live.state_is_packed() and all(type(m.view) is bytes for m in live.members)
+    assert await server.lobby.compact_idle_views(0.0) == 1  # still idle, still packed
+
+    carol = await named(client_factory, server.url, "carol")
+    await carol.ok("watch", room=live.id)
+    assert any(type(m.view) is dict for m in live.members)
+    for _ in range(2):
+        await server.lobby.compact_idle_views(0.0)
+    assert len(live.members) == 3 and all(type(m.view) is bytes for m in live.members)
+
+    assert live.state is not None and not live.state_is_packed()  # a read unpacks the state only
+    assert await server.lobby.compact_idle_views(0.0) == 1
+    assert live.state_is_packed() and all(type(m.view) is bytes for m in live.members)
