@@ -24,6 +24,7 @@ from server.cancellation import cancel_and_wait
 from server.config import Config
 from server.connection import Connection
 from server.embedded_redis import EmbeddedRedis
+from server.handover import Handover
 from server.http import make_process_request
 from server.lifecycle import Lifecycle, LifecycleSettings
 from server.limits import (
@@ -53,6 +54,7 @@ SWEEP_SLICE = 0.002
 # Seconds between passes of the new-room sweep: rooms nobody has acted in yet are packed
 # at the first pass after their last change (Lobby.compact_new_rooms).
 NEW_ROOM_SWEEP = 0.5
+OPEN_TIMEOUT = 10.0  # websockets' handshake timeout (serve's default), also the hand-over's
 
 
 def _ws_logger() -> logging.Logger:
@@ -91,6 +93,7 @@ class GiantsServer:
         self.node: Node | None = None
         self.shared_quotas: SharedQuotas | None = None  # the connection quota across nodes
         self.relay: Relay | None = None
+        self.handover: Handover | None = None  # --workers: connections passed between siblings
         self.ws_server: Server | None = None
         self.restore_task: asyncio.Task[None] | None = None
         # Set when the server cannot go on (its embedded Redis will not restart):
@@ -141,6 +144,15 @@ class GiantsServer:
         live = self.counts_against_quota
         counts = {a: n for a in list(quotas.rooms) if (n := quotas.rooms_of(a, live))}
         await shared.sync_rooms(counts)
+
+    async def _owner_of(self, room_id: str) -> str | None:
+        """The node holding the room's lease (the hand-over asks; None: nobody)."""
+        if self.lobby.find(room_id) is not None:
+            return self.node.id if self.node is not None else None
+        remote = self.relay.remotes.get(room_id) if self.relay is not None else None
+        if remote is not None and remote.owner is not None:
+            return remote.owner
+        return await self.node.owner(room_id) if self.node is not None else None
 
     def _live_gauges(self) -> Live:
         rooms = self.lobby.counts() if self.lobby is not None else {}
@@ -260,19 +272,24 @@ class GiantsServer:
         await relay.start()
         await node.start()
         await lobby.list_live()
+        # The connection options, also given to connections a sibling worker hands over.
+        options: dict[str, Any] = dict(ping_interval=20, ping_timeout=20, max_queue=64, logger=_ws_logger(),
+                                       max_size=self.config.hard_max_frame)
+        if self.config.handover_dir:
+            self.handover = Handover(self.config.handover_dir, node_id, self._owner_of, self.metrics.registry)
         self.ws_server = await serve(
             self._handler,
             self.config.host,
             self.config.port,
             process_request=self._check_origin(make_process_request(self)),
-            max_size=self.config.hard_max_frame,
+            open_timeout=OPEN_TIMEOUT,
             compression=None,  # patches are small; deflate would cost CPU and ~64 KiB per connection
-            ping_interval=20,
-            ping_timeout=20,
-            max_queue=64,
-            logger=_ws_logger(),
             reuse_port=self.config.reuse_port or None,
+            create_connection=self.handover.gate_factory() if self.handover is not None else None,
+            **options,
         )
+        if self.handover is not None:
+            self.handover.start(self.ws_server, options, OPEN_TIMEOUT)
         sockets = list(self.ws_server.sockets)
         if sockets:
             self.port = sockets[0].getsockname()[1]
@@ -433,6 +450,8 @@ class GiantsServer:
         frame = encode({"type": "closing", "reason": "server shutting down"})
         for conn in list(self.connections):
             conn.push(frame)
+        if self.handover is not None:
+            self.handover.stop()
         if self.ws_server is not None:
             self.ws_server.close(close_connections=True)
             with contextlib.suppress(asyncio.TimeoutError):

@@ -50,6 +50,7 @@ class Config:
     lease_ttl: float = 2.0  # seconds a room's lease lives without renewal (failover time)
     relay_timeout: float = 5.0  # seconds a relayed request waits for the owner's answer
     reuse_port: bool = False  # set by --workers for its children (SO_REUSEPORT)
+    handover_dir: str = ""  # set by --workers: where its children hand connections to each other
     default_deadline: float = 0.0  # seconds per move for rooms created without one; 0 = none
     redis_timeout: float = 5.0  # a Redis reply later than this puts the command's outcome in doubt
     redis_retry_window: float = 10.0  # how long a write in doubt is settled while Redis is away
@@ -163,6 +164,8 @@ class Config:
             "lease_ttl": "seconds a room's lease lasts without renewal: the failover time (GIANTS_LEASE_TTL, default 2)",
             "relay_timeout": "seconds a request relayed to another node waits for it (GIANTS_RELAY_TIMEOUT, default 5)",
             "reuse_port": "listen with SO_REUSEPORT, sharing the port with other nodes (GIANTS_REUSE_PORT; --workers sets it)",
+            "handover_dir": "private directory of the sibling workers' hand-over sockets (GIANTS_HANDOVER_DIR; "
+            "--workers sets it)",
             "redis_timeout": "seconds before an unanswered Redis command is settled (GIANTS_REDIS_TIMEOUT, default 5)",
             "redis_retry_window": "seconds a write in doubt is settled while Redis is away (GIANTS_REDIS_RETRY_WINDOW, default 10)",
             "replica_acks": "replicas that must confirm each change before it is acknowledged (Redis WAIT; "

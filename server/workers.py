@@ -3,7 +3,9 @@
 The parent starts the embedded Redis once (unless --redis-url is given), picks the
 port (a free one for --port 0), and runs N children — each an ordinary `giants serve`
 node with `--workers 1`, the shared Redis URL and SO_REUSEPORT, so the kernel spreads
-incoming connections over them. Nodes relay to each other like nodes on different
+incoming connections over them. A connection whose WebSocket URL names a room a sibling
+owns is passed to that sibling (server.handover, through sockets in a private directory
+made here); otherwise nodes relay to each other like nodes on different
 machines (server.relay); a child that dies is restarted and, meanwhile, its rooms fail
 over to its siblings. SIGINT/SIGTERM stop every child gracefully (each hands its
 rooms over to the ones still running, the last one keeps them in Redis), then Redis.
@@ -16,10 +18,12 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import fields
@@ -59,6 +63,7 @@ class Supervisor:
         self.children: list[subprocess.Popen[str] | None] = [None] * count
         self.stopping = False
         self.port = config.port
+        self.handover_dir = ""
 
     def child_env(self, redis_url: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIANTS_")}
@@ -73,6 +78,7 @@ class Supervisor:
             GIANTS_PORT=str(self.port),
             GIANTS_REUSE_PORT="true",
             GIANTS_NODE_ID="",
+            GIANTS_HANDOVER_DIR=self.handover_dir,
         )
         return env
 
@@ -124,6 +130,8 @@ class Supervisor:
                 url = self.embedded.start()
             if self.port == 0:
                 self.port = free_port(self.config.host)
+            # Mode 0700: only this user's processes can hand connections to the workers.
+            self.handover_dir = tempfile.mkdtemp(prefix="giants-workers-")
             env = self.child_env(url)
             for index in range(self.count):
                 proc = self.spawn(index, env)
@@ -162,3 +170,5 @@ class Supervisor:
                 proc.wait()
         if self.embedded is not None:
             self.embedded.stop()
+        if self.handover_dir:
+            shutil.rmtree(self.handover_dir, ignore_errors=True)
