@@ -43,7 +43,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
-from prometheus_client import Counter, CollectorRegistry
+from prometheus_client import CollectorRegistry, Counter
 from websockets.asyncio.server import Server, ServerConnection
 from websockets.server import ServerProtocol
 
