@@ -18,21 +18,19 @@ from typing import Any
 
 from prometheus_client import Counter as PromCounter
 from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.http11 import Request, Response
 
 from server.cancellation import cancel_and_wait
 from server.config import Config
 from server.connection import Connection
 from server.embedded_redis import EmbeddedRedis
 from server.handover import Handover
-from server.http import make_process_request
+from server.http import check_origin, make_process_request
 from server.lifecycle import Lifecycle, LifecycleSettings
 from server.limits import (
     AddressQuotas,
     GuessLimiter,
     address_key,
     client_address,
-    origin_allowed,
     parse_origins,
     redact_url,
 )
@@ -281,7 +279,7 @@ class GiantsServer:
             self._handler,
             self.config.host,
             self.config.port,
-            process_request=self._check_origin(make_process_request(self)),
+            process_request=check_origin(make_process_request(self), self.allowed_origins, self.limit_closed),
             open_timeout=OPEN_TIMEOUT,
             compression=None,  # patches are small; deflate would cost CPU and ~64 KiB per connection
             reuse_port=self.config.reuse_port or None,
@@ -379,26 +377,6 @@ class GiantsServer:
         # spikes. Move what exists now out of its reach and run it less often.
         gc.freeze()
         gc.set_threshold(50_000, 20, 100)
-
-    def _check_origin(self, then: Any) -> Any:
-        """Wrap the HTTP hook: a WebSocket handshake from a browser page of another
-        origin than ours (and not allowed by --allowed-origin) gets 403."""
-
-        async def process_request(connection: ServerConnection, request: Request) -> Response | None:
-            headers = request.headers
-            # get_all: headers.get() raises on a repeated header (a 500 and a traceback).
-            # A repeated Origin or Host is never same-origin.
-            origins, hosts = headers.get_all("Origin"), headers.get_all("Host")
-            origin = None if not origins else origins[0] if len(origins) == 1 else "invalid:"
-            host = hosts[0] if len(hosts) == 1 else None
-            upgrade = [v.lower() for v in headers.get_all("Upgrade")]
-            if "websocket" in upgrade and not origin_allowed(origin, host, self.allowed_origins):
-                self.limit_closed("origin")
-                return connection.respond(403, "this origin may not connect; see --allowed-origin\n")
-            response: Response | None = await then(connection, request)
-            return response
-
-        return process_request
 
     async def _handler(self, ws: ServerConnection) -> None:
         peer = ws.remote_address[0] if ws.remote_address else ""

@@ -15,6 +15,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from server import web
+from server.limits import origin_allowed
 
 
 class HealthSource(Protocol):
@@ -94,5 +95,26 @@ def make_process_request(server: HealthSource) -> ProcessRequest:
             body = b"Not found. The web client is at /; see also /healthz and /metrics.\n"
             return _response(404, "Not Found", "text/plain; charset=utf-8", body)
         return None
+
+    return process_request
+
+
+def check_origin(then: ProcessRequest, allowed: frozenset[str], refused: Callable[[str], None]) -> ProcessRequest:
+    """Wrap the HTTP hook: a WebSocket handshake from a browser page of another
+    origin than ours (and not in `allowed`: --allowed-origin) gets 403 and
+    `refused("origin")` is called (the server counts it)."""
+
+    async def process_request(connection: ServerConnection, request: Request) -> Response | None:
+        headers = request.headers
+        # get_all: headers.get() raises on a repeated header (a 500 and a traceback).
+        # A repeated Origin or Host is never same-origin.
+        origins, hosts = headers.get_all("Origin"), headers.get_all("Host")
+        origin = None if not origins else origins[0] if len(origins) == 1 else "invalid:"
+        host = hosts[0] if len(hosts) == 1 else None
+        upgrade = [v.lower() for v in headers.get_all("Upgrade")]
+        if "websocket" in upgrade and not origin_allowed(origin, host, allowed):
+            refused("origin")
+            return connection.respond(403, "this origin may not connect; see --allowed-origin\n")
+        return await then(connection, request)
 
     return process_request
