@@ -124,6 +124,10 @@ class Client(Connection):
         self._subscribers: list[asyncio.Queue[Update | None]] = []
         self._stored_status: dict[str, str] = {}  # room -> status last written to the store
 
+    def _room_hint(self) -> str | None:
+        """After a drop, one of the rooms being taken back; at first, `room`."""
+        return next(iter(self.rooms), None) or self.hint_room
+
     def _remember(self, room: TrackedRoom) -> None:
         """Keep the seat's token, game and status in the seat store (if any).
 

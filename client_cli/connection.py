@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
@@ -36,6 +37,17 @@ _CONNECT_ERRORS = (OSError, TimeoutError, InvalidHandshake, ConnectionClosed, Cl
 OnOk = Callable[[dict[str, Any]], None]
 
 
+def with_room_hint(url: str, room: str | None) -> str:
+    """`url` naming `room` as the room this client is about to join (`/?room=<id>`): a
+    routing hint only (docs/protocol.md) — a server of several workers then hands the
+    connection to the one that owns the room instead of relaying its requests."""
+    if not room:
+        return url
+    parts = urlsplit(url)
+    query = "&".join(q for q in (parts.query, urlencode({"room": room})) if q)
+    return urlunsplit(parts._replace(path=parts.path or "/", query=query))
+
+
 @dataclass
 class _Pending:
     kind: str
@@ -49,6 +61,8 @@ class Connection:
     `reconnect` enables automatic reconnection with exponential backoff from
     `backoff_min` to `backoff_max` seconds (with jitter); requests wait up to
     `request_timeout` seconds for their reply (and for a lost connection to come back).
+    `room` names the room the client is about to join or watch, if it knows it: the
+    socket is opened with it as a routing hint (`with_room_hint`).
     """
 
     def __init__(
@@ -64,8 +78,10 @@ class Connection:
         open_timeout: float = 10.0,
         max_frame: int = 16 * 1024 * 1024,
         protocol: int = PROTOCOL_VERSION,
+        room: str | None = None,
     ) -> None:
         self.url = normalize_url(url)  # "host:port" and http(s):// work too
+        self.hint_room = room
         # The wire version asked for in hello (an older one only to talk to old servers
         # or to test them); patches of either version reach rooms in the same form.
         self.protocol = protocol
@@ -107,6 +123,10 @@ class Connection:
 
     def _on_close(self) -> None:
         """`close()` was called."""
+
+    def _room_hint(self) -> str | None:
+        """The room named in the URL of the next socket (`room` here)."""
+        return self.hint_room
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -176,7 +196,7 @@ class Connection:
 
     async def _open(self) -> None:
         ws = await connect(
-            self.url,
+            with_room_hint(self.url, self._room_hint()),
             max_size=self.max_frame,
             compression=None,
             open_timeout=self.open_timeout,

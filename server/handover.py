@@ -255,6 +255,7 @@ class Handover:
             self.failed.inc()
             return False
         self.sent.inc()
+        log.debug("connection for room %s handed to %s", room, owner)
         return True
 
     def _receive(self) -> None:

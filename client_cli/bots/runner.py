@@ -150,7 +150,8 @@ async def run_bot(
     With `seats` (`SeatStore.default()`, as `giants bot` does) the seat's token is kept
     on disk and a bot restarted on the same room resumes its seat instead of joining.
     """
-    client = Client(url, name=name or f"bot {bot.split(',')[0]}", client_name="giants-bot/0.1", seats=seats)
+    client = Client(url, name=name or f"bot {bot.split(',')[0]}", client_name="giants-bot/0.1", seats=seats,
+                    room=room)
     async with client:
         if token is not None:
             tracked = await client.resume(room, token)

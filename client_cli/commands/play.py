@@ -98,9 +98,9 @@ def run(args: argparse.Namespace) -> int:
     if args.script or not sys.stdin.isatty():
         return asyncio.run(run_script(
             args.url, stdin_lines(), sys.stdout, name=args.name, start=start, show_board=args.show_board,
-            seats=SeatStore.default(),
+            seats=SeatStore.default(), hint=args.room,
         ))
     from client_cli.tui.app import PlayApp
 
-    PlayApp(args.url, name=args.name, start=start, seats=SeatStore.default()).run()
+    PlayApp(args.url, name=args.name, start=start, seats=SeatStore.default(), room=args.room).run()
     return 0

@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 async def watch_plain(url: str, room_id: str, out: TextIO, *, once: bool, password: str | None = None,
                       name: str | None = None) -> int:
     """Print the room's screen now (and after every change unless `once`) until it ends."""
-    async with Client(url, name=name) as client:
+    async with Client(url, name=name, room=room_id) as client:
         session = PlaySession(client)
         try:
             room = await client.watch(room_id, password)

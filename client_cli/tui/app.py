@@ -139,10 +139,12 @@ class PlayApp(App[None]):
     ]
 
     def __init__(
-        self, url: str, *, name: str | None = None, start: list[str] | None = None, seats: SeatStore | None = None
+        self, url: str, *, name: str | None = None, start: list[str] | None = None, seats: SeatStore | None = None,
+        room: str | None = None,
     ) -> None:
         super().__init__()
         self.url = url
+        self.room_hint = room  # the room the start commands join, if any: the connection's routing hint
         self.player_name = name
         self.start_commands = list(start or [])
         self.seats = seats
@@ -185,7 +187,7 @@ class PlayApp(App[None]):
     @work(exclusive=True, group="connection")
     async def connect_and_follow(self) -> None:
         """Connect, run the start commands, then redraw on every room update."""
-        client = Client(self.url, name=self.player_name, seats=self.seats)
+        client = Client(self.url, name=self.player_name, seats=self.seats, room=self.room_hint)
         try:
             await client.connect()
         except Exception as exc:  # shown to the user, who can quit

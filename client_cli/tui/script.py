@@ -51,11 +51,13 @@ async def run_script(
     turn_timeout: float | None = 300.0,
     settle_timeout: float = 10.0,
     seats: SeatStore | None = None,
+    hint: str | None = None,
 ) -> int:
-    """Play `start` commands then `lines`; write replies and the final screen to `out`."""
+    """Play `start` commands then `lines`; write replies and the final screen to `out`.
+    `hint`: the room the start commands join, if any (the connection's routing hint)."""
     failures = 0
     try:
-        client = Client(url, name=name, seats=seats)
+        client = Client(url, name=name, seats=seats, room=hint)
         await client.connect()
     except (OSError, ClientError) as exc:
         print(f"error: cannot reach {url}: {exc}", file=sys.stderr)

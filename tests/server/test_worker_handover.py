@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from client_cli.client import Client
+from client_cli.connection import with_room_hint
 from engines import registry
 from server.handover import room_hint
 from tests.conftest import ServeProcess, start_serve
@@ -87,22 +89,29 @@ async def check_views(client: Any, room: str, members: list[tuple[int | None, An
 
 async def test_members_naming_their_room_are_handed_to_its_owner(workers, client_factory, tmp_path, key_prefix) -> None:
     sp = serve_workers(workers, "--data-dir", str(tmp_path / "data"), "--key-prefix", key_prefix)
-    games = []
+    games, watchers = [], []
     for i in range(8):
         # The creator connects with no hint (no room yet): its worker creates and owns the room.
         creator = await client_factory(sp.url, f"c{i}")
         room = (await creator.ok("create_room", game="giantslayer", options={"rounds": 1}))["room"]
         await creator.ok("join", room=room, seat=0)
         other = await client_factory(f"{sp.url}/?room={room}", f"o{i}")
-        watcher = await client_factory(f"{sp.url}/?room={room}", f"w{i}")
-        await watcher.ok("watch", room=room)
+        # The shipped client names the room it was started for in its URL.
+        watcher = Client(sp.url, name=f"w{i}", room=room, reconnect=False)
+        watchers.append(watcher)
+        await watcher.connect()
+        await watcher.watch(room)
         await other.ok("join", room=room, seat=1)
         games.append((room, [creator, other], watcher))
-    await asyncio.gather(*(play_out(players, room, random.Random(n)) for n, (room, players, _) in enumerate(games)))
-    for room, players, watcher in games:
-        await watcher.wait_version(room, players[0].rooms[room].version)
-        await check_views(watcher, room, [(0, players[0]), (1, players[1]), (None, watcher)])
-        no_internal_errors(*players, watcher)
+    try:
+        await asyncio.gather(*(play_out(players, room, random.Random(n)) for n, (room, players, _) in enumerate(games)))
+        for room, players, watcher in games:
+            await watcher.rooms[room].wait_version(players[0].rooms[room].version, timeout=10)
+            await check_views(players[0], room, [(0, players[0]), (1, players[1]), (None, watcher)])
+            no_internal_errors(*players)
+    finally:
+        for watcher in watchers:
+            await watcher.close()
     seen = per_node(sp.url)
     # 16 hinted connections, each accepted by a random worker: about half by the one
     # not owning its room. Each of those was handed over, and nothing was relayed.
@@ -187,8 +196,8 @@ async def test_a_dead_owner_leaves_its_hinted_members_where_they_land(workers, c
         owner = (await redis.get(lease)).decode()
         pid = int(owner.rsplit("-", 2)[1])  # node ids are host-pid-random
         os.kill(pid, signal.SIGKILL)
-        while Path(f"/proc/{pid}").exists() and "\tZ" not in Path(f"/proc/{pid}/status").read_text():
-            await asyncio.sleep(0.01)  # dead: its listening socket is closed
+        while Path(f"/proc/{pid}").exists():  # reaped: every thread is gone, and its sockets
+            await asyncio.sleep(0.01)
         late = await client_factory(f"{sp.url}/?room={room}", "late")  # its hand-over is refused
         for _ in range(400):  # the supervisor restarts the worker; the room fails over
             holder = await redis.get(lease)
@@ -221,3 +230,9 @@ async def test_a_dead_owner_leaves_its_hinted_members_where_they_land(workers, c
 )
 def test_room_hint_reads_only_a_well_formed_room_id(line: bytes, room: str | None) -> None:
     assert room_hint(line) == room
+
+
+def test_clients_name_the_room_as_a_query_parameter() -> None:
+    assert with_room_hint("ws://127.0.0.1:8765", "abc") == "ws://127.0.0.1:8765/?room=abc"
+    assert with_room_hint("wss://h/giants?x=1", "a-b_9") == "wss://h/giants?x=1&room=a-b_9"
+    assert with_room_hint("ws://h:1", None) == "ws://h:1"

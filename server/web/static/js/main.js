@@ -14,7 +14,17 @@ const STATE_TEXT = {
   closed: "disconnected",
 };
 
-const client = new Client(defaultServerUrl(), { name: getName() });
+/** The room a `#/room/ID` link opens (named in the socket's URL: a routing hint, docs/protocol.md). */
+function linkedRoom() {
+  try {
+    const match = decodeURIComponent(location.hash.replace(/^#/, "")).match(/^\/room\/([A-Za-z0-9_-]{1,64})/);
+    return match ? match[1] : null;
+  } catch {
+    return null; // a malformed link: the page routes it as before
+  }
+}
+
+const client = new Client(defaultServerUrl(), { name: getName(), room: linkedRoom() });
 window.giantsClient = client; // for debugging from the console (and browser tests)
 
 const conn = document.getElementById("conn");

@@ -44,9 +44,10 @@ export class RoomState {
 }
 
 export class Client extends EventTarget {
-  constructor(url, { name = null, backoff = [200, 5000] } = {}) {
+  constructor(url, { name = null, backoff = [200, 5000], room = null } = {}) {
     super();
     this.url = url;
+    this.hintRoom = room; // the room this page opens, if any: the socket's routing hint
     this.name = name;
     this.backoff = backoff;
     this.state = "connecting";
@@ -77,7 +78,7 @@ export class Client extends EventTarget {
   _connect() {
     let ws;
     try {
-      ws = new WebSocket(this.url);
+      ws = new WebSocket(withRoomHint(this.url, this.rooms.keys().next().value ?? this.hintRoom));
     } catch (err) {
       this._scheduleReconnect();
       return;
@@ -342,6 +343,16 @@ export class Client extends EventTarget {
     if (room && room.version >= 0) fields.version = room.version;
     return this.request("act", fields);
   }
+}
+
+/** `url` naming `room` (`?room=<id>`) as the room this socket is about to join or
+ * watch: a routing hint only (docs/protocol.md): a server of several workers hands the
+ * connection to the one that owns the room instead of relaying it. */
+export function withRoomHint(url, room) {
+  if (!room) return url;
+  const u = new URL(url);
+  u.searchParams.set("room", room);
+  return u.toString();
 }
 
 /** The WebSocket address of the server that served this page. */
