@@ -98,7 +98,7 @@ class PlacedLoad(bs.Load):  # type: ignore[misc, name-defined]
         self.relayed = relayed
         self.placed: dict[int, int] = {}  # a room loop's wake-up object -> its creator's node
 
-    async def member(self, name: str, spectator: bool, wake: Any) -> Any:
+    async def member(self, name: str, spectator: bool, wake: Any, room: str | None = None) -> Any:
         # The first seat creates every room of its loop, so its node owns them; the
         # others connect to the same node (direct) or the next one (relayed). Rooms
         # connect concurrently, so the node is remembered per room loop.
@@ -106,7 +106,7 @@ class PlacedLoad(bs.Load):  # type: ignore[misc, name-defined]
         if self.relayed and name != "a":
             index = (index + 1) % len(self.urls)
         self.url = self.urls[index]
-        return await super().member(name, spectator, wake)
+        return await super().member(name, spectator, wake, room)
 
 
 def node_pids(procs: list[subprocess.Popen[str]]) -> list[int]:

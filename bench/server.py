@@ -413,8 +413,11 @@ class Load:
         for pacer in self.pacers:
             pacer.stop()
 
-    async def member(self, name: str, spectator: bool, wake: Pacer) -> Member:
-        ws = await CLIENTS[self.client](self.url, compression=None, max_size=2**22)
+    async def member(self, name: str, spectator: bool, wake: Pacer, room: str | None = None) -> Member:
+        # `room`: the room it is about to join, named in the URL (a routing hint: a
+        # --workers server hands the connection to the worker owning the room).
+        url = f"{self.url.rstrip('/')}/?room={room}" if room else self.url
+        ws = await CLIENTS[self.client](url, compression=None, max_size=2**22)
         m = Member(ws, self, spectator, wake)
         if isinstance(ws, wsclient.LeanConnection):
             ws.on_frame = m.on_frame
@@ -442,19 +445,21 @@ class Load:
     async def room_loop(self, ready: asyncio.Queue[None]) -> None:
         """Two seats in one room; a new room when a game ends."""
         wake = Pacer(self)
-        seats = [await self.member(n, False, wake) for n in ("a", "b")]
-        watchers = [await self.member("w", True, wake) for _ in range(self.spectators)]
-        await ready.put(None)
-        next_move = time.perf_counter() + self.rng.random() * self.interval
         create: dict[str, Any] = {"game": self.game, "players": 2}
         if self.rules:
             create["rules"] = self.rules
+        # The first seat creates the loop's rooms (each on its node); the others connect
+        # once the first room exists and name it, as a client following a room link does.
+        seats = [await self.member("a", False, wake)]
+        room = await self.create(seats[0], create)
+        seats.append(await self.member("b", False, wake, room))
+        watchers = [await self.member("w", True, wake, room) for _ in range(self.spectators)]
+        await ready.put(None)
+        next_move = time.perf_counter() + self.rng.random() * self.interval
         self.pacers.append(wake)
         while not self.stop.is_set():
-            created = await seats[0].request("create_room", **create)
-            if created["type"] != "ok":
-                raise RuntimeError(f"create_room failed: {created}")
-            room = created["data"]["room"]
+            if room is None:
+                room = await self.create(seats[0], create)
             for w in watchers:
                 await w.request("watch", room=room)
             for s in seats:
@@ -464,8 +469,16 @@ class Load:
             next_move = wake.next_move
             for m in (*seats, *watchers):
                 await m.request("leave", room=room)
+            room = None
         for m in (*seats, *watchers):
             await m.ws.close()
+
+    @staticmethod
+    async def create(seat: Member, create: dict[str, Any]) -> str:
+        created = await seat.request("create_room", **create)
+        if created["type"] != "ok":
+            raise RuntimeError(f"create_room failed: {created}")
+        return str(created["data"]["room"])
 
 
 async def echo_run(url: str, conns: int, rate: float, duration: float, client: str = "lean") -> list[float]:

@@ -206,7 +206,7 @@ async def connect(url: str, **_ignored: Any) -> LeanConnection:
     _, conn = await loop.create_connection(LeanConnection, host, port)
     key = base64.b64encode(os.urandom(16)).decode()
     request = (
-        f"GET {parts.path or '/'} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+        f"GET {parts.path or '/'}{'?' + parts.query if parts.query else ''} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
         f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
     )
     assert conn.transport is not None
