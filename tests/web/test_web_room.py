@@ -226,6 +226,19 @@ async def test_unknown_room_link_says_so(web_server, open_page) -> None:
     await page.wait_for_selector("#rooms")
 
 
+async def test_a_room_link_names_its_room_in_the_socket_url(web_server, open_page, server_client) -> None:
+    """The routing hint (docs/protocol.md): on a --workers server the page's connection
+    goes to the worker owning the room. The lobby's connection names none."""
+    py = await server_client(web_server, "bob")
+    room = (await py.create_room("giantslayer"))["room"]
+    page = await open_page(web_server, path=f"#/room/{room}?join", name="eve")
+    await page.wait_for_selector('[data-join="0"]')
+    assert await page.evaluate("giantsClient.ws.url") == f"{web_server.url}/?room={room}"
+    lobby = await open_page(web_server, name="ann")
+    await lobby.wait_for_selector("#rooms")
+    assert await lobby.evaluate("giantsClient.ws.url") == f"{web_server.url}/"
+
+
 async def test_replay_of_a_password_room_asks_for_the_password(web_server, open_page, server_client) -> None:
     py = await server_client(web_server, "bob")
     room = (await py.create_room("giantslayer", options={"rounds": 1}, password="pw", bots={"0": "random", "1": "random"}))["room"]
