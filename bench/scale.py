@@ -19,8 +19,9 @@ shares the machine's cores with the nodes, as the goals in issue 12 say. Scenari
   node: every move's request or frames cross the relay. Its CPU per move minus the
   direct one is the relay's cost per move.
 - `--workers N` (N from `--workers-counts`, default 2): `giants serve --workers N` on one
-  port (SO_REUSEPORT spreads the connections at random: a member who did not create its
-  room reaches the room's owner with a chance of 1/N, and is relayed otherwise).
+  port (SO_REUSEPORT spreads the connections at random; the second seat and the
+  spectator name their room in the URL, so the worker that accepts them hands them to
+  the room's owner: server/handover.py). It prints what the relay and the hand-over did.
 
 For each rate: the achieved moves/s, round trip p50/p99 (act sent -> own patch back),
 and where the machine's CPU went, per move: each node, redis-server, the load generator
@@ -60,6 +61,7 @@ import asyncio
 import contextlib
 import importlib.util
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -107,6 +109,27 @@ class PlacedLoad(bs.Load):  # type: ignore[misc, name-defined]
             index = (index + 1) % len(self.urls)
         self.url = self.urls[index]
         return await super().member(name, spectator, wake, room)
+
+
+def relay_counts(url: str, nodes: int) -> str:
+    """What the relay and the hand-over did over a `--workers` run, summed over every
+    worker's /metrics (the kernel picks the worker answering each scrape)."""
+    seen: dict[str, str] = {}
+    for _ in range(50 * nodes):
+        text = bs.scrape(url.replace("ws://", "http://") + "/metrics")
+        node = re.search(r'giants_node_info\{id="([^"]+)"', text)
+        if node is not None:
+            seen[node.group(1)] = text
+        if len(seen) == nodes:
+            break
+
+    def total(name: str) -> float:
+        return sum(float(v) for text in seen.values() for v in re.findall(rf"^{name} (\S+)$", text, re.M))
+
+    return (f"{'':22}over the run ({len(seen)} of {nodes} workers' /metrics): requests relayed "
+            f"{total('giants_relay_requests_total'):.0f}, frames relayed {total('giants_relay_frames_total'):.0f}, "
+            f"connections handed over {total('giants_handover_sent_total'):.0f} "
+            f"(refused {total('giants_handover_failed_total'):.0f})")
 
 
 def node_pids(procs: list[subprocess.Popen[str]]) -> list[int]:
@@ -466,6 +489,7 @@ async def main() -> int:
                                   "--rate", "1000", "--burst", "1000", *LIMITS])
             try:
                 results.append(await run_scenario(name, [url], [proc], redis_pids, False, args))
+                print(relay_counts(url, n), flush=True)
             finally:
                 stop([proc])
                 report_log(name)
