@@ -160,6 +160,48 @@ class Gate(asyncio.Protocol):
             self.serve_here()
 
 
+class Sibling:
+    """A connected datagram socket to one sibling worker's hand-over socket."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.writable: asyncio.Future[None] | None = None  # shared by every sender waiting
+
+    async def send(self, head: bytes, fd: int) -> None:
+        """Send `head` and the descriptor `fd`, waiting while the sibling's queue is
+        full (the kernel keeps ~10 datagrams: a burst of connections fills it). Raises
+        OSError if the sibling is gone; the caller bounds the wait."""
+        # (socket.send_fds would do, but CPython 3.11-3.12 drop its flags and address.)
+        rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))]
+        while True:
+            try:
+                self.sock.sendmsg([head], rights)
+                return
+            except BlockingIOError:
+                await asyncio.shield(self._writable())
+
+    def _writable(self) -> asyncio.Future[None]:
+        if self.writable is None or self.writable.done():
+            loop = asyncio.get_running_loop()
+            self.writable = future = loop.create_future()
+            fd = self.sock.fileno()
+
+            def ready() -> None:
+                loop.remove_writer(fd)
+                if not future.done():
+                    future.set_result(None)
+
+            loop.add_writer(fd, ready)
+        return self.writable
+
+    def close(self) -> None:
+        """Close the socket; senders waiting on it try once more and fail (OSError)."""
+        if self.writable is not None and not self.writable.done():
+            asyncio.get_running_loop().remove_writer(self.sock.fileno())
+            self.writable.set_result(None)
+        self.sock.close()
+
+
 class Handover:
     """This worker's end of the hand-over; see the module docstring."""
 
@@ -173,6 +215,7 @@ class Handover:
         self.server: Server | None = None
         self.options: dict[str, Any] = {}
         self.sock: socket.socket | None = None
+        self.siblings: dict[str, Sibling] = {}  # socket path -> a socket connected to it
         self._adopting: set[asyncio.Task[None]] = set()
         self.sent = Counter(
             "giants_handover_sent", "Connections passed to the sibling worker owning the room they named.",
@@ -226,6 +269,9 @@ class Handover:
             sock.close()
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
+        for sibling in self.siblings.values():
+            sibling.close()
+        self.siblings.clear()
         for gate in list(self.gates):
             if gate.transport is not None:
                 gate.transport.abort()
@@ -234,29 +280,44 @@ class Handover:
 
     async def pass_on(self, gate: Gate, room: str) -> bool:
         """Send the gated connection to the sibling owning `room`; False if it stays here."""
-        sock, transport = self.sock, gate.transport
-        if sock is None or transport is None or transport.is_closing():
+        transport = gate.transport
+        if self.sock is None or transport is None or transport.is_closing():
             return False
         async with asyncio.timeout(LOOKUP_TIMEOUT):
             owner = await self.owner_of(room)
-        if owner is None or owner == self.node_id or transport.is_closing():
-            return False
-        raw = transport.get_extra_info("socket")
-        if raw is None:
-            return False
-        try:
-            # (socket.send_fds would drop the address: CPython 3.11-3.12 ignore it.)
-            rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [raw.fileno()]))]
-            sock.sendmsg([gate.head], rights, 0, socket_path(self.directory, owner))
-        except FileNotFoundError:  # no such sibling: a node of another machine
-            return False
-        except OSError as exc:  # a sibling that died (refused) or is swamped (queue full)
-            log.debug("sibling %s did not take a connection: %s", owner, exc)
-            self.failed.inc()
-            return False
+            if owner is None or owner == self.node_id or transport.is_closing():
+                return False
+            raw = transport.get_extra_info("socket")
+            if raw is None:
+                return False
+            path = socket_path(self.directory, owner)
+            try:
+                sibling = self.siblings.get(path) or self._reach(path)
+                await sibling.send(gate.head, raw.fileno())
+            except FileNotFoundError:  # no such sibling: a node of another machine
+                return False
+            except (OSError, TimeoutError) as exc:  # a sibling that died, or too swamped to read
+                log.debug("sibling %s did not take a connection: %r", owner, exc)
+                self.failed.inc()
+                gone = self.siblings.pop(path, None)
+                if gone is not None:
+                    gone.close()
+                return False
         self.sent.inc()
-        log.debug("connection for room %s handed to %s", room, owner)
         return True
+
+    def _reach(self, path: str) -> Sibling:
+        """A datagram socket connected to a sibling's (connected: sending waits while
+        the sibling's queue is full, instead of failing at once)."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.setblocking(False)
+        try:
+            sock.connect(path)
+        except OSError:
+            sock.close()
+            raise
+        self.siblings[path] = sibling = Sibling(sock)
+        return sibling
 
     def _receive(self) -> None:
         sock = self.sock

@@ -134,6 +134,26 @@ async def test_members_naming_their_room_are_handed_to_its_owner(workers, client
     assert total(seen, "giants_handover_sent_total") == handed
 
 
+async def test_a_burst_of_hinted_connections_is_handed_over_whole(workers, client_factory, tmp_path, key_prefix) -> None:
+    """Far more connections at once than the kernel queues datagrams to a socket (10 by
+    default): the senders wait for the sibling to read, none is served by the relay."""
+    sp = serve_workers(workers, "--data-dir", str(tmp_path / "data"), "--key-prefix", key_prefix,
+                       "--max-connections-per-address", "0")
+    creators = [await client_factory(sp.url, f"c{i}") for i in range(6)]
+    rooms = [(await c.ok("create_room", game="giantslayer"))["room"] for c in creators]
+
+    async def watcher(n: int) -> None:
+        room = rooms[n % len(rooms)]
+        client = await client_factory(f"{sp.url}/?room={room}", f"w{n}")
+        await client.ok("watch", room=room)
+
+    await asyncio.gather(*(watcher(n) for n in range(240)))
+    seen = per_node(sp.url)
+    assert total(seen, "giants_handover_sent_total") > 0
+    assert total(seen, "giants_handover_failed_total") == 0
+    assert total(seen, "giants_relay_requests_total") == 0
+
+
 async def status_line(url: str, target: bytes) -> bytes:
     """The first line of the server's answer to a WebSocket upgrade for `target`."""
     host, port = url.removeprefix("ws://").split(":")
