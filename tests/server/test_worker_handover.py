@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+from websockets.exceptions import ConnectionClosed
 
 from client_cli.client import Client
 from client_cli.connection import with_room_hint
@@ -152,6 +153,24 @@ async def test_a_burst_of_hinted_connections_is_handed_over_whole(workers, clien
     assert total(seen, "giants_handover_sent_total") > 0
     assert total(seen, "giants_handover_failed_total") == 0
     assert total(seen, "giants_relay_requests_total") == 0
+
+
+async def test_address_limits_hold_for_handed_over_connections(workers, client_factory, tmp_path, key_prefix) -> None:
+    """The worker that adopts a connection counts it against the client's own address."""
+    sp = serve_workers(workers, "--data-dir", str(tmp_path / "data"), "--key-prefix", key_prefix,
+                       "--max-connections-per-address", "4")
+    creator = await client_factory(sp.url, "creator")
+    room = (await creator.ok("create_room", game="giantslayer"))["room"]
+    served, refused = 0, []
+    for n in range(6):
+        client = await client_factory(f"{sp.url}/?room={room}", f"m{n}", hello=False)
+        try:
+            await client.ok("hello", protocol=1, name=f"m{n}")
+            served += 1
+        except (ConnectionError, ConnectionClosed):
+            await client.closed
+            refused.append(client.ws.close_code)
+    assert served == 3 and refused == [1008, 1008, 1008]
 
 
 async def status_line(url: str, target: bytes) -> bytes:
