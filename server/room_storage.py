@@ -149,6 +149,7 @@ class RoomStorage:
                 answered=cand.answered,
                 start_key=cand.start_key,
                 hidden=cand.hidden,
+                before=self,  # as stored at self.version: unchanged fields are not sent
             )
         except StaleWriteError as exc:
             try:

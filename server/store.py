@@ -6,7 +6,8 @@ imported from here.
 
 Every change to a room is one Lua script call (one round trip) that checks the stored
 version equals the writer's and the stored fence token equals the writer's, then writes
-the hash fields, appends the log entry and the periodic snapshot atomically. A writer
+the hash fields that changed (the caller passes the room as it was stored, `before`),
+appends the log entry and the periodic snapshot atomically. A writer
 holding an old version or an old fence gets `StaleWriteError` and must reload the room.
 A node takes a room over with `acquire()` (bumps the fence), so a node that lost the
 room can never write to it again: the door for several nodes sharing one Redis.
@@ -50,6 +51,7 @@ from server.store_base import OutcomeUnknown as OutcomeUnknown
 from server.store_base import RoomRecord as RoomRecord
 from server.store_base import StaleWriteError as StaleWriteError
 from server.store_base import StorageUnavailable as StorageUnavailable
+from server.store_base import StoredFields as StoredFields
 from server.store_base import StoreError as StoreError
 from server.store_base import as_text, pack
 from server.store_base import backoff_delays as backoff_delays
@@ -68,23 +70,24 @@ T = TypeVar("T")
 
 _COMMIT = """
 local h = KEYS[1]
-local cur = redis.call('HGET', h, 'version')
-if not cur then return -3 end
-if redis.call('HGET', h, 'fence') ~= ARGV[3] then return -1 end
-if cur ~= ARGV[1] then
+local cur = redis.call('HMGET', h, 'version', 'fence', 'void')
+if not cur[1] then return -3 end
+if cur[2] ~= ARGV[3] then return -1 end
+if cur[1] ~= ARGV[1] then
   -- The same write sent again (a retried pipeline): it is already in.
-  if cur == ARGV[2] and redis.call('HGET', h, 'wid') == ARGV[12] then return 1 end
+  if cur[1] == ARGV[2] and redis.call('HGET', h, 'wid') == ARGV[4] then return 1 end
   return 0
 end
 -- Its writer already concluded it was never applied (see _RESOLVE): keep that true.
-if redis.call('HGET', h, 'void') == ARGV[12] then return -4 end
-redis.call('HSET', h, 'version', ARGV[2], 'status', ARGV[4],
-           'deadline', ARGV[6], 'outcome', ARGV[7], 'actions', ARGV[8], 'answered', ARGV[11],
-           'wid', ARGV[12], 'start_key', ARGV[13], 'hidden', ARGV[14])
--- Seats change on joins and leaves only: '' keeps the stored ones (a move sends none).
-if ARGV[5] ~= '' then redis.call('HSET', h, 'seats', ARGV[5]) end
-if ARGV[9] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[9]) end
-if ARGV[10] ~= '' then redis.call('HSET', KEYS[3], 'n', ARGV[8], 'state', ARGV[10]) end
+if cur[3] == ARGV[4] then return -4 end
+local pairs = 6
+if KEYS[3] then
+  redis.call('HSET', KEYS[3], 'n', ARGV[6], 'state', ARGV[7])
+  pairs = 8
+end
+-- The fields that changed, as field, value pairs (a move: actions only).
+redis.call('HSET', h, 'version', ARGV[2], 'wid', ARGV[4], unpack(ARGV, pairs))
+if ARGV[5] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[5]) end
 return 1
 """
 
@@ -380,6 +383,7 @@ class Store(LeaseStore, RoomReads):
         answered: Iterable[int] = (),
         start_key: str = "",
         hidden: int = 0,
+        before: StoredFields | None = None,
     ) -> None:
         """Write one room change atomically, if the stored version is still `expected`.
 
@@ -389,25 +393,38 @@ class Store(LeaseStore, RoomReads):
         the room unchanged); unknown after the retry window -> OutcomeUnknown. Raises
         StaleWriteError when another writer got there first (the caller reloads).
         `seats` None keeps the stored seats (the change did not touch them).
+        `before`: the room's fields as stored at version `expected` (the room itself:
+        what its last commit or load left); a field equal to its value there is not
+        sent again (a move sends `actions` only). None: every field is written.
         """
         wid = next_write_id()
-        keys = [self.k_room(room_id), self.k_log(room_id), self.k_snap(room_id)]
-        args = [
+        keys = [self.k_room(room_id), self.k_log(room_id)]
+        args: list[Any] = [
             str(expected),
             str(version),
             str(fence),
-            status,
-            b"" if seats is None else pack(seats),
-            "" if deadline is None else repr(deadline),
-            b"" if outcome is None else pack(outcome),
-            str(actions),
-            b"" if log_entry is None else pack(log_entry),
-            b"" if snapshot is None else pack(snapshot),
-            pack(sorted(answered)) if answered else EMPTY_LIST,
             wid,
-            start_key,
-            str(hidden),
+            b"" if log_entry is None else pack(log_entry),
         ]
+        if snapshot is not None:
+            keys.append(self.k_snap(room_id))
+            args += [str(actions), pack(snapshot)]
+        if before is None or actions != before.actions:
+            args += ["actions", str(actions)]
+        if before is None or status != before.status:
+            args += ["status", status]
+        if before is None or deadline != before.deadline:
+            args += ["deadline", "" if deadline is None else repr(deadline)]
+        if before is None or outcome != before.outcome:
+            args += ["outcome", b"" if outcome is None else pack(outcome)]
+        if before is None or answered != before.answered:
+            args += ["answered", pack(sorted(answered)) if answered else EMPTY_LIST]
+        if before is None or start_key != before.start_key:
+            args += ["start_key", start_key]
+        if before is None or hidden != before.hidden:
+            args += ["hidden", str(hidden)]
+        if seats is not None:
+            args += ["seats", pack(seats)]
         try:
             result = int(await self._submit(keys, args))
         except NotReplicated as exc:

@@ -34,9 +34,9 @@ import asyncio
 import itertools
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import msgpack
 import redis.asyncio as aioredis
@@ -155,6 +155,25 @@ class RoomRecord:
     answered: list[int]  # seats that already acted in the current simultaneous step
     start_key: str = ""  # hash of the request key that started the room
     hidden: int = 0  # changes only their actor could see (a replaced sealed bid)
+
+
+class StoredFields(Protocol):
+    """A room's hash fields as last stored (`Store.commit`'s `before`: the room)."""
+
+    @property
+    def status(self) -> str: ...
+    @property
+    def deadline(self) -> float | None: ...
+    @property
+    def outcome(self) -> dict[str, Any] | None: ...
+    @property
+    def actions(self) -> int: ...
+    @property
+    def answered(self) -> Set[int]: ...
+    @property
+    def start_key(self) -> str: ...
+    @property
+    def hidden(self) -> int: ...
 
 
 class StoreKeys:
