@@ -39,6 +39,7 @@ import hashlib
 import logging
 import os
 import socket
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
@@ -56,6 +57,8 @@ log = logging.getLogger("giants.handover")
 HEAD_LIMIT = 4096
 # Seconds the lease holder's lookup in Redis may take before the connection is served here.
 LOOKUP_TIMEOUT = 1.0
+# Seconds a sibling that failed to take a connection is not named to clients (server.moved).
+UNREACHABLE_FOR = 30.0
 
 OwnerOf = Callable[[str], Awaitable[str | None]]
 
@@ -216,6 +219,7 @@ class Handover:
         self.options: dict[str, Any] = {}
         self.sock: socket.socket | None = None
         self.siblings: dict[str, Sibling] = {}  # socket path -> a socket connected to it
+        self.unreachable: dict[str, float] = {}  # node id -> until when it is not advised
         self._adopting: set[asyncio.Task[None]] = set()
         self.sent = Counter(
             "giants_handover_sent", "Connections passed to the sibling worker owning the room they named.",
@@ -227,7 +231,8 @@ class Handover:
         )
         self.failed = Counter(
             "giants_handover_failed",
-            "Connections whose room's owner is a sibling worker that could not take them (served here).",
+            "Connections whose room's owner is a sibling worker that could not take them: gone, or not reading its "
+            "queue within a second (served here, through the relay).",
             registry=registry,
         )
 
@@ -279,32 +284,60 @@ class Handover:
             task.cancel()
 
     async def pass_on(self, gate: Gate, room: str) -> bool:
-        """Send the gated connection to the sibling owning `room`; False if it stays here."""
+        """Send the gated connection to the sibling owning `room`; False if it stays here.
+
+        The owner's lookup and the send share LOOKUP_TIMEOUT. A lookup that does not
+        finish in time (Redis slow) raises TimeoutError (served here, not a failure of
+        the hand-over); a sibling that is gone or that has not made room in its queue in
+        time (stopped, or too swamped to read) counts in `giants_handover_failed_total`
+        and the connection is served here, through the relay."""
         transport = gate.transport
         if self.sock is None or transport is None or transport.is_closing():
             return False
-        async with asyncio.timeout(LOOKUP_TIMEOUT):
-            owner = await self.owner_of(room)
-            if owner is None or owner == self.node_id or transport.is_closing():
-                return False
-            raw = transport.get_extra_info("socket")
-            if raw is None:
-                return False
-            path = socket_path(self.directory, owner)
-            try:
-                sibling = self.siblings.get(path) or self._reach(path)
-                await sibling.send(gate.head, raw.fileno())
-            except FileNotFoundError:  # no such sibling: a node of another machine
-                return False
-            except (OSError, TimeoutError) as exc:  # a sibling that died, or too swamped to read
-                log.debug("sibling %s did not take a connection: %r", owner, exc)
-                self.failed.inc()
-                gone = self.siblings.pop(path, None)
-                if gone is not None:
-                    gone.close()
-                return False
+        sending = ""  # the owner whose queue a send is waiting on
+        try:
+            async with asyncio.timeout(LOOKUP_TIMEOUT):
+                owner = await self.owner_of(room)
+                if owner is None or owner == self.node_id or transport.is_closing():
+                    return False
+                raw = transport.get_extra_info("socket")
+                if raw is None:
+                    return False
+                path = socket_path(self.directory, owner)
+                try:
+                    sibling = self.siblings.get(path) or self._reach(path)
+                    sending = owner
+                    await sibling.send(gate.head, raw.fileno())
+                except FileNotFoundError:  # no such sibling: a node of another machine
+                    return False
+                except OSError as exc:  # a sibling that died
+                    log.debug("sibling %s did not take a connection: %r", owner, exc)
+                    self.failed.inc()
+                    self.unreachable[owner] = time.monotonic() + UNREACHABLE_FOR
+                    gone = self.siblings.pop(path, None)
+                    if gone is not None:
+                        gone.close()
+                    return False
+        except TimeoutError:
+            if not sending:
+                raise
+            # Alive maybe, but not reading (stopped, swamped): its socket stays for the next.
+            log.debug("sibling %s did not take a connection within %.1f s", sending, LOOKUP_TIMEOUT)
+            self.failed.inc()
+            self.unreachable[sending] = time.monotonic() + UNREACHABLE_FOR
+            return False
         self.sent.inc()
         return True
+
+    def routes_to(self, node_id: str) -> bool:
+        """Whether a connection naming a room `node_id` owns would be handed to it: a
+        sibling worker of this machine (its socket is in our directory) that did not
+        fail to take one lately. server.moved advises clients to reconnect only then."""
+        if self.sock is None or node_id == self.node_id:
+            return False
+        if self.unreachable and self.unreachable.get(node_id, 0.0) > time.monotonic():
+            return False
+        return os.path.exists(socket_path(self.directory, node_id))
 
     def _reach(self, path: str) -> Sibling:
         """A datagram socket connected to a sibling's (connected: sending waits while

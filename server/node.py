@@ -7,7 +7,9 @@ the event loop, all of them in flight at once, so neither this event loop nor Re
 held for a whole pass over thousands of rooms, and a pass still takes about one round
 trip); each renewal also checks the room's fence, so a node that was paused past its
 TTL and lost a room learns it at its next renewal (or at its next write, which the
-commit script refuses) and calls `on_lost`. Every period the node also looks
+commit script refuses) and calls `on_lost`. The heartbeat and the renewals run in a
+loop of their own on a fixed schedule, so nothing else the node does (below) holds
+them up. Every period the node also looks
 for orphans — live rooms whose lease expired because their owner died — and hands them
 to `on_orphans`, which takes them over (fence bump) and restores them. A dead node is
 noticed by its heartbeat key expiring (same TTL as its leases); that triggers sweeps
@@ -37,6 +39,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoM
 from prometheus_client.registry import Collector
 
 from server.cancellation import cancel_and_wait, checkpoint
+from server.metrics import Histogram
 from server.store import Store
 
 log = logging.getLogger("giants.node")
@@ -46,6 +49,13 @@ SWEEP_EVERY = 15  # periods between backstop sweeps for orphaned rooms (5 lease 
 # ~7 ms to build it and Redis ~5 ms to run it (5 µs a script), every period: a stall
 # every move in flight waited out. A slice of 64 costs ~0.4 ms of each.
 RENEW_SLICE = 64
+# Seconds into a renewal pass during which each slice waits for a turn of the loop of its
+# own. Past it the loop is congested (a burst of connections: a turn took tens or hundreds
+# of ms) and the remaining slices go at once: ~2 ms of the loop per 1,000 rooms, where
+# one turn each would delay the last lease by a turn per slice.
+SLICE_TURNS_FOR = 0.02
+# Buckets of the renewal gap, as shares of the lease TTL (a gap reaching 1 can cost rooms).
+GAP_SHARES = (0.35, 0.375, 0.4, 0.45, 0.5, 0.6, 0.75, 0.9, 1.0)
 
 
 def new_node_id() -> str:
@@ -81,11 +91,21 @@ class Node:
         self.renewals = 0
         self.lost = 0
         self.sweeps = 0
-        self.last_tick = 0.0  # seconds the last period's work took (heartbeat, renewals, sweep)
+        self.last_tick = 0.0  # seconds the last period's node list, dead nodes and sweep took
+        self.last_renewal = 0.0  # seconds from when the last renewal pass was due to its end
+        # The renewal gap: from the first send of one complete renewal pass to the last
+        # answer of the next, the longest any owned lease may have gone unrenewed.
+        self.renewal_gaps = Histogram(tuple(round(lease_ttl * share, 4) for share in GAP_SHARES))
+        self.renewal_gap_max = 0.0
+        self._renewed_since = 0.0  # loop time the last complete renewal pass started sending
         self._ticks = 0
         self._sweep_left = 1  # sweep once at start (rooms released while nobody ran)
-        self._task: asyncio.Task[None] | None = None
-        self._stopping = False  # stop_renewing: the loop ends after the current tick
+        self._lookups: dict[str, list[asyncio.Future[str | None]]] = {}  # owner(): room -> callers waiting
+        self._looking_up: asyncio.Future[None] | None = None  # the batch those callers wait for
+        self._batches: set[asyncio.Future[None]] = set()  # lookups under way (referenced until done)
+        self._renewing: asyncio.Task[None] | None = None  # _keep_leases
+        self._task: asyncio.Task[None] | None = None  # _run
+        self._stopping = False  # stop_renewing: the loops end after the current pass
 
     @property
     def period(self) -> float:
@@ -116,7 +136,40 @@ class Node:
             log.warning("room %s: could not release its lease", room_id)
 
     async def owner(self, room_id: str) -> str | None:
-        return await self.store.lease_holder(room_id)
+        """The node holding the room's lease (None: nobody).
+
+        The lookups asked for in one turn of the event loop go to Redis together, as one
+        MGET (`store.lease_holders`): in a burst of connections naming their room,
+        `--workers` asks this for each, and one GET each once had hundreds in flight at
+        once, each on a Redis connection of its own, until Redis refused new
+        connections (the heartbeat's among them: bench/storm.py)."""
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._lookups.setdefault(room_id, []).append(future)
+        if self._looking_up is None:
+            self._looking_up = task = asyncio.ensure_future(self._look_up())
+            self._batches.add(task)
+            task.add_done_callback(self._batches.discard)
+        return await future
+
+    async def _look_up(self) -> None:
+        """Answer every lookup asked for until this task's first turn, in one batch."""
+        await asyncio.sleep(0)  # the lookups of this turn join the batch
+        asked, self._lookups, self._looking_up = self._lookups, {}, None
+        ids = list(asked)
+        try:
+            holders = await self.store.lease_holders(ids)
+        except BaseException as exc:
+            for futures in asked.values():
+                for future in futures:
+                    if not future.done():
+                        future.set_exception(exc if isinstance(exc, Exception) else ConnectionError("cancelled"))
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for room_id, holder in zip(ids, holders, strict=True):
+            for future in asked[room_id]:
+                if not future.done():
+                    future.set_result(holder)
 
     async def peers(self) -> list[str]:
         """Ids of the other nodes whose heartbeat is alive."""
@@ -130,32 +183,76 @@ class Node:
         await self.store.heartbeat(self.id, self.info(), self.lease_ms)
         self.last_beat = time.time()
         self._note_live(await self.store.nodes())
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        loop = asyncio.get_running_loop()
+        self._renewing = loop.create_task(self._keep_leases())
+        self._task = loop.create_task(self._run())
 
     async def stop_renewing(self) -> None:
-        """Stop the loop (shutdown: the rooms are being handed over).
+        """Stop both loops (shutdown: the rooms are being handed over).
 
-        The flag ends the loop even when the cancellation is lost inside a tick: seen
+        The flag ends the loops even when the cancellation is lost inside a pass: seen
         with redis-py 8.1, a cancel landing in `store.nodes()` was swallowed, the loop
         went on renewing (and could take rooms over) and the shutdown waited its whole
         timeout (~10 s) for it. A cancellation of the caller is not swallowed here."""
         self._stopping = True
-        task, self._task = self._task, None
-        if task is not None:
-            await cancel_and_wait([task])
+        tasks = [t for t in (self._renewing, self._task) if t is not None]
+        self._renewing = self._task = None
+        if tasks:
+            await cancel_and_wait(tasks)
 
     async def stop(self) -> None:
         await self.stop_renewing()
         with contextlib.suppress(Exception):
             await self.store.forget_node(self.id)
 
+    async def _keep_leases(self) -> None:
+        """Every period, on a fixed schedule: the heartbeat and a renewal of every lease.
+
+        A loop of its own: nothing else the node does each period (the node list, a
+        dead node's members dropped, take-overs, the orphan sweep: `_run`) can hold up
+        a renewal. A pass that ends late starts the schedule again from its end."""
+        loop = asyncio.get_running_loop()
+        due = loop.time()
+        while not self._stopping:
+            checkpoint()  # a cancel lost in the last pass's Redis calls (server.cancellation)
+            due += self.period
+            if due > loop.time():
+                await asyncio.sleep(due - loop.time())
+            else:
+                due = loop.time()
+            if self._stopping:
+                return
+            try:
+                await self.renewal_pass()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis away: the fence still protects every room
+                log.warning("node %s: heartbeat or lease renewal failed: %s", self.id, exc)
+            took = self.last_renewal = loop.time() - due
+            if took > self.period:
+                log.warning(
+                    "node %s: a renewal pass over %d rooms ended %.2f s after it was due, more than the period "
+                    "(%.2f s, --lease-ttl / 3): raise --lease-ttl or add nodes", self.id, len(self.rooms), took,
+                    self.period,
+                )
+
+    async def renewal_pass(self) -> None:
+        """The heartbeat and a renewal of every owned lease, sent together."""
+        beat, renewed = await asyncio.gather(self._beat(), self.renew(), return_exceptions=True)
+        for outcome in (renewed, beat):
+            if isinstance(outcome, BaseException):
+                raise outcome
+
+    async def _beat(self) -> None:
+        await self.store.heartbeat(self.id, self.info(), self.lease_ms)
+        self.last_beat = time.time()
+
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         took = 0.0
         while not self._stopping:
             checkpoint()  # a cancel lost in the last tick's Redis calls (server.cancellation)
-            # A period from the start of the last tick: renewals stay `period` apart
-            # however long a pass over many rooms takes (if it takes longer, back to back).
+            # A period from the start of the last tick (if it takes longer, back to back).
             await asyncio.sleep(max(0.0, self.period - took))
             if self._stopping:
                 return
@@ -164,20 +261,12 @@ class Node:
                 await self.tick()
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # Redis away: the fence still protects every room
-                log.warning("node %s: lease renewal failed: %s", self.id, exc)
+            except Exception as exc:  # Redis away: the sweep runs again next period
+                log.warning("node %s: node list or orphan sweep failed: %s", self.id, exc)
             took = self.last_tick = loop.time() - began
-            if took > self.period:
-                log.warning(
-                    "node %s: a renewal pass over %d rooms took %.2f s, more than the period (%.2f s, "
-                    "--lease-ttl / 3): raise --lease-ttl or add nodes", self.id, len(self.rooms), took, self.period,
-                )
 
     async def tick(self) -> None:
-        """One period: heartbeat, renew every owned lease, take over orphans."""
-        await self.store.heartbeat(self.id, self.info(), self.lease_ms)
-        self.last_beat = time.time()
-        await self.renew()
+        """One period besides the renewal: the node list, dead nodes, orphans taken over."""
         # Orphans appear when a node dies (its heartbeat expires with its leases) or a
         # hand-over message is lost. Sweeping every live room each period would cost
         # O(rooms) reads per node per period, so sweep fully only for a few periods
@@ -211,17 +300,22 @@ class Node:
         Each slice is built and sent in its own turn of the event loop, but the slices
         do not wait for each other's replies: under load a pass takes about one round
         trip, not one per slice (a saturated node's round trips grow to tenths of a
-        second, and a pass must end well within the lease TTL). Raises the first
-        failure after every slice has settled."""
+        second, and a pass must end well within the lease TTL). Once the pass is
+        SLICE_TURNS_FOR old (the loop's turns are long: a burst of connections), the
+        remaining slices go in the same turn. Raises the first failure after every
+        slice has settled."""
         owned = list(self.rooms.items())
         sent: list[tuple[list[tuple[str, int]], asyncio.Task[list[bool]]]] = []
+        loop = asyncio.get_running_loop()
+        began = loop.time()
         try:
             for start in range(0, len(owned), RENEW_SLICE):
                 if self._stopping:
                     break  # shutting down: the rooms are being handed over
                 part = owned[start : start + RENEW_SLICE]
                 sent.append((part, asyncio.ensure_future(self.store.renew_leases(self.id, part, self.lease_ms))))
-                await asyncio.sleep(0)  # the task builds and sends this slice now; the next one next turn
+                if loop.time() - began < SLICE_TURNS_FOR:
+                    await asyncio.sleep(0)  # the task builds and sends this slice now; the next one next turn
             failure: BaseException | None = None
             for part, task in sent:
                 try:
@@ -238,9 +332,19 @@ class Node:
                             await self.on_lost(room_id)
             if failure is not None:
                 raise failure
+            if not self._stopping:
+                self._note_renewed(began, loop.time())
         finally:
             for _, task in sent:
                 task.cancel()  # only those still running: the caller was cancelled
+
+    def _note_renewed(self, began: float, ended: float) -> None:
+        """A pass that started sending at `began` renewed every lease by `ended`."""
+        if self._renewed_since:
+            gap = ended - self._renewed_since
+            self.renewal_gaps.observe(gap)
+            self.renewal_gap_max = max(self.renewal_gap_max, gap)
+        self._renewed_since = began
 
     def _note_live(self, nodes: dict[str, dict[str, Any] | None]) -> None:
         self.live_peers = [
@@ -280,11 +384,30 @@ class NodeCollector(Collector):
         yield CounterMetricFamily("giants_lease_renewals", "Lease renewals sent.", value=node.renewals)
         yield GaugeMetricFamily(
             "giants_node_tick_seconds",
-            "Seconds the last period's heartbeat, lease renewals and orphan sweep took (keep it well under "
-            "--lease-ttl / 3).",
+            "Seconds the last period's node list, dead nodes' members dropped, take-overs and orphan sweep took "
+            "(beside the lease renewal, which they do not hold up).",
             value=node.last_tick,
         )
-        yield CounterMetricFamily("giants_rooms_lost", "Rooms this node found owned by another node.", value=node.lost)
+        yield GaugeMetricFamily(
+            "giants_lease_renewal_pass_seconds",
+            "Seconds from when the last heartbeat and lease renewal pass was due to its end (keep it well under "
+            "--lease-ttl / 3).",
+            value=node.last_renewal,
+        )
+        yield node.renewal_gaps.family(
+            "giants_lease_renewal_gap_seconds",
+            "From the start of one complete lease renewal pass to the end of the next: the longest an owned lease "
+            "went unrenewed (about --lease-ttl / 3 when on schedule; a room can be taken over once it reaches "
+            "--lease-ttl).",
+        )
+        yield GaugeMetricFamily(
+            "giants_lease_renewal_gap_max_seconds", "The longest renewal gap since this node started.",
+            value=node.renewal_gap_max,
+        )
+        yield CounterMetricFamily(
+            "giants_rooms_lost", "Rooms this node owned and found owned by another node (its lease or fence moved on).",
+            value=node.lost,
+        )
         yield CounterMetricFamily(
             "giants_replica_ack_shortfalls",
             "Commit batches fewer replicas confirmed than --replica-acks asks (their moves were not acknowledged).",

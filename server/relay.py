@@ -34,7 +34,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import msgpack
@@ -52,6 +52,7 @@ from server.wire import encode
 log = logging.getLogger("giants.relay")
 
 # Room calls a relayed request may make, with their argument counts after (peer, req_id).
+ADMITTED = {"join", "watch", "resume"}  # relayed requests that build a snapshot: admitted a few per turn
 OPS = {"join": 3, "watch": 1, "resume": 1, "start": 1, "act": 2, "resync": 0, "leave": 1,
        "resign": 0, "abort": 0, "offer_draw": 0, "decline_draw": 0}
 
@@ -83,6 +84,9 @@ class Relay(RelayRequests):
         self._sub: Subscription | None = None
         self.frames_relayed = 0
         self.requests_relayed = 0
+        # Set by the server: waits for a place among the few admitted per turn of the loop
+        # (server.admission); relayed joins, watches and resumes take one, as handshakes do.
+        self.admit: Callable[[], Awaitable[None]] | None = None
 
     def channel(self, node_id: str) -> str:
         """The node's inbox channel."""
@@ -207,6 +211,8 @@ class Relay(RelayRequests):
     async def _serve(self, msg: dict[str, Any]) -> None:
         """Run one relayed request on the local room; answer frames, then `done` or `moved`."""
         node_id, rid, op = msg["from"], msg["rid"], msg["op"]
+        if op in ADMITTED and self.admit is not None:
+            await self.admit()  # a storm relayed here (hand-overs that timed out) is spread over turns
         room = self.rooms.find(msg["room"])
         if room is None or room.closing or op not in OPS:
             self.queue(node_id, ["m", rid])

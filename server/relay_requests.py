@@ -23,7 +23,7 @@ import contextlib
 import itertools
 import secrets
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 from engines.base import Seat
@@ -89,6 +89,8 @@ class RelayRequests:
     connections: dict[str, LocalConnection]
     remotes: dict[str, RemoteRoom]  # rooms owned elsewhere that local connections are in
     requests_relayed: int
+    # Called for each local member re-attached at a room's new owner (server.moved).
+    on_reattached: Callable[[LocalConnection], None] | None = None
 
     def _init_requests(self) -> None:
         self._pending: dict[int, asyncio.Future[list[Any]]] = {}
@@ -190,13 +192,17 @@ class RelayRequests:
             await self.announce(room_id)  # taken over here: attach the local connections
             return
         remote.owner = target
-        members = []
+        members, conns = [], []
         for conn_id, seat in remote.members.items():
             conn = self.connections.get(conn_id)
             if conn is not None:
                 members.append([conn_id, conn.name, seat, conn.protocol])
+                conns.append(conn)
         if members:
             await self._publish(self.channels.inbox(target), {"t": "att", "room": room_id, "from": self.node_id, "m": members})
+            if self.on_reattached is not None:
+                for conn in conns:
+                    self.on_reattached(conn)
 
     async def request(self, remote: RemoteRoom, conn: Peer, op: str, args: list[Any]) -> None:
         """Run `op` on the remote room for `conn`; retried at the new owner if the room moved."""

@@ -5,6 +5,7 @@ redis-server (CLIENT KILL TYPE pubsub would cut other users of a shared one)."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import subprocess
 import time
@@ -37,6 +38,14 @@ def private_redis(tmp_path: Path) -> Iterator[int]:
     proc.wait(10)
 
 
+async def both_subscribed(admin: redis.Redis) -> None:
+    """Wait (up to 20 s) until the two nodes hold a pub/sub connection each."""
+    deadline = time.monotonic() + 20
+    while len(admin.client_list(_type="pubsub")) < 2:
+        assert time.monotonic() < deadline, "a node did not subscribe again within 20 s"
+        await asyncio.sleep(0.02)
+
+
 async def test_frames_sent_while_a_node_resubscribes_reach_its_clients(private_redis: int, client_factory: Any) -> None:
     url = f"redis://127.0.0.1:{private_redis}"
     args = ["--redis-url", url, "--key-prefix", "giants-rr:", *FAST]
@@ -57,6 +66,9 @@ async def test_frames_sent_while_a_node_resubscribes_reach_its_clients(private_r
             # Both nodes' subscriptions are cut; the next move's frames for bob and the
             # relayed spectator find nobody subscribed at two at first (alice's move,
             # every other time: bob's request waits until one has subscribed again).
+            # Each node has subscribed again since the last cut (a move can complete
+            # through one node's subscription while the other's is still coming back).
+            await both_subscribed(admin)
             assert int(admin.execute_command("CLIENT KILL", "TYPE", "pubsub")) == 2
             await move(everyone, room, rng, acked)
         assert all(c.rooms[room].gaps == 0 for c in everyone), [c.rooms[room].gaps for c in everyone]

@@ -1,0 +1,107 @@
+"""Bursts of connections: a node keeps renewing its leases while hundreds of clients
+connect at once, and a connection a sibling worker does not take in time is counted
+and served where it landed.
+
+Real processes, real Redis, real WebSockets; nothing here asserts on timing (how late
+renewals run in a storm is measured by bench/storm.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from tests.server.multinode import metric, metrics
+from tests.server.test_worker_handover import per_node, serve_workers, total, workers  # noqa: F401
+
+pytestmark = pytest.mark.redis
+
+NO_LIMITS = ("--max-connections-per-address", "0", "--max-rooms-per-address", "0", "--rate", "1000",
+             "--burst", "1000")
+
+
+async def holders(redis: Any, key_prefix: str, rooms: list[str]) -> list[str | None]:
+    values = await redis.mget([f"{key_prefix}room:{{{room}}}:lease" for room in rooms])
+    return [None if v is None else v.decode() for v in values]
+
+
+async def test_a_node_keeps_its_rooms_through_a_burst_of_connections(
+    serve_process, client_factory, redis_url, key_prefix
+) -> None:
+    """A node dies; the survivors sweep for its rooms while 400 clients connect to one
+    of them at once and watch its rooms. The other survivor would take any room whose
+    lease lapsed: none does, and the node lost none."""
+    node, peer = serve_process(*NO_LIMITS), serve_process(*NO_LIMITS)
+    victim = serve_process(*NO_LIMITS, "--node-id", f"victim-{os.urandom(3).hex()}")
+    creator = await client_factory(node.url, "creator")
+    rooms = [(await creator.ok("create_room", game="giantslayer"))["room"] for _ in range(60)]
+    redis = aioredis.from_url(redis_url)
+    try:
+        owners = await holders(redis, key_prefix, rooms)
+        assert len(set(owners)) == 1 and owners[0] is not None
+        renewed = metric(metrics(node.url), "giants_lease_renewal_gap_seconds_count")
+
+        victim.proc.send_signal(signal.SIGKILL)
+        victim.proc.wait(10)
+        victim_id = victim.args[victim.args.index("--node-id") + 1]
+        while await redis.exists(f"{key_prefix}node:{victim_id}"):  # then both survivors sweep
+            await asyncio.sleep(0.02)
+
+        async def watcher(n: int) -> None:
+            room = rooms[n % len(rooms)]
+            client = await client_factory(f"{node.url}/?room={room}", f"w{n}")
+            await client.ok("watch", room=room)
+            await client.wait_for(lambda: room in client.rooms)
+
+        await asyncio.gather(*(watcher(n) for n in range(400)))
+        # A few more renewal passes of the node and sweeps of the peer after the burst.
+        text = metrics(node.url)
+        while metric(text, "giants_lease_renewal_gap_seconds_count") < renewed + 8:
+            await asyncio.sleep(0.1)
+            text = metrics(node.url)
+        assert await holders(redis, key_prefix, rooms) == owners
+        assert metric(text, "giants_rooms_lost_total") == 0
+        assert metric(text, "giants_leases_owned") == len(rooms)
+        assert metric(metrics(peer.url), "giants_leases_owned") == 0
+        assert metric(text, "giants_admission_waited_total") >= 0  # exposed (how many waited varies)
+    finally:
+        await redis.aclose()
+
+
+async def test_a_hand_over_the_owner_does_not_take_in_time_is_counted(
+    workers, client_factory, redis_url, key_prefix  # noqa: F811
+) -> None:
+    """The worker owning the room is stopped (SIGSTOP): it reads no connection handed to
+    it. Once its queue is full, the other worker waits a second per connection, then
+    serves it itself and counts it in giants_handover_failed_total; the client notices
+    nothing but the wait. Resumed, the owner takes the connections it was sent."""
+    # Long leases: the stopped owner still holds the room meanwhile.
+    sp = serve_workers(workers, "--redis-url", redis_url, "--key-prefix", key_prefix, "--lease-ttl", "6", *NO_LIMITS)
+    redis = aioredis.from_url(redis_url)
+    try:
+        creator = await client_factory(sp.url, "creator")
+        room = (await creator.ok("create_room", game="giantslayer"))["room"]
+        owner = (await redis.get(f"{key_prefix}room:{{{room}}}:lease")).decode()
+        pid = int(owner.rsplit("-", 2)[1])  # node ids are host-pid-random
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            # About half land on the stopped owner (they wait for it), the others on
+            # the live worker, more than the 10 datagrams the kernel queues to a socket.
+            pending = [asyncio.ensure_future(client_factory(f"{sp.url}/?room={room}", f"m{n}")) for n in range(60)]
+            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        clients = await asyncio.gather(*pending)
+        for client in clients:  # wherever each one was served, it follows the room
+            await client.ok("watch", room=room)
+            assert client.rooms[room].view["room"]["status"] == "waiting"
+        seen = per_node(sp.url)
+        assert total(seen, "giants_handover_failed_total") >= len(done) >= 1
+        assert total(seen, "giants_handover_received_total") == total(seen, "giants_handover_sent_total")
+    finally:
+        await redis.aclose()
