@@ -125,7 +125,10 @@ class Client(Connection):
         self._stored_status: dict[str, str] = {}  # room -> status last written to the store
 
     def _room_hint(self) -> str | None:
-        """After a drop, one of the rooms being taken back; at first, `room`."""
+        """After a drop, one of the rooms being taken back (the one a `moved` advisory
+        named, if any); at first, `room`."""
+        if self.hint_room in self.rooms:
+            return self.hint_room
         return next(iter(self.rooms), None) or self.hint_room
 
     def _remember(self, room: TrackedRoom) -> None:
@@ -161,7 +164,7 @@ class Client(Connection):
 
     # -- pushes -----------------------------------------------------------------------
 
-    def _on_push(self, msg: msgs.Snapshot | msgs.Patch | msgs.Closing) -> None:
+    def _on_push(self, msg: msgs.Snapshot | msgs.Patch | msgs.Closing | msgs.Moved) -> None:
         if isinstance(msg, msgs.Snapshot):
             room = self.rooms.get(msg.room)
             if room is not None:
@@ -388,18 +391,30 @@ class Client(Connection):
         """
         tracked = self.rooms.get(room)
         version = tracked.version if guard and tracked is not None else None
-        data = await self._request(
-            Act(id=self._new_id(), room=room, action=action, version=version)
-        )
-        new_version = int(data["version"])
-        if tracked is not None and tracked.lost is None:
-            try:
-                await tracked.wait_version(new_version, timeout=5.0)
-            except TimeoutError:
-                # The patch should follow the ok at once; if it did not, fetch a snapshot.
-                tracked.mark_resyncing()
-                await self.resync(room)
-                await tracked.wait_version(new_version, timeout=self.request_timeout)
+        settling = False
+
+        def on_ok(data: dict[str, Any]) -> None:
+            # Until its patch is in, a `moved` advisory waits (client_cli.connection).
+            nonlocal settling
+            settling = True
+            self._settling += 1
+
+        try:
+            data = await self._request(
+                Act(id=self._new_id(), room=room, action=action, version=version), on_ok=on_ok
+            )
+            new_version = int(data["version"])
+            if tracked is not None and tracked.lost is None:
+                try:
+                    await tracked.wait_version(new_version, timeout=5.0)
+                except TimeoutError:
+                    # The patch should follow the ok at once; if it did not, fetch a snapshot.
+                    tracked.mark_resyncing()
+                    await self.resync(room)
+                    await tracked.wait_version(new_version, timeout=self.request_timeout)
+        finally:
+            if settling:
+                self._settling -= 1
         return new_version
 
     async def resign(self, room: str) -> int:

@@ -4,7 +4,10 @@
 by id, and hands every other server message to `_on_push`. When the socket drops it
 fails the requests in flight with ConnectionLost, reconnects with exponential
 backoff, says hello again and calls `_restore` (where `client_cli.client.Client`
-resumes its seats). Subclass it; use `Client` directly.
+resumes its seats). When the server advises `moved` (a worker of the same server owns
+the rooms: docs/protocol.md) it moves without losing anything: new requests wait, the
+ones in flight are answered on the old socket, a new socket naming the room takes
+every room back, then the old one closes. Subclass it; use `Client` directly.
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ CLIENT_NAME = "giants-client/0.1"
 _CONNECT_ERRORS = (OSError, TimeoutError, InvalidHandshake, ConnectionClosed, ClientError)
 
 OnOk = Callable[[dict[str, Any]], None]
+# A `moved` advisory followed within FOLLOW_MEMORY seconds of another waits FOLLOW_BACKOFF
+# seconds, doubling with each such follow.
+FOLLOW_MEMORY, FOLLOW_BACKOFF = 60.0, 0.5
 
 
 def with_room_hint(url: str, room: str | None) -> str:
@@ -46,6 +52,15 @@ def with_room_hint(url: str, room: str | None) -> str:
     parts = urlsplit(url)
     query = "&".join(q for q in (parts.query, urlencode({"room": room})) if q)
     return urlunsplit(parts._replace(path=parts.path or "/", query=query))
+
+
+def _older_version(exc: RequestFailed, asked: int) -> int | None:
+    """The newest protocol below `asked` that a server refusing `asked` speaks, if any."""
+    if exc.code != ErrorCode.PROTOCOL_MISMATCH or not isinstance(exc.detail, dict):
+        return None
+    supported = exc.detail.get("supported")
+    older = [v for v in supported if type(v) is int and 1 <= v < asked] if isinstance(supported, list) else []
+    return max(older, default=None)
 
 
 @dataclass
@@ -79,6 +94,7 @@ class Connection:
         max_frame: int = 16 * 1024 * 1024,
         protocol: int = PROTOCOL_VERSION,
         room: str | None = None,
+        follow_moves: bool = True,
     ) -> None:
         self.url = normalize_url(url)  # "host:port" and http(s):// work too
         self.hint_room = room
@@ -97,6 +113,13 @@ class Connection:
         self.server: str | None = None
         self.games: list[dict[str, Any]] = []
         self.reconnects = 0  # successful reconnections so far
+        # Follow `moved` advisories (protocol 4; only with reconnect on): a server of
+        # several workers then serves this client at its rooms' owner, not through a relay.
+        self.follow_moves = follow_moves
+        self.advisories = 0  # `moved` advisories received so far
+        self.moves = 0  # sockets replaced after a `moved` advisory so far
+        self._settling = 0  # actions answered whose patch is not in yet (a move waits for them)
+        self._followed: list[float] = []  # when the last `moved` advisories were followed
         self._ws: ClientConnection | None = None
         self._connected = asyncio.Event()
         self._closed = False
@@ -112,7 +135,7 @@ class Connection:
     def _setup(self) -> None:
         """Create the subclass's own state (called at the end of `__init__`)."""
 
-    def _on_push(self, msg: msgs.Snapshot | msgs.Patch | msgs.Closing) -> None:
+    def _on_push(self, msg: msgs.Snapshot | msgs.Patch | msgs.Closing | msgs.Moved) -> None:
         """A server message that is not a reply (called in frame order)."""
 
     async def _restore(self) -> None:
@@ -208,7 +231,17 @@ class Connection:
         hello = Hello(
             id=self._new_id(), protocol=self.protocol, name=self.name, client=self.client_name
         )
-        data = await self._request(hello, wait_connected=False)
+        try:
+            data = await self._request(hello, wait_connected=False)
+        except RequestFailed as exc:
+            older = _older_version(exc, self.protocol)
+            if older is None:
+                raise
+            # An older server: speak the newest version it knows (every one reads the
+            # same way here; protocol 4 only adds the `moved` advisory).
+            self.protocol = older
+            hello = hello.model_copy(update={"id": self._new_id(), "protocol": older})
+            data = await self._request(hello, wait_connected=False)
         self.session = data.get("session")
         self.server = data.get("server")
         self.games = list(data.get("games") or [])
@@ -239,21 +272,27 @@ class Connection:
                 if isinstance(frame, str):
                     log.warning("ignoring a text frame from the server")
                     continue
-                self._dispatch(frame)
+                self._dispatch(frame, ws)
         except ConnectionClosed:
             pass
         finally:
             if ws is self._ws:
                 self._lost()
 
-    def _dispatch(self, frame: bytes) -> None:
+    def _dispatch(self, frame: bytes, ws: ClientConnection | None = None) -> None:
         try:
             msg = decode_server(frame, self.max_frame)
         except ProtocolError as exc:
             log.warning("ignoring a bad frame from the server: %s", exc)
             return
         if isinstance(msg, msgs.Ok | msgs.Error):
-            self._reply(msg)
+            self._reply(msg)  # request ids are unique across sockets
+        elif ws is not None and ws is not self._ws:
+            return  # a socket being replaced (`moved`): the new one's snapshots rule
+        elif isinstance(msg, msgs.Moved):
+            self.advisories += 1
+            if ws is not None and self.follow_moves and self.reconnect and not self._reconnecting:
+                self._spawn(self._follow(msg.room, ws))
         else:
             if isinstance(msg, msgs.Closing):
                 log.info("the server is closing: %s", msg.reason)
@@ -297,6 +336,57 @@ class Connection:
             if not p.future.done():
                 p.future.set_exception(exc)
                 p.future.exception()  # mark it retrieved: its caller may be gone
+
+    async def _follow(self, room: str, ws: ClientConnection) -> None:
+        """The server advised `moved`: another worker of it owns this client's rooms.
+
+        New requests wait (as during a reconnect) and the ones in flight are answered on
+        this socket, actions with their patch; then a socket naming `room` is opened
+        (the server hands it to that worker), every room is taken back there
+        (`_restore`: seats by token, no `left`/`joined` since the old socket still
+        holds them) and only then is this one closed. Still busy after
+        `request_timeout`: stay here (the relay keeps serving this socket)."""
+        loop = asyncio.get_running_loop()
+        # Followed lately already: wait longer each time (a server whose hand-over keeps
+        # failing would otherwise have this client reconnect over and over).
+        self._followed = [t for t in self._followed if loop.time() - t < FOLLOW_MEMORY]
+        if self._followed:
+            await asyncio.sleep(min(FOLLOW_BACKOFF * 2 ** (len(self._followed) - 1), self.backoff_max * 6))
+        if self._reconnecting or self._closed or ws is not self._ws or not self._connected.is_set():
+            return
+        self._followed.append(loop.time())
+        self._reconnecting = True
+        self._connected.clear()
+        deadline = loop.time() + self.request_timeout
+        lost = False
+        try:
+            while (self._pending or self._settling) and ws is self._ws and loop.time() < deadline:
+                await asyncio.sleep(0.01)
+            if ws is not self._ws:
+                lost = True  # dropped meanwhile: reconnect as after any loss
+            elif self._pending or self._settling:
+                log.info("not moving to room %s's worker: requests still in flight", room)
+            else:
+                self.hint_room = room
+                try:
+                    await self._open()  # from here on, pushes from `ws` are ignored
+                    await self._restore()
+                except _CONNECT_ERRORS as exc:
+                    log.info("moving to room %s's worker failed (%r); reconnecting", room, exc)
+                    await self._drop_ws()
+                    self._fail_pending(ConnectionLost("the connection to the server was lost"))
+                    lost = True
+                else:
+                    self.moves += 1
+                    log.info("moved to the worker serving room %s", room)
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(ws.close(), 2.0)
+        finally:
+            self._reconnecting = False
+            if not lost:
+                self._connected.set()
+        if lost and not self._closed:
+            await self._reconnect_loop()
 
     async def _reconnect_loop(self) -> None:
         self._reconnecting = True

@@ -378,12 +378,21 @@ class Closing(_Push):
     reason: str = ""
 
 
+class Moved(_Push):
+    """Protocol 4, advisory: `room` is served by another worker of the server this
+    connection reached; reconnect naming it (`?room=<room>`), take back every room
+    there, then close this connection. Ignoring it is fine (the relay serves you)."""
+
+    type: Literal["moved"] = "moved"
+    room: str
+
+
 ServerMessage: TypeAlias = Annotated[
-    Ok | Error | Snapshot | Patch | Closing, Field(discriminator="type")
+    Ok | Error | Snapshot | Patch | Closing | Moved, Field(discriminator="type")
 ]
 
 SERVER_MESSAGE_TYPES: dict[str, type[_Push]] = {
-    cls.model_fields["type"].default: cls for cls in (Ok, Error, Snapshot, Patch, Closing)
+    cls.model_fields["type"].default: cls for cls in (Ok, Error, Snapshot, Patch, Closing, Moved)
 }
 server_adapter: TypeAdapter[ServerMessage] = TypeAdapter(ServerMessage)
 

@@ -19,6 +19,7 @@ from typing import Any
 from prometheus_client import Counter as PromCounter
 from websockets.asyncio.server import Server, ServerConnection, serve
 
+from server.admission import BACKLOG, Admission
 from server.cancellation import cancel_and_wait
 from server.config import Config
 from server.connection import Connection
@@ -36,8 +37,10 @@ from server.limits import (
 )
 from server.lobby import Lobby
 from server.metrics import Live, Metrics
+from server.moved import MoveAdvisor
 from server.node import Node, NodeCollector, new_node_id
 from server.relay import Relay
+from server.relay_requests import LocalConnection
 from server.router import Router
 from server.seat_bots import BotLimits, SeatBots
 from server.shared_quotas import SharedQuotas
@@ -92,6 +95,7 @@ class GiantsServer:
         self.shared_quotas: SharedQuotas | None = None  # the connection quota across nodes
         self.relay: Relay | None = None
         self.handover: Handover | None = None  # --workers: connections passed between siblings
+        self.advisor: MoveAdvisor | None = None  # --workers: relayed members told where their room is
         self.ws_server: Server | None = None
         self.restore_task: asyncio.Task[None] | None = None
         # Set when the server cannot go on (its embedded Redis will not restart):
@@ -194,6 +198,17 @@ class GiantsServer:
             except Exception:  # a connection torn down meanwhile; its handler cleans up
                 log.debug("flush failed", exc_info=True)
 
+    def rooms_changed(self, conn: Connection) -> None:
+        """`conn` joined, watched, resumed or left a room: with --workers, tell it if its
+        rooms are all on one sibling worker (server.moved)."""
+        if self.advisor is not None:
+            self.advisor.consider(conn)
+
+    def _reattached(self, conn: LocalConnection) -> None:
+        """One of `conn`'s rooms moved to another node and it follows through the relay."""
+        if self.advisor is not None and isinstance(conn, Connection):
+            self.advisor.consider(conn)
+
     def spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
@@ -273,14 +288,19 @@ class GiantsServer:
         # The connection options, also given to connections a sibling worker hands over.
         options: dict[str, Any] = dict(ping_interval=20, ping_timeout=20, max_queue=64, logger=_ws_logger(),
                                        max_size=self.config.hard_max_frame)
+        relay.admit = (admission := Admission(self.metrics.registry)).admit  # handshakes and relayed joins
         if self.config.handover_dir:
             self.handover = Handover(self.config.handover_dir, node_id, self._owner_of, self.metrics.registry)
+            self.advisor = MoveAdvisor(self.handover.routes_to, relay.remotes, self.metrics.registry)
+            relay.on_reattached = self._reattached
         self.ws_server = await serve(
             self._handler,
             self.config.host,
             self.config.port,
-            process_request=check_origin(make_process_request(self), self.allowed_origins, self.limit_closed),
+            process_request=check_origin(admission.gate(make_process_request(self)), self.allowed_origins,
+                                         self.limit_closed),
             open_timeout=OPEN_TIMEOUT,
+            backlog=BACKLOG,
             compression=None,  # patches are small; deflate would cost CPU and ~64 KiB per connection
             reuse_port=self.config.reuse_port or None,
             create_connection=self.handover.gate_factory() if self.handover is not None else None,

@@ -40,7 +40,14 @@ from server.limits import AddressQuotas, FrameBudget, GuessLimiter
 from server.metrics import Metrics
 from server.router import RoomHandle, Router
 from server.shared_quotas import SharedQuotas
-from server.wire import PROTOCOL_VERSION, SUPPORTED_VERSIONS, ProtocolError, decode_client, encode
+from server.wire import (
+    PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
+    ProtocolError,
+    decode_client,
+    encode,
+    frame_version,
+)
 
 log = logging.getLogger("giants.connection")
 
@@ -100,6 +107,9 @@ class Host(Protocol):
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None: ...
 
+    def rooms_changed(self, conn: Connection) -> None:
+        """`conn` joined, watched, resumed or left a room (server.moved may advise it)."""
+
     def schedule_flush(self, conn: Connection) -> None: ...
 
     def flush_now(self) -> None: ...
@@ -110,6 +120,8 @@ class Connection:
 
     # Request type -> handler method name: one table for the class, not a dict of
     # bound methods per connection (about 1 KiB each).
+    advised: str | None = None  # the node a `moved` advisory last named (server.moved; set then)
+
     HANDLERS: ClassVar[dict[str, str]] = {
         "list_rooms": "on_list_rooms",
         "create_room": "on_create_room",
@@ -138,7 +150,8 @@ class Connection:
         self.address = address  # the quota key of the client's address (server.limits)
         self.session: str | None = None
         self.name = "anonymous"
-        self.protocol = PROTOCOL_VERSION  # what `hello` chose: how snapshots and patches are encoded
+        self.version = PROTOCOL_VERSION  # what `hello` chose
+        self.protocol = frame_version(PROTOCOL_VERSION)  # how its snapshots and patches are encoded
         self.rooms: dict[str, RoomHandle] = {}
         self.budget = FrameBudget(self.config.rate, self.config.burst, self.config.flood_refusals)
         self.corked = False  # frames queued, flush scheduled
@@ -322,14 +335,14 @@ class Connection:
                 f"this server speaks protocol {' or '.join(map(str, SUPPORTED_VERSIONS))}, you sent {m.protocol}",
                 {"server": PROTOCOL_VERSION, "supported": list(SUPPORTED_VERSIONS)},
             )
-        if self.rooms and m.protocol != self.protocol:
+        if self.rooms and m.protocol != self.version:
             # Frames already sent in one encoding cannot be read on in another.
             raise RequestError(
                 "protocol_mismatch",
-                f"this connection speaks protocol {self.protocol} in its rooms; leave them first",
+                f"this connection speaks protocol {self.version} in its rooms; leave them first",
                 {"server": PROTOCOL_VERSION, "supported": list(SUPPORTED_VERSIONS)},
             )
-        self.protocol = m.protocol
+        self.version, self.protocol = m.protocol, frame_version(m.protocol)
         if m.name:
             self.name = m.name
         self.session = self.session or secrets.token_urlsafe(12)
@@ -338,7 +351,7 @@ class Connection:
             req_id,
             {
                 "session": self.session,
-                "protocol": self.protocol,
+                "protocol": self.version,
                 "server": SERVER_NAME,
                 "games": games,
                 "bots": bundled_bots(),
@@ -416,6 +429,7 @@ class Connection:
             # This node found the room owned by another (it stalled past its lease)
             # and stored nothing: join it where it is now (the router finds it there).
             await self._join(req_id, m)
+        self.server.rooms_changed(self)
 
     async def _join(self, req_id: Any, m: msgs.Join) -> None:
         room = await self.router.room(m.room)
@@ -430,6 +444,7 @@ class Connection:
         room = await self.router.room(m.room)
         await self._guessing(m.password, room.watch(self, req_id, m.password))
         self.rooms[room.id] = room
+        self.server.rooms_changed(self)
 
     async def on_resume(self, req_id: Any, m: msgs.Resume) -> None:
         room = await self.router.room(m.room)
@@ -439,6 +454,7 @@ class Connection:
             room = await self.router.room(m.room)
             await room.resume(self, req_id, m.token)
         self.rooms[room.id] = room
+        self.server.rooms_changed(self)
 
     async def _my_room(self, room_id: str) -> RoomHandle:
         room = self.rooms.get(room_id)
@@ -452,6 +468,8 @@ class Connection:
         self.rooms.pop(room.id, None)
         await room.leave(self, explicit=True)
         self.send_ok(req_id, {})
+        if self.rooms:
+            self.server.rooms_changed(self)
 
     async def on_start(self, req_id: Any, m: msgs.Start) -> None:
         await (await self._my_room(m.room)).start(self, req_id, m.key)

@@ -19,8 +19,10 @@ from protocol import (
     patch_frame,
     snapshot_frame,
 )
+from protocol.version import MOVED_SINCE, frame_version
 
 __all__ = [
+    "MOVED_SINCE",
     "PROTOCOL_VERSION",
     "SUPPORTED_VERSIONS",
     "ProtocolError",
@@ -31,6 +33,7 @@ __all__ = [
     "decode_client",
     "diff",
     "encode",
+    "frame_version",
     "key_refs",
     "key_table",
     "legal_edit",

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--version"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("giants-table ") and "(protocol 3)" in out
+    assert out.startswith("giants-table ") and "(protocol 4)" in out
 
 
 @pytest.mark.parametrize(

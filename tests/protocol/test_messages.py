@@ -29,7 +29,7 @@ CONTRACT_CLIENT_TYPES = {
     "leave", "start", "act", "resync", "replay", "ping",
     "resign", "abort", "offer_draw", "decline_draw",
 }  # fmt: skip
-CONTRACT_SERVER_TYPES = {"ok", "error", "snapshot", "patch", "closing"}
+CONTRACT_SERVER_TYPES = {"ok", "error", "snapshot", "patch", "closing", "moved"}
 
 
 def test_every_contract_message_type_has_a_model() -> None:

@@ -1,4 +1,4 @@
-"""Protocol 1, 2 and 3 clients in one room, on a real server, Redis and WebSockets.
+"""Protocol 1, 2, 3 and 4 clients in one room, on a real server, Redis and WebSockets.
 
 Every game is played to its end by seats that cycle through the versions (a protocol-3
 seat in every game, whose legal lists come as edits), watched by one spectator of each
@@ -55,9 +55,9 @@ async def play(client: Client, room_id: str, seat: int, rng: random.Random) -> N
 async def test_both_versions_follow_a_whole_game(server_factory, game: str, rules: str, players: int) -> None:
     giants_server = await server_factory(rate=10_000.0, burst=10_000)  # random play is fast
     url = giants_server.url
-    versions = [(3, 1, 2)[i % 3] for i in range(players)]
+    versions = [(4, 3, 1, 2)[i % 4] for i in range(players)]
     seats = [Client(url, name=f"p{i}", protocol=v, reconnect=False) for i, v in enumerate(versions)]
-    watchers = [Client(url, name=f"w{v}", protocol=v, reconnect=False) for v in (1, 2, 3)]
+    watchers = [Client(url, name=f"w{v}", protocol=v, reconnect=False) for v in (1, 2, 3, 4)]
     everyone = [*seats, *watchers]
     for client in everyone:
         await client.connect()
@@ -93,9 +93,10 @@ async def test_both_versions_follow_a_whole_game(server_factory, game: str, rule
 
 async def test_hello_chooses_the_version_and_refuses_unknown_ones(giants_server, client_factory) -> None:
     client = await client_factory(giants_server.url, hello=False)
-    reply = await client.error("hello", protocol=4)
+    reply = await client.error("hello", protocol=5)
     assert reply["code"] == "protocol_mismatch"
-    assert reply["detail"] == {"server": 3, "supported": [1, 2, 3]}
+    assert reply["detail"] == {"server": 4, "supported": [1, 2, 3, 4]}
+    assert (await client.ok("hello", protocol=4))["protocol"] == 4
     assert (await client.ok("hello", protocol=3))["protocol"] == 3
     assert (await client.ok("hello", protocol=2))["protocol"] == 2
     assert (await client.ok("hello", protocol=1))["protocol"] == 1  # no room yet: may change

@@ -1,6 +1,8 @@
 // The connection to a Giants Table server over the documented protocol
 // (docs/protocol.md): hello, one reply per request id, snapshots + patches per room,
-// resync on a gap, reconnection with backoff that resumes seats (token) and watches.
+// resync on a gap, reconnection with backoff that resumes seats (token) and watches,
+// and `moved` advisories (protocol 4): a new socket naming the room takes every room
+// back at the worker that owns it, then the old socket closes.
 //
 //   const client = new Client(url, {name});
 //   client.addEventListener("state", ...)   // detail: "connecting" | "connected" | "reconnecting" | "closed"
@@ -12,7 +14,7 @@
 import { decode, encode } from "../vendor/msgpack/index.mjs";
 import { applyLegalEdit, applyPatch, expandOps, PatchError } from "./patch.js";
 
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 const CLIENT = "giants-web/0.1";
 
 /** A request that failed: `code` is the server's stable error code. */
@@ -60,6 +62,10 @@ export class Client extends EventTarget {
     this.ws = null;
     this.attempt = 0;
     this.closedByUser = false;
+    this.replacing = null; // the socket a `moved` advisory is replacing, until the new one took the rooms back
+    this.moves = 0; // sockets replaced after a `moved` advisory
+    this.followed = []; // when the last ones were followed (ms): each follow within a minute waits longer
+    this.moveTimer = null;
     this.ready = new Promise((resolve) => (this._resolveReady = resolve));
     this._connect();
   }
@@ -78,7 +84,8 @@ export class Client extends EventTarget {
   _connect() {
     let ws;
     try {
-      ws = new WebSocket(withRoomHint(this.url, this.rooms.keys().next().value ?? this.hintRoom));
+      const hint = this.rooms.has(this.hintRoom) ? this.hintRoom : (this.rooms.keys().next().value ?? this.hintRoom);
+      ws = new WebSocket(withRoomHint(this.url, hint));
     } catch (err) {
       this._scheduleReconnect();
       return;
@@ -86,7 +93,7 @@ export class Client extends EventTarget {
     ws.binaryType = "arraybuffer";
     this.ws = ws;
     ws.addEventListener("open", () => this._onOpen(ws));
-    ws.addEventListener("message", (ev) => this._onMessage(ev));
+    ws.addEventListener("message", (ev) => this._onMessage(ev, ws));
     ws.addEventListener("close", () => this._onClose(ws));
   }
 
@@ -108,7 +115,16 @@ export class Client extends EventTarget {
           this.dispatchEvent(new CustomEvent("roomerror", { detail: { room: room.id, error: err } }));
         }
       }
-      if (this.ws === ws) this._setState("connected");
+      if (this.ws === ws) {
+        this._setState("connected");
+        if (this.replacing) {
+          // Moved: every room is back on this socket; the old one goes (its seats stay
+          // connected throughout: this socket held them first).
+          this.replacing.close();
+          this.replacing = null;
+          this.moves += 1;
+        }
+      }
       this._resolveReady();
     } catch (err) {
       if (err instanceof ServerError && err.code === "protocol_mismatch") {
@@ -144,6 +160,11 @@ export class Client extends EventTarget {
   _onClose(ws) {
     if (this.ws !== ws) return;
     this.ws = null;
+    if (this.replacing) {
+      // The socket meant to replace it failed: drop both and reconnect as after a loss.
+      this.replacing.close();
+      this.replacing = null;
+    }
     for (const { reject } of this.pending.values()) {
       reject(new ServerError("disconnected", "the connection to the server was lost"));
     }
@@ -171,7 +192,7 @@ export class Client extends EventTarget {
     this._setState("closed");
   }
 
-  _onMessage(ev) {
+  _onMessage(ev, ws) {
     let msg;
     try {
       msg = decode(new Uint8Array(ev.data));
@@ -187,10 +208,50 @@ export class Client extends EventTarget {
       else reject(new ServerError(msg.code, msg.message, msg.detail));
       return;
     }
-    if (kind === "snapshot") this._onSnapshot(msg);
+    if (ws !== this.ws) return; // a socket being replaced: the new one's snapshots rule
+    if (kind === "moved") this._onMoved(msg, ws);
+    else if (kind === "snapshot") this._onSnapshot(msg);
     else if (kind === "patch") this._onPatch(msg);
     else if (kind === "closing") this._setState("reconnecting");
   }
+
+  /** The server advises `moved` (protocol 4): the worker owning `msg.room` (and every
+   * other room of this page) is another one. Once the requests in flight are answered,
+   * open a socket naming the room; it takes the rooms back (`_onOpen`) before the old
+   * one closes. Requests made meanwhile wait for it. */
+  _onMoved(msg, ws) {
+    if (this.replacing || this.moveTimer || this.closedByUser || this.state !== "connected" || typeof msg.room !== "string") return;
+    // Followed lately already: wait longer each time (a server whose hand-over keeps
+    // failing would otherwise have the page reconnect over and over).
+    const now = Date.now();
+    this.followed = this.followed.filter((t) => now - t < 60000);
+    const wait = this.followed.length ? Math.min(500 * 2 ** (this.followed.length - 1), 30000) : 0;
+    this.moveTimer = setTimeout(() => {
+      this.moveTimer = null;
+      if (this.ws !== ws || this.replacing || this.closedByUser || this.state !== "connected") return;
+      this.followed.push(Date.now());
+      this.replacing = ws;
+      this.ready = new Promise((resolve) => (this._resolveReady = resolve));
+      const started = Date.now();
+      const go = () => {
+        if (this.ws !== ws || this.replacing !== ws) return; // lost meanwhile: the reconnect takes over
+        if (this.pending.size && Date.now() - started < 30000) {
+          setTimeout(go, 20);
+          return;
+        }
+        if (this.pending.size) {
+          // Still busy: stay on this socket (the relay serves it).
+          this.replacing = null;
+          this._resolveReady();
+          return;
+        }
+        this.hintRoom = msg.room;
+        this._connect(); // this.ws is the new socket from here on
+      };
+      go();
+    }, wait);
+  }
+
 
   _onSnapshot(msg) {
     const room = this.rooms.get(msg.room);
@@ -270,7 +331,7 @@ export class Client extends EventTarget {
 
   /** One request; resolves with the `ok` data, rejects with a ServerError. */
   async request(type, fields = {}) {
-    if (this.state !== "connected" && type !== "hello") await this.ready;
+    if ((this.state !== "connected" || this.replacing) && type !== "hello") await this.ready;
     return this._send(type, fields);
   }
 
