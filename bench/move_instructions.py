@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import inspect
 import os
 import random
 import re
@@ -35,6 +36,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -133,13 +135,20 @@ async def commit_part(commits: int) -> None:
     store._commits._pipe = pipe
     store._commit.sha = "0" * 40
     now = time.time()
+    # As the room does: its fields as stored (revisions whose commit sends changed fields only)
+    extra: dict[str, Any] = {}
+    if "before" in inspect.signature(store.commit).parameters:
+        extra["before"] = before = SimpleNamespace(status="playing", deadline=None, outcome=None, actions=0,
+                                                   answered=frozenset(), start_key="", hidden=0)
     for i in range(commits + WARMUP):
+        if extra:
+            before.actions = i
         if i == WARMUP:
             count_on()
         task = asyncio.ensure_future(store.commit(
             "AbCdEf12", expected=i, version=i + 1, fence=1, status="playing", seats=None, deadline=None,
             outcome=None, actions=i + 1, log_entry={"v": i + 1, "seat": i % 2, "action": "c3-d4", "ts": now},
-            snapshot=None, now=now, answered=frozenset(), start_key="", hidden=0))
+            snapshot=None, now=now, answered=frozenset(), start_key="", hidden=0, **extra))
         await asyncio.sleep(0)  # the task runs up to its wait
         await asyncio.sleep(0)  # the sender's flush writes the batch
         pipe.data_received(b":1\r\n")

@@ -32,7 +32,10 @@ read / write syscalls, sleeps (voluntary context switches) and preemptions (invo
 ones) per move: the first three fall as a process handles more per wake-up (bigger
 commit batches, more frames per loop turn), the last counts contention for the cores;
 and each node's room changes per Redis commit batch and per wake-up (its `/metrics`
-commit counters, read before and after the phase).
+commit counters, read before and after the phase); and what Redis ran per move (INFO
+commandstats: calls and µs per call of EVALSHA and the commands scripts call; the first
+master's on a cluster), the bytes it read per move, and its CPU per move as the moves/s
+one Redis core carries.
 The knee is the highest rate whose p99 stays under 10 ms while achieving 95% of it, the
 saturated throughput the highest rate achieved at all. The summary compares node CPU
 per move of 1 node and 2 nodes at each rate, and, with the `half` scenario (`1 node,
@@ -94,10 +97,11 @@ LIMITS = ("--max-connections-per-address", "0", "--max-rooms-per-address", "0")
 class PlacedLoad(bs.Load):  # type: ignore[misc, name-defined]
     """bench/server.py's load, with each member's node chosen per room."""
 
-    def __init__(self, urls: list[str], relayed: bool, **kwargs: Any) -> None:
+    def __init__(self, urls: list[str], relayed: bool, hints: bool = True, **kwargs: Any) -> None:
         super().__init__(url=urls[0], **kwargs)
         self.urls = urls
         self.relayed = relayed
+        self.hints = hints  # False: nobody names its room in the URL (lobby clients)
         self.placed: dict[int, int] = {}  # a room loop's wake-up object -> its creator's node
 
     async def member(self, name: str, spectator: bool, wake: Any, room: str | None = None) -> Any:
@@ -108,7 +112,7 @@ class PlacedLoad(bs.Load):  # type: ignore[misc, name-defined]
         if self.relayed and name != "a":
             index = (index + 1) % len(self.urls)
         self.url = self.urls[index]
-        return await super().member(name, spectator, wake, room)
+        return await super().member(name, spectator, wake, room if self.hints else None)
 
 
 def relay_counts(url: str, nodes: int) -> str:
@@ -129,7 +133,8 @@ def relay_counts(url: str, nodes: int) -> str:
     return (f"{'':22}over the run ({len(seen)} of {nodes} workers' /metrics): requests relayed "
             f"{total('giants_relay_requests_total'):.0f}, frames relayed {total('giants_relay_frames_total'):.0f}, "
             f"connections handed over {total('giants_handover_sent_total'):.0f} "
-            f"(refused {total('giants_handover_failed_total'):.0f})")
+            f"(refused {total('giants_handover_failed_total'):.0f}), "
+            f"`moved` advisories {total('giants_moved_advised_total'):.0f}")
 
 
 def node_pids(procs: list[subprocess.Popen[str]]) -> list[int]:
@@ -208,7 +213,17 @@ class Meter:
         """Connections Redis has accepted so far (the nodes' pools should not churn)."""
         return int(self.redis.info("stats")["total_connections_received"]) if self.redis is not None else 0
 
+    def redis_stats(self) -> tuple[dict[str, tuple[int, int]], int]:
+        """INFO commandstats (command -> calls, usec) and the bytes Redis has read so
+        far (the first master's, on a cluster)."""
+        if self.redis is None:
+            return {}, 0
+        info = self.redis.info("commandstats")
+        stats = {k.removeprefix("cmdstat_"): (int(v["calls"]), int(v["usec"])) for k, v in info.items()}
+        return stats, int(self.redis.info("stats")["total_net_input_bytes"])
+
     def start(self) -> None:
+        self.cmd0, self.in0 = self.redis_stats()
         self.conns0 = self.connections()
         self.t0 = time.perf_counter()
         self.busy0 = machine_busy()
@@ -229,8 +244,11 @@ class Meter:
             kernel[name] = sys_seconds(pid) - self.k0[name]
             count[name] = tuple(b - a for a, b in zip(self.c0[name], counters(pid), strict=True))
         cpu["others"] = max(0.0, busy - sum(cpu.values()))  # other jobs, kernel softirq work
+        cmd1, in1 = self.redis_stats()
+        commands = {name: (calls - self.cmd0.get(name, (0, 0))[0], usec - self.cmd0.get(name, (0, 0))[1])
+                    for name, (calls, usec) in cmd1.items()}
         return {"elapsed": elapsed, "cpu": cpu, "wait": wait, "sys": kernel, "count": count,
-                "connections": self.connections() - self.conns0}
+                "connections": self.connections() - self.conns0, "commands": commands, "net_in": in1 - self.in0}
 
 
 def fmt_breakdown(meter: dict[str, Any], moves: int) -> str:
@@ -252,6 +270,16 @@ def fmt_breakdown(meter: dict[str, Any], moves: int) -> str:
             sleeps = meter["count"].get(f"node{i + 1}", (0, 0, 0, 0))[2]
             each.append(f"node{i + 1} {commits / max(1, batches):.2f} / {commits / max(1, sleeps):.2f}")
         batching = f"\n{'':22}room changes per Redis commit batch / per wake-up: {'; '.join(each)}"
+    if meter.get("commands"):
+        # What Redis ran per move (INFO commandstats): EVALSHA is the commit script (and
+        # the few lease renewals), the rest mostly what the scripts call.
+        busy = sorted(((n, c, u) for n, (c, u) in meter["commands"].items() if c >= moves / 100 and n != "info"),
+                      key=lambda x: -x[2])
+        redis_cpu = sum(c for n, c in cpu.items() if n.startswith("redis"))
+        batching += (f"\n{'':22}redis per move: " + "; ".join(f"{n} {c / moves:.2f} calls x {u / c:.1f} us"
+                                                             for n, c, u in busy[:6])
+                     + f"; {meter['net_in'] / moves:.0f} bytes in; redis CPU {1e6 * redis_cpu / moves:.1f} us per move "
+                       f"= {moves / max(redis_cpu, 1e-9):,.0f} moves/s per Redis core")
     return f"{'':22}cpu/move: {'; '.join(parts)}; machine {100 * sum(cpu.values()) / elapsed:.0f}% of 1 core\n" \
            f"{'':22}run-queue wait (share of wall time): {waits}\n" \
            f"{'':22}per move, read / write syscalls / sleeps / preemptions: {counts}; " \
@@ -273,7 +301,8 @@ async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[
                        relayed: bool, args: argparse.Namespace, share: float = 1.0) -> dict[str, Any]:
     """`share` < 1: that share of the rooms at that share of each rate (same load per room)."""
     rooms = max(1, round(args.rooms * share))
-    load = PlacedLoad(urls, relayed, game="giantslayer", rules=None, spectators=1, interval=rooms / 500)
+    load = PlacedLoad(urls, relayed, hints=not args.unhinted, game="giantslayer", rules=None, spectators=1,
+                      interval=rooms / 500, protocol=args.protocol, follow_moves=not args.ignore_moved)
     ready: asyncio.Queue[None] = asyncio.Queue()
     tasks = [asyncio.ensure_future(load.room_loop(ready)) for _ in range(rooms)]
     for _ in range(rooms):
@@ -423,6 +452,13 @@ async def failover_once(redis_url: str, prefix: str, args: argparse.Namespace) -
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rooms", type=int, default=200)
+    parser.add_argument("--unhinted", action="store_true",
+                        help="no member names its room in the URL (as clients coming from the lobby): with "
+                             "--workers, those that land on a worker not owning their room are relayed until "
+                             "they follow its `moved` advisory")
+    parser.add_argument("--ignore-moved", action="store_true", help="members do not follow `moved` advisories")
+    parser.add_argument("--protocol", type=int, default=PROTOCOL_VERSION,
+                        help=f"wire protocol of the load's clients (default {PROTOCOL_VERSION}; `moved` needs 4)")
     parser.add_argument("--cluster", action="store_true", help="a 3-master Redis Cluster instead of one redis-server")
     parser.add_argument("--rates", default="1000,1500,2000,2500,3000,3500", help="total moves/s tried, in order")
     parser.add_argument("--duration", type=float, default=6.0, help="measured seconds per rate")

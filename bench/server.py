@@ -333,6 +333,9 @@ class Member:
         self.seat: int | None = None
         self.wake = wake
         self.finished = False
+        self.room = ""  # the room it is in (a `moved` advisory reconnects naming it)
+        self.token: str | None = None  # its seat's token (resumed after a `moved`)
+        self.moving = False
 
     async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
         self.ids += 1
@@ -340,6 +343,42 @@ class Member:
         self.replies[self.ids] = fut
         await self.ws.send(msgpack.packb({"type": kind, "id": self.ids, **fields}))
         return await fut
+
+    async def move(self, room: str) -> None:
+        """Follow a `moved` advisory as the shipped clients do: once no action of ours
+        is in flight (and none is sent meanwhile), a new socket naming the room resumes
+        the seat (or watches); frames of the old one are dropped from then on, and it
+        closes. Counted as `moved_followed` among the errors (it is not one)."""
+        while self.sent_at is not None:
+            await asyncio.sleep(0.001)
+        self.sent_at = time.perf_counter()  # holds the pacer's next action for this seat back
+        old = self.ws
+        try:
+            url = f"{self.load.url.rstrip('/')}/?room={room}"
+            ws = await CLIENTS[self.load.client](url, compression=None, max_size=2**22)
+            if isinstance(ws, wsclient.LeanConnection):
+                ws.on_frame = self.on_frame
+            else:
+                asyncio.get_running_loop().create_task(self._read(ws))
+            self.ws = ws
+            await self.request("hello", protocol=self.load.protocol, name="moved")
+            if isinstance(old, wsclient.LeanConnection):
+                old.on_frame = lambda frame: None
+            if self.token is not None:
+                await self.request("resume", room=self.room, token=self.token)
+            elif self.room:
+                await self.request("watch", room=self.room)
+            self.load.stats.errors["moved_followed"] = self.load.stats.errors.get("moved_followed", 0) + 1
+            await old.close()
+        finally:
+            self.moving = False
+            self.sent_at = None
+            self.wake.set()
+
+    async def _read(self, ws: Any) -> None:
+        async for frame in ws:
+            if ws is self.ws:
+                self.on_frame(frame)
 
     async def reader(self) -> None:
         async for frame in self.ws:
@@ -350,6 +389,12 @@ class Member:
         stats = self.load.stats  # replaced at each measured phase
         msg = msgpack.unpackb(frame, raw=False, strict_map_key=False)
         kind = msg["type"]
+        if kind == "moved":  # protocol 4: the room's owner is another worker of this server
+            stats.errors["moved"] = stats.errors.get("moved", 0) + 1
+            if self.load.follow_moves and not self.moving:
+                self.moving = True
+                asyncio.get_running_loop().create_task(self.move(msg["room"]))
+            return
         if kind in ("ok", "error"):
             if kind == "error":
                 stats.errors[msg["code"]] = stats.errors.get(msg["code"], 0) + 1
@@ -403,6 +448,7 @@ class Load:
     stats: Stats = field(default_factory=Stats)
     client: str = "lean"
     protocol: int = PROTOCOL_VERSION
+    follow_moves: bool = True  # reconnect naming the room on a `moved` advisory (protocol 4)
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     rng: random.Random = field(default_factory=lambda: random.Random(1))
     pacers: list[Pacer] = field(default_factory=list)
@@ -461,10 +507,13 @@ class Load:
             if room is None:
                 room = await self.create(seats[0], create)
             for w in watchers:
+                w.room = room
                 await w.request("watch", room=room)
             for s in seats:
                 s.finished = False
-                await s.request("join", room=room)
+                s.room = room
+                joined = await s.request("join", room=room)
+                s.token = (joined.get("data") or {}).get("token")
             await wake.play(seats, room, next_move)
             next_move = wake.next_move
             for m in (*seats, *watchers):
