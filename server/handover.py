@@ -7,14 +7,15 @@ the room it is about to join in its WebSocket URL (`ws://host:port/?room=<id>`, 
 optional routing hint: docs/protocol.md). Before websockets sees a byte, the worker that
 accepted the connection reads the request line; if it names a room whose lease a
 sibling worker of this machine holds, the socket's file descriptor and the bytes read so
-far go to that sibling in one datagram over a Unix socket (SCM_RIGHTS), this worker
-closes its own copy (a close, not a shutdown: the client sees nothing), and the sibling
+far go to that sibling in one message over a Unix socket (SCM_RIGHTS; the links and
+their queue: server.handover_link), this worker closes its own copy (a close, not a shutdown: the client sees nothing), and the sibling
 adopts the socket (`loop.connect_accepted_socket`) with the bytes put back in front, so
 websockets there runs the handshake as for a connection it accepted itself: same
 process_request, limits (the peer address is the socket's own) and handshake timeout.
 Anything else — no hint, a hint that is not a room id, a room nobody holds or held by
-this worker or by a node of another machine, a sibling that does not answer, a head
-that does not start within the handshake timeout (closed) — is served here as before,
+this worker or by a node of another machine, a sibling that is gone or has taken
+nothing for a while (stopped, wedged), a head longer than HEAD_LIMIT, a head that does
+not start within the handshake timeout (closed) — is served here as before,
 and the answer is the same either way (nothing tells a client which case it was).
 
 Siblings find each other through a private directory the supervisor makes (mode 0700:
@@ -32,7 +33,6 @@ websockets accepts connections as always.
 
 from __future__ import annotations
 
-import array
 import asyncio
 import contextlib
 import hashlib
@@ -49,12 +49,12 @@ from websockets.asyncio.server import Server, ServerConnection
 from websockets.server import ServerProtocol
 
 from protocol.messages import is_room_id
+from server.handover_link import HEAD_LIMIT, STALL, Inbox, Sibling
 
 log = logging.getLogger("giants.handover")
 
-# Bytes of a request read before the request line must be complete (the hint is in it);
-# a longer line is served here without a hint. Also the largest datagram accepted.
-HEAD_LIMIT = 4096
+# HEAD_LIMIT: bytes of a request read before the request line must be complete (the hint
+# is in it); a longer head is served here without a hint. Also the largest message taken.
 # Seconds the lease holder's lookup in Redis may take before the connection is served here.
 LOOKUP_TIMEOUT = 1.0
 # Seconds a sibling that failed to take a connection is not named to clients (server.moved).
@@ -112,7 +112,7 @@ class Gate(asyncio.Protocol):
             if len(self.head) > HEAD_LIMIT:
                 self.serve_here()
             return
-        room = room_hint(self.head[:end])
+        room = room_hint(self.head[:end]) if len(self.head) <= HEAD_LIMIT else None
         if room is None:
             self.serve_here()
             return
@@ -163,48 +163,6 @@ class Gate(asyncio.Protocol):
             self.serve_here()
 
 
-class Sibling:
-    """A connected datagram socket to one sibling worker's hand-over socket."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.writable: asyncio.Future[None] | None = None  # shared by every sender waiting
-
-    async def send(self, head: bytes, fd: int) -> None:
-        """Send `head` and the descriptor `fd`, waiting while the sibling's queue is
-        full (the kernel keeps ~10 datagrams: a burst of connections fills it). Raises
-        OSError if the sibling is gone; the caller bounds the wait."""
-        # (socket.send_fds would do, but CPython 3.11-3.12 drop its flags and address.)
-        rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))]
-        while True:
-            try:
-                self.sock.sendmsg([head], rights)
-                return
-            except BlockingIOError:
-                await asyncio.shield(self._writable())
-
-    def _writable(self) -> asyncio.Future[None]:
-        if self.writable is None or self.writable.done():
-            loop = asyncio.get_running_loop()
-            self.writable = future = loop.create_future()
-            fd = self.sock.fileno()
-
-            def ready() -> None:
-                loop.remove_writer(fd)
-                if not future.done():
-                    future.set_result(None)
-
-            loop.add_writer(fd, ready)
-        return self.writable
-
-    def close(self) -> None:
-        """Close the socket; senders waiting on it try once more and fail (OSError)."""
-        if self.writable is not None and not self.writable.done():
-            asyncio.get_running_loop().remove_writer(self.sock.fileno())
-            self.writable.set_result(None)
-        self.sock.close()
-
-
 class Handover:
     """This worker's end of the hand-over; see the module docstring."""
 
@@ -217,8 +175,8 @@ class Handover:
         self.open_timeout = 10.0
         self.server: Server | None = None
         self.options: dict[str, Any] = {}
-        self.sock: socket.socket | None = None
-        self.siblings: dict[str, Sibling] = {}  # socket path -> a socket connected to it
+        self.inbox: Inbox | None = None  # where siblings send this worker connections
+        self.siblings: dict[str, Sibling] = {}  # socket path -> this worker's link to it
         self.unreachable: dict[str, float] = {}  # node id -> until when it is not advised
         self._adopting: set[asyncio.Task[None]] = set()
         self.sent = Counter(
@@ -231,8 +189,8 @@ class Handover:
         )
         self.failed = Counter(
             "giants_handover_failed",
-            "Connections whose room's owner is a sibling worker that could not take them: gone, or not reading its "
-            "queue within a second (served here, through the relay).",
+            "Connections whose room's owner is a sibling worker that could not take them: gone, or it took no "
+            "connection for 2 s while its queue was full (served here, through the relay).",
             registry=registry,
         )
 
@@ -253,25 +211,21 @@ class Handover:
         self.server, self.options, self.open_timeout = server, options, open_timeout
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.path)  # a previous life's
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        sock.setblocking(False)
+        inbox = Inbox(self.path, self._received)
         try:
-            sock.bind(self.path)
+            inbox.start()
         except OSError as exc:  # a path too long for a Unix socket, a directory gone
             log.warning("no hand-over between workers (%s: %s): members of rooms owned by a sibling are relayed",
                         self.path, exc)
-            sock.close()
             return
-        self.sock = sock
-        asyncio.get_running_loop().add_reader(sock.fileno(), self._receive)
+        self.inbox = inbox
 
     def stop(self) -> None:
         """Unbind (siblings serve what they would have sent here themselves); close the
         connections still waiting for their request line."""
-        sock, self.sock = self.sock, None
-        if sock is not None:
-            asyncio.get_running_loop().remove_reader(sock.fileno())
-            sock.close()
+        inbox, self.inbox = self.inbox, None
+        if inbox is not None:
+            inbox.stop()
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
         for sibling in self.siblings.values():
@@ -286,45 +240,41 @@ class Handover:
     async def pass_on(self, gate: Gate, room: str) -> bool:
         """Send the gated connection to the sibling owning `room`; False if it stays here.
 
-        The owner's lookup and the send share LOOKUP_TIMEOUT. A lookup that does not
-        finish in time (Redis slow) raises TimeoutError (served here, not a failure of
-        the hand-over); a sibling that is gone or that has not made room in its queue in
-        time (stopped, or too swamped to read) counts in `giants_handover_failed_total`
-        and the connection is served here, through the relay."""
+        A lookup of the owner that does not finish within LOOKUP_TIMEOUT (Redis slow)
+        raises TimeoutError (served here, not a failure of the hand-over). The send waits
+        its turn while the sibling's queue is full, as long as the sibling keeps taking
+        connections (server.handover_link); a sibling that is gone or has taken none for
+        STALL seconds (stopped, wedged) counts in `giants_handover_failed_total` and the
+        connection is served here, through the relay."""
         transport = gate.transport
-        if self.sock is None or transport is None or transport.is_closing():
+        if self.inbox is None or transport is None or transport.is_closing():
             return False
-        sending = ""  # the owner whose queue a send is waiting on
+        async with asyncio.timeout(LOOKUP_TIMEOUT):
+            owner = await self.owner_of(room)
+        if owner is None or owner == self.node_id or transport.is_closing():
+            return False
+        raw = transport.get_extra_info("socket")
+        if raw is None:
+            return False
+        path = socket_path(self.directory, owner)
         try:
-            async with asyncio.timeout(LOOKUP_TIMEOUT):
-                owner = await self.owner_of(room)
-                if owner is None or owner == self.node_id or transport.is_closing():
-                    return False
-                raw = transport.get_extra_info("socket")
-                if raw is None:
-                    return False
-                path = socket_path(self.directory, owner)
-                try:
-                    sibling = self.siblings.get(path) or self._reach(path)
-                    sending = owner
-                    await sibling.send(gate.head, raw.fileno())
-                except FileNotFoundError:  # no such sibling: a node of another machine
-                    return False
-                except OSError as exc:  # a sibling that died
-                    log.debug("sibling %s did not take a connection: %r", owner, exc)
-                    self.failed.inc()
-                    self.unreachable[owner] = time.monotonic() + UNREACHABLE_FOR
-                    gone = self.siblings.pop(path, None)
-                    if gone is not None:
-                        gone.close()
-                    return False
-        except TimeoutError:
-            if not sending:
-                raise
-            # Alive maybe, but not reading (stopped, swamped): its socket stays for the next.
-            log.debug("sibling %s did not take a connection within %.1f s", sending, LOOKUP_TIMEOUT)
+            sibling = self._reach(path)
+            if not await sibling.send(gate.head, raw.fileno(), lambda: not transport.is_closing()):
+                return False  # the client went away while it waited
+        except FileNotFoundError:  # no such sibling: a node of another machine
+            return False
+        except TimeoutError:  # alive maybe, but not reading (stopped, wedged): its link stays
+            log.debug("sibling %s took no connection for %.1f s", owner, STALL)
             self.failed.inc()
-            self.unreachable[sending] = time.monotonic() + UNREACHABLE_FOR
+            self.unreachable[owner] = time.monotonic() + UNREACHABLE_FOR
+            return False
+        except OSError as exc:  # a sibling that died or stopped
+            log.debug("sibling %s did not take a connection: %r", owner, exc)
+            self.failed.inc()
+            self.unreachable[owner] = time.monotonic() + UNREACHABLE_FOR
+            gone = self.siblings.pop(path, None)
+            if gone is not None:
+                gone.close()
             return False
         self.sent.inc()
         return True
@@ -333,44 +283,32 @@ class Handover:
         """Whether a connection naming a room `node_id` owns would be handed to it: a
         sibling worker of this machine (its socket is in our directory) that did not
         fail to take one lately. server.moved advises clients to reconnect only then."""
-        if self.sock is None or node_id == self.node_id:
+        if self.inbox is None or node_id == self.node_id:
             return False
         if self.unreachable and self.unreachable.get(node_id, 0.0) > time.monotonic():
             return False
         return os.path.exists(socket_path(self.directory, node_id))
 
     def _reach(self, path: str) -> Sibling:
-        """A datagram socket connected to a sibling's (connected: sending waits while
-        the sibling's queue is full, instead of failing at once)."""
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        sock.setblocking(False)
-        try:
-            sock.connect(path)
-        except OSError:
-            sock.close()
-            raise
-        self.siblings[path] = sibling = Sibling(sock)
+        """The link to the sibling at `path`, connected now if there is none or it closed
+        (OSError if the sibling is not there)."""
+        sibling = self.siblings.get(path)
+        if sibling is None or sibling.closed:
+            self.siblings[path] = sibling = Sibling.connect(path)
         return sibling
 
-    def _receive(self) -> None:
-        sock = self.sock
-        while sock is not None:
-            try:
-                head, fds, flags, _ = socket.recv_fds(sock, HEAD_LIMIT, 4)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as exc:
-                log.warning("hand-over socket: %s", exc)
-                return
-            conn = self._socket_of(fds, flags, head)
-            if conn is not None:
-                task = asyncio.get_running_loop().create_task(self._adopt(conn, head))
-                self._adopting.add(task)
-                task.add_done_callback(self._adopting.discard)
+    def _received(self, head: bytes, fds: list[int], flags: int) -> None:
+        """A message from a sibling (the hand-over is acknowledged already): adopt its
+        connection in a task of its own."""
+        conn = self._socket_of(fds, flags, head)
+        if conn is not None:
+            task = asyncio.get_running_loop().create_task(self._adopt(conn, head))
+            self._adopting.add(task)
+            task.add_done_callback(self._adopting.discard)
 
     @staticmethod
     def _socket_of(fds: list[int], flags: int, head: bytes) -> socket.socket | None:
-        """The TCP connection in a datagram; anything else is closed and dropped."""
+        """The TCP connection in a message; anything else is closed and dropped."""
         if len(fds) == 1 and head and not flags & (socket.MSG_CTRUNC | socket.MSG_TRUNC):
             try:
                 conn = socket.socket(fileno=fds[0])

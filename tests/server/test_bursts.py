@@ -1,6 +1,7 @@
 """Bursts of connections: a node keeps renewing its leases while hundreds of clients
-connect at once, and a connection a sibling worker does not take in time is counted
-and served where it landed.
+connect at once; a burst handed to a sibling worker lands there, however long the
+sibling takes to read it, and a connection a sibling stalled on is counted and served
+where it landed.
 
 Real processes, real Redis, real WebSockets; nothing here asserts on timing (how late
 renewals run in a storm is measured by bench/storm.py).
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from server.handover_link import DEPTH
 from tests.server.multinode import metric, metrics
 from tests.server.test_worker_handover import per_node, serve_workers, total, workers  # noqa: F401
 
@@ -73,26 +75,70 @@ async def test_a_node_keeps_its_rooms_through_a_burst_of_connections(
         await redis.aclose()
 
 
+async def owner_pid(redis: Any, key_prefix: str, rooms: list[str]) -> int:
+    """The pid of the worker holding every one of `rooms` (node ids are host-pid-random)."""
+    owners = await holders(redis, key_prefix, rooms)
+    assert len(set(owners)) == 1 and owners[0] is not None
+    return int(owners[0].rsplit("-", 2)[1])
+
+
+async def test_a_burst_handed_to_a_busy_sibling_lands_at_the_owner(
+    workers, client_factory, redis_url, key_prefix  # noqa: F811
+) -> None:
+    """200 clients connect at once naming rooms one worker owns while that worker is
+    stopped (SIGSTOP: as busy as a worker gets, it reads nothing). About half land on the
+    other worker, which hands each of them over: more than a queue of 10 datagrams
+    held, and for longer than the second a sender used to wait. Resumed, the owner takes
+    every one of them: none is served through the relay, none counts as failed."""
+    # Long leases: the stopped owner still holds its rooms meanwhile.
+    sp = serve_workers(workers, "--redis-url", redis_url, "--key-prefix", key_prefix, "--lease-ttl", "6", *NO_LIMITS)
+    redis = aioredis.from_url(redis_url)
+    try:
+        creator = await client_factory(sp.url, "creator")
+        rooms = [(await creator.ok("create_room", game="giantslayer"))["room"] for _ in range(4)]
+        pid = await owner_pid(redis, key_prefix, rooms)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            pending = [asyncio.ensure_future(client_factory(f"{sp.url}/?room={rooms[n % 4]}", f"m{n}"))
+                       for n in range(200)]
+            await asyncio.sleep(1.5)  # the owner stays stopped a while (this asserts nothing on time)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        clients = await asyncio.gather(*pending)
+        for n, client in enumerate(clients):
+            room = rooms[n % 4]
+            await client.ok("watch", room=room)
+            assert client.rooms[room].view["room"]["status"] == "waiting"
+        seen = per_node(sp.url)
+        assert total(seen, "giants_handover_sent_total") == total(seen, "giants_handover_received_total") > 0
+        assert total(seen, "giants_handover_failed_total") == 0
+        assert total(seen, "giants_relay_requests_total") == 0
+    finally:
+        await redis.aclose()
+
+
 async def test_a_hand_over_the_owner_does_not_take_in_time_is_counted(
     workers, client_factory, redis_url, key_prefix  # noqa: F811
 ) -> None:
     """The worker owning the room is stopped (SIGSTOP): it reads no connection handed to
-    it. Once its queue is full, the other worker waits a second per connection, then
-    serves it itself and counts it in giants_handover_failed_total; the client notices
-    nothing but the wait. Resumed, the owner takes the connections it was sent."""
+    it. Once its queue is full (DEPTH connections not acknowledged), the other worker's
+    senders wait until the owner has taken nothing for STALL seconds, then serve their
+    connections themselves and count them in giants_handover_failed_total; the clients
+    notice nothing but the wait. Resumed, the owner takes the connections it was sent."""
     # Long leases: the stopped owner still holds the room meanwhile.
     sp = serve_workers(workers, "--redis-url", redis_url, "--key-prefix", key_prefix, "--lease-ttl", "6", *NO_LIMITS)
     redis = aioredis.from_url(redis_url)
     try:
         creator = await client_factory(sp.url, "creator")
         room = (await creator.ok("create_room", game="giantslayer"))["room"]
-        owner = (await redis.get(f"{key_prefix}room:{{{room}}}:lease")).decode()
-        pid = int(owner.rsplit("-", 2)[1])  # node ids are host-pid-random
+        pid = await owner_pid(redis, key_prefix, [room])
         os.kill(pid, signal.SIGSTOP)
         try:
             # About half land on the stopped owner (they wait for it), the others on
-            # the live worker, more than the 10 datagrams the kernel queues to a socket.
-            pending = [asyncio.ensure_future(client_factory(f"{sp.url}/?room={room}", f"m{n}")) for n in range(60)]
+            # the live worker: more than the owner's queue takes (3 x DEPTH in all, so
+            # some 1.5 x DEPTH land there; fewer than DEPTH is 9 standard deviations off).
+            pending = [asyncio.ensure_future(client_factory(f"{sp.url}/?room={room}", f"m{n}"))
+                       for n in range(3 * DEPTH)]
             done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
         finally:
             os.kill(pid, signal.SIGCONT)
@@ -102,6 +148,6 @@ async def test_a_hand_over_the_owner_does_not_take_in_time_is_counted(
             assert client.rooms[room].view["room"]["status"] == "waiting"
         seen = per_node(sp.url)
         assert total(seen, "giants_handover_failed_total") >= len(done) >= 1
-        assert total(seen, "giants_handover_received_total") == total(seen, "giants_handover_sent_total")
+        assert total(seen, "giants_handover_received_total") == total(seen, "giants_handover_sent_total") >= DEPTH
     finally:
         await redis.aclose()

@@ -136,8 +136,8 @@ async def test_members_naming_their_room_are_handed_to_its_owner(workers, client
 
 
 async def test_a_burst_of_hinted_connections_is_handed_over_whole(workers, client_factory, tmp_path, key_prefix) -> None:
-    """Far more connections at once than the kernel queues datagrams to a socket (10 by
-    default): the senders wait for the sibling to read, none is served by the relay."""
+    """Far more connections at once than a queue of datagrams to a socket held (10 by
+    default): the sibling takes them all, none is served by the relay."""
     sp = serve_workers(workers, "--data-dir", str(tmp_path / "data"), "--key-prefix", key_prefix,
                        "--max-connections-per-address", "0")
     creators = [await client_factory(sp.url, f"c{i}") for i in range(6)]
