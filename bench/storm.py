@@ -16,6 +16,9 @@ as after any death, and once its heartbeat has expired `--clients` clients conne
 room in the URL (`/?room=`): the first `--rooms` of them resume seat 0 of their room
 with its token, the rest watch a room; each is done when its snapshot arrives.
 
+With `--drop-only` there is no storm: it reports how long after the victim's death
+the node has dropped all its members (each room's version moved, read from Redis).
+
 Reported: how long the storm took to absorb (every snapshot in) and each client's time
 to its snapshot; from the node's /metrics, every renewal gap of the storm (the
 histogram `giants_lease_renewal_gap_seconds`: from one complete pass's first send to
@@ -263,6 +266,34 @@ async def storm(url: str, made: list[tuple[str, str, Client, Client]], count: in
     return took, failed, clients
 
 
+def version_of(sync: Any, prefix: str, rooms: list[str]) -> list[int]:
+    """Each room's stored version."""
+    pipe = sync.pipeline(transaction=False)
+    for room in rooms:
+        pipe.hget(f"{prefix}room:{{{room}}}", "version")
+    return [int(v or 0) for v in pipe.execute()]
+
+
+async def drops(sync: Any, prefix: str, rooms: list[str], before: list[int], killed: float, timeout: float) -> None:
+    """--drop-only: the seconds from the victim's SIGKILL (and from its heartbeat's
+    expiry, now) until the node has dropped every member the victim relayed to it: the
+    leave commits each room's version once (read from Redis every 20 ms)."""
+    expired = time.perf_counter()
+    first = 0.0
+    while time.perf_counter() - expired < timeout:
+        moved = sum(v > b for v, b in zip(version_of(sync, prefix, rooms), before, strict=True))
+        now = time.perf_counter()
+        if moved and not first:
+            first = now
+        if moved == len(rooms):
+            print(f"  dead node's members dropped: {len(rooms)} rooms; heartbeat expired {expired - killed:.2f} s "
+                  f"after SIGKILL; first dropped {first - expired:.2f} s after, all {now - expired:.2f} s after",
+                  flush=True)
+            return
+        await asyncio.sleep(0.02)
+    print(f"  dead node's members dropped: only {moved} of {len(rooms)} after {timeout:g} s", flush=True)
+
+
 def tcp_counters() -> dict[str, int]:
     """The machine's TcpExt counters (/proc/net/netstat): listen queue overflows and SYN
     retransmissions tell a storm that waited in the kernel for the node to accept it."""
@@ -316,10 +347,16 @@ async def run(args: argparse.Namespace, redis_url: str) -> None:
                 spies.append((subprocess.Popen([args.py_spy, "record", "-p", str(pid), "-f", "raw", "-r", "100",
                                                 "-d", str(int(args.spy_seconds)), "-o", str(out), "--nonblocking"],
                                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), out))
+        versions = version_of(sync, prefix, [room for room, _, _, _ in made])
+        killed = time.perf_counter()
         victim.send_signal(signal.SIGKILL)
         victim.wait()
         while sync.exists(f"{prefix}node:storm-victim"):  # its heartbeat expires: the sweeps start
             await asyncio.sleep(0.02)
+        if args.drop_only:
+            await drops(sync, prefix, [room for room, _, _, _ in made], versions, killed, args.timeout)
+            watch.halt.set()
+            return
         tcp0 = tcp_counters()
         took, failed, clients = await storm(url, made, args.clients, args.timeout)
         tcp = {k: v - tcp0.get(k, 0) for k, v in tcp_counters().items()}
@@ -403,6 +440,8 @@ async def main() -> int:
     parser.add_argument("--sample", type=float, default=0.05, help="seconds between two reads of every lease")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds the storm may take")
     parser.add_argument("--repeat", type=int, default=1, help="runs (a fresh set of servers each)")
+    parser.add_argument("--drop-only", action="store_true",
+                        help="no storm: how long the node takes to drop the victim's members once it died")
     parser.add_argument("--py-spy", nargs="?", const=shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy"),
                         default="", metavar="PATH", help="sample the node's processes during the storm")
     parser.add_argument("--spy-seconds", type=float, default=8.0)

@@ -12,8 +12,10 @@ loop of their own on a fixed schedule, so nothing else the node does (below) hol
 them up. Every period the node also looks
 for orphans — live rooms whose lease expired because their owner died — and hands them
 to `on_orphans`, which takes them over (fence bump) and restores them. A dead node is
-noticed by its heartbeat key expiring (same TTL as its leases); that triggers sweeps
-for the next few periods, and a backstop sweep runs every SWEEP_EVERY periods.
+noticed by its heartbeat key expiring (same TTL as its leases), or by its leaving the
+node list between two looks (the survivor that saw it expire first forgot it); either
+triggers sweeps for the next few periods and `on_dead`, and a backstop sweep runs every
+SWEEP_EVERY periods.
 
     node = Node(store, node_id, lease_ttl=2.0)
     node.on_lost, node.on_orphans = lobby.lost, lobby.take_over_many
@@ -99,6 +101,7 @@ class Node:
         self.renewal_gap_max = 0.0
         self._renewed_since = 0.0  # loop time the last complete renewal pass started sending
         self._ticks = 0
+        self._alive: set[str] = set()  # the other nodes alive at the last look at the node list
         self._sweep_left = 1  # sweep once at start (rooms released while nobody ran)
         self._lookups: dict[str, list[asyncio.Future[str | None]]] = {}  # owner(): room -> callers waiting
         self._looking_up: asyncio.Future[None] | None = None  # the batch those callers wait for
@@ -274,11 +277,14 @@ class Node:
         # every SWEEP_EVERY periods as a backstop.
         self._ticks += 1
         nodes = await self.store.nodes()
+        expired = [n for n, info in nodes.items() if info is None]
+        # A node alive at the last look and off the list now: another survivor saw its
+        # heartbeat expire first and forgot it (or it stopped): it is gone for us too.
+        dead = expired + [n for n in self._alive if n not in nodes]
         self._note_live(nodes)
-        dead = [n for n, info in nodes.items() if info is None]
         if dead:
             self._sweep_left = 4
-            for node_id in dead:
+            for node_id in expired:
                 await self.store.forget_node(node_id)
             if self.on_dead is not None:
                 await self.on_dead(dead)
@@ -347,6 +353,7 @@ class Node:
         self._renewed_since = began
 
     def _note_live(self, nodes: dict[str, dict[str, Any] | None]) -> None:
+        self._alive = {n for n, info in nodes.items() if info is not None and n != self.id}
         self.live_peers = [
             incarnation(n, info.get("started", 0.0)) for n, info in nodes.items() if info is not None and n != self.id
         ]

@@ -7,10 +7,12 @@ owner's rooms move within about a second; nothing here asserts on timing.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import signal
 
 import pytest
+import redis.asyncio as aioredis
 
 from server.store import Store
 from tests.server.multinode import (
@@ -180,6 +182,30 @@ async def test_members_of_a_dead_node_stop_showing_connected(serve_process, clie
     assert alice.rooms[room].view["room"]["seats"][1]["connected"]
     two.proc.send_signal(signal.SIGKILL)
     two.proc.wait(10)
+    await alice.wait_for(lambda: not alice.rooms[room].view["room"]["seats"][1]["connected"], timeout=20)
+    assert any(e["type"] == "left" and e["seat"] == 1 for e in alice.rooms[room].events)
+
+
+async def test_a_dead_node_another_survivor_forgot_first_still_loses_its_members(
+    serve_process, client_factory, redis_url, key_prefix
+) -> None:
+    """As above, but another survivor saw the dead node's heartbeat expire first and
+    took it off the node list (done here by the test, at once, as that survivor
+    would): the owner never sees it expired, only gone, and drops its members too."""
+    victim = f"victim-{os.urandom(3).hex()}"
+    one, two = serve_process(*FAST), serve_process(*FAST, "--node-id", victim)
+    alice = await client_factory(one.url, "alice")
+    bob = await client_factory(two.url, "bob")
+    room, _ = await two_player_room(alice, bob)
+    assert alice.rooms[room].view["room"]["seats"][1]["connected"]
+    two.proc.send_signal(signal.SIGKILL)
+    two.proc.wait(10)
+    redis = aioredis.from_url(redis_url)
+    try:
+        await redis.hdel(f"{key_prefix}nodes", victim)
+        await redis.delete(f"{key_prefix}node:{victim}")
+    finally:
+        await redis.aclose()
     await alice.wait_for(lambda: not alice.rooms[room].view["room"]["seats"][1]["connected"], timeout=20)
     assert any(e["type"] == "left" and e["seat"] == 1 for e in alice.rooms[room].events)
 
