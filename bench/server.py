@@ -57,8 +57,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from protocol import PROTOCOL_VERSION, apply_legal_edit  # noqa: E402
-from server.app import NEW_ROOM_SWEEP  # noqa: E402
 from server.config import Config  # noqa: E402
+from server.upkeep import NEW_ROOM_SWEEP  # noqa: E402
 
 sys.path.append(str(ROOT / "bench"))
 import floor  # noqa: E402
@@ -604,7 +604,7 @@ async def measure_memory(url: str, pid: int, conns: int, game: str, rules: str |
             await sockets[j].send(msgpack.packb({"type": "join", "id": 3, "room": room}))
             await replies[j].get()
     # A room nobody acted in is packed at the first new-room sweep (every 0.5 s) after
-    # its last change (server/app.py, NEW_ROOM_SWEEP).
+    # its last change (server/upkeep.py, NEW_ROOM_SWEEP).
     await asyncio.sleep(2 * NEW_ROOM_SWEEP + 1.0)
     per_room = (rss_kib(pid) - with_conns) / rooms
     for ws in [*sockets, *warm]:

@@ -45,16 +45,10 @@ from server.router import Router
 from server.seat_bots import BotLimits, SeatBots
 from server.shared_quotas import SharedQuotas
 from server.store import Store, is_cluster
+from server.upkeep import check_persistence, supervise_redis, sweep_idle_views, sweep_new_rooms
 from server.wire import encode
 
 log = logging.getLogger("giants.server")
-# Seconds between passes of the idle-view sweep: a room sent nothing for one to two
-# passes keeps its members' last views packed (server.views, Room.compact_views).
-# Most seconds of packing in one turn of the loop (the idle sweep then lets moves in).
-SWEEP_SLICE = 0.002
-# Seconds between passes of the new-room sweep: rooms nobody has acted in yet are packed
-# at the first pass after their last change (Lobby.compact_new_rooms).
-NEW_ROOM_SWEEP = 0.5
 OPEN_TIMEOUT = 10.0  # websockets' handshake timeout (serve's default), also the hand-over's
 
 
@@ -313,80 +307,16 @@ class GiantsServer:
             self.port = sockets[0].getsockname()[1]
         node.address = self.url
         log.info("listening on %s:%s (redis %s, prefix %r)", self.config.host, self.port, redact_url(url), self.config.key_prefix)
-        self.spawn(self._sweep_idle_views())
-        self.spawn(self._sweep_new_rooms())
+        if self.config.pack_after > 0:
+            self.spawn(sweep_idle_views(lobby, self.config.pack_after))
+            self.spawn(sweep_new_rooms(lobby))
         if self.embedded is not None:
-            self.spawn(self._supervise_redis())
+            self.spawn(supervise_redis(self.embedded, lambda: self.shutting_down, self.failed))
         else:
-            await self._check_persistence()
+            await check_persistence(self.store)
         self.restore_task = asyncio.get_running_loop().create_task(self._restore())
         if wait_restored:
             await asyncio.shield(self.restore_task)
-
-    async def _sweep_idle_views(self) -> None:
-        """Every `pack_after` seconds, rooms untouched since the previous pass (idle for
-        one to two periods) keep their members' last views and their state packed
-        (memory per idle room: docs/performance.md); busy rooms are not touched. The
-        pass yields to the loop every SWEEP_SLICE seconds of work, so packing thousands
-        of rooms never holds up a move."""
-        assert self.lobby is not None
-        period = self.config.pack_after
-        if period <= 0:
-            return
-        while True:
-            await asyncio.sleep(period)
-            await self.lobby.compact_idle_views(SWEEP_SLICE)
-
-    async def _sweep_new_rooms(self) -> None:
-        """Every NEW_ROOM_SWEEP seconds, rooms nobody has acted in yet are packed
-        (Lobby.compact_new_rooms); none with `--pack-after 0` (never pack)."""
-        assert self.lobby is not None
-        if self.config.pack_after <= 0:
-            return
-        while True:
-            await asyncio.sleep(NEW_ROOM_SWEEP)
-            await self.lobby.compact_new_rooms(SWEEP_SLICE)
-
-    async def _supervise_redis(self) -> None:
-        """Restart the embedded Redis if it dies (it reloads its AOF; rooms in memory
-        stay valid and writes meanwhile are settled or refused). If it will not come
-        back, stop the server with `failed` set so `giants serve` exits non-zero."""
-        embedded = self.embedded
-        assert embedded is not None
-        failures = 0
-        while not self.shutting_down:
-            await asyncio.sleep(0.5)
-            if self.shutting_down or embedded.alive():
-                continue
-            try:
-                await asyncio.to_thread(embedded.restart)
-                failures = 0
-                log.warning("embedded Redis restarted; service resumes")
-            except Exception as exc:
-                failures += 1
-                log.error("embedded Redis could not be restarted (%d): %s", failures, exc)
-                if failures >= 3:
-                    log.critical("giving up on the embedded Redis; stopping so a supervisor can restart giants serve")
-                    self.failed.set()
-                    return
-
-    async def _check_persistence(self) -> None:
-        """Warn when an external Redis keeps nothing on disk (a restart loses every room)."""
-        try:
-            aof, rdb = await self.store.persistence()
-        except Exception as exc:
-            log.info("could not read the Redis persistence settings (%s); make sure it persists", exc)
-            return
-        if not aof and not rdb:
-            log.warning(
-                "the Redis at %s has no persistence (appendonly no, no save points): a Redis restart "
-                "loses every room; enable appendonly (see docs/operations.md)", redact_url(self.store.url)
-            )
-        elif not aof:
-            log.warning(
-                "the Redis at %s persists by snapshots only (appendonly no): a Redis crash loses the "
-                "moves since the last snapshot; enable appendonly (see docs/operations.md)", redact_url(self.store.url)
-            )
 
     async def _restore(self) -> None:
         await self.lobby.restore_pending()
