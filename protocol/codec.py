@@ -346,5 +346,55 @@ def compact_patch_frame(
     return frame
 
 
+# `encode(compact_patch_frame(...))` in parts, for a change sent to several members:
+# the ops, act and events are packed once (`patch_body`), then each member's frame is
+# those bytes between its own head and its own legal list (`patch_bytes`). msgpack
+# packs a map as a header then its entries in order, so the concatenation is the same
+# bytes, byte for byte (tests/protocol/test_patch_bytes.py).
+_PATCH_KEYS = packb("type") + packb("patch") + packb("room")
+_FROM = packb("from")
+_LEGAL = packb("legal")
+_LEGAL_EDIT = packb("legal_edit")
+_FIXMAPS = [bytes((0x80 | n,)) for n in range(16)]  # a map's header, for up to 15 entries
+_BYTES = [bytes((n,)) for n in range(256)]
+PatchBody = tuple[int, bytes]
+
+
+def patch_head(room: str) -> bytes:
+    """The packed `type`, `room` and `from` key of every patch of `room` (once per change)."""
+    return _PATCH_KEYS + packb(room) + _FROM
+
+
+def patch_body(ops: list[list[Any]], events: Sequence[Mapping[str, Any]]) -> PatchBody:
+    """The `ops`, `act` and `events` entries of `compact_patch_frame(room, from_, ops,
+    events, ...)` packed: their count and bytes, for `patch_bytes`."""
+    entries = compact_patch_frame("", 0, ops, events, None)
+    del entries["type"], entries["room"], entries["from"]
+    data = packb(entries)
+    return len(entries), data[1:]  # without the map's one-byte header (at most 3 entries)
+
+
+def patch_bytes(
+    head: bytes, from_: int, body: PatchBody, legal: list[str] | None, legal_edit: list[list[Any]] | None = None,
+) -> bytes:
+    """`encode(compact_patch_frame(room, from_, ops, events, legal, legal_edit))`, the
+    same bytes, from `patch_head(room)` and `patch_body(ops, events)`."""
+    count, data = body
+    # msgpack's smallest form of an int, as Packer writes it (a call to it costs more)
+    if 0 <= from_ < 0x80:
+        version = _BYTES[from_]  # positive fixint
+    elif 0x80 <= from_ < 0x100:
+        version = b"\xcc" + _BYTES[from_]  # uint 8
+    elif 0x100 <= from_ < 0x10000:
+        version = b"\xcd" + from_.to_bytes(2, "big")  # uint 16
+    else:
+        version = packb(from_)
+    if legal is not None:
+        return b"".join((_FIXMAPS[count + 4], head, version, data, _LEGAL, packb(legal)))
+    if legal_edit is not None:
+        return b"".join((_FIXMAPS[count + 4], head, version, data, _LEGAL_EDIT, packb(legal_edit)))
+    return b"".join((_FIXMAPS[count + 3], head, version, data))
+
+
 def closing_frame(reason: str) -> dict[str, Any]:
     return {"type": "closing", "reason": reason}

@@ -21,7 +21,10 @@ from server.wire import (
     encode,
     key_refs,
     key_table,
+    patch_body,
+    patch_bytes,
     patch_frame,
+    patch_head,
     snapshot_frame,
 )
 
@@ -320,6 +323,12 @@ class RoomViews:
         restated = self.engine.restated_events
         legal_cache: dict[Seat | None, list[str]] = {}
         edits: dict[tuple[Seat | None, str], Any] = {}
+        # Without hidden information every member's new view is one object, so members at
+        # one old view share the packed ops and events (`patch_body`) and differ only in
+        # version and legal list; with it each seat's pair is its own, packed whole.
+        shared = not self.engine.info.hidden_information
+        bodies: dict[tuple[tuple[int, int], bool], tuple[int, bytes]] = {}
+        prefix = b""
         # The caches key on id(): keep every old view alive until the loop ends so no
         # id can be reused by a view allocated meanwhile.
         olds = [m.view for m in ordered]
@@ -355,7 +364,7 @@ class RoomViews:
                 if ops is None:
                     ops = ops_cache[pair] = diff(old, view) if old is not None else [["set", [], view]]
                 shown = redacted if hide and redacted is not None else events
-                if wire >= 2:
+                if wire >= 2 and not shared:
                     compact = compact_cache.get(pair)
                     if compact is None:
                         compact = compact_cache[pair] = compact_ops(ops, refs, view)
@@ -364,6 +373,19 @@ class RoomViews:
                     edit = legal_change(member, legal, edits) if base is not None else None
                     sent = legal if resend and edit is None else None
                     frame = encode(compact_patch_frame(self.id, member.version, compact, shown, sent, edit))
+                elif wire >= 2:
+                    body = bodies.get((pair, hide))
+                    if body is None:  # the ops, act and events packed once for all who see them
+                        compact = compact_cache.get(pair)
+                        if compact is None:
+                            compact = compact_cache[pair] = compact_ops(ops, refs, view)
+                        if restated:  # the view's change already says it (Engine.restated_events)
+                            shown = [e for e in shown if e.get("type") not in restated]
+                        body = bodies[pair, hide] = patch_body(compact, shown)
+                        prefix = prefix or patch_head(self.id)
+                    edit = legal_change(member, legal, edits) if base is not None else None
+                    sent = legal if resend and edit is None else None
+                    frame = patch_bytes(prefix, member.version, body, sent, edit)
                 else:
                     frame = encode(patch_frame(self.id, member.version, member.version + 1, ops, shown, legal))
                 frames[key] = frame

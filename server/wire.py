@@ -16,7 +16,10 @@ from protocol import (
     key_refs,
     key_table,
     legal_edit,
+    patch_body,
+    patch_bytes,
     patch_frame,
+    patch_head,
     snapshot_frame,
 )
 from protocol.version import MOVED_SINCE, frame_version
@@ -37,6 +40,9 @@ __all__ = [
     "key_refs",
     "key_table",
     "legal_edit",
+    "patch_body",
+    "patch_bytes",
     "patch_frame",
+    "patch_head",
     "snapshot_frame",
 ]
