@@ -139,10 +139,11 @@ async def commit_part(commits: int) -> None:
     extra: dict[str, Any] = {}
     if "before" in inspect.signature(store.commit).parameters:
         extra["before"] = before = SimpleNamespace(status="playing", deadline=None, outcome=None, actions=0,
-                                                   answered=frozenset(), start_key="", hidden=0)
+                                                   answered=frozenset(), start_key="", hidden=0, logged=0)
     for i in range(commits + WARMUP):
         if extra:
             before.actions = i
+            before.logged = i % 50  # plain moves since the last snapshot (log-only revisions)
         if i == WARMUP:
             count_on()
         task = asyncio.ensure_future(store.commit(

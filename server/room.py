@@ -124,6 +124,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         "id",
         "life",
         "lock",
+        "logged",
         "max_replacements",
         "members",
         "meta",
@@ -175,6 +176,9 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         # Changes only their actor could see (GI-8: a replaced sealed bid). A new member's
         # version starts at version - hidden, so no snapshot counts them.
         self.hidden = 0
+        # Plain moves stored since the last write of the room's hash (server.store: a
+        # move appends its log entry only); the commit's guard needs it.
+        self.logged = 0
         # Replacements each seat made in the current simultaneous step (bounded).
         # Shared and read-only until a seat replaces an action (copied then): most steps
         # have none, and an empty dict a room (and a new one each step) is memory and work.
@@ -274,15 +278,26 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
     ) -> Room:
         """Rebuild a room from Redis: snapshot (or a new game) + the log tail replayed.
 
-        Raises GameError if the stored log no longer replays (the caller logs and skips
-        the room; the data stays in Redis for inspection).
+        Raises GameError if the stored log no longer replays or does not add up with
+        the hash and the snapshot (the caller logs and skips the room; the data stays
+        in Redis for inspection).
         """
+        tail = record.log_tail
+        if record.snapshot_n + len(tail) != record.actions:
+            raise GameError(f"room {record.room_id}: log has {record.actions} actions, the snapshot counts {record.snapshot_n}")
+        # The moves stored in the log only (after the hash's last write) carry the
+        # versions after the hash's, one each: a log that lost or gained entries the
+        # hash does not account for is refused.
+        moved = record.moves_in_log
+        versions = list(range(record.version - moved + 1, record.version + 1))
+        if moved < 0 or moved > len(tail) or [e.get("v") for e in tail[len(tail) - moved:]] != versions:
+            raise GameError(f"room {record.room_id}: the log's last {moved} entries are not versions up to {record.version}")
         meta = record.meta
         if record.snapshot_state is not None:
             state = engine.restore(record.snapshot_state)
         else:
             state = engine.new_game(meta["players"], meta["options"], meta["seed"])
-        for entry in record.log_tail:
+        for entry in tail:
             if "action" not in entry:
                 continue  # an ending (resign, abort, ...): no engine action (server.endings)
             action = engine.parse_action(state, entry["seat"], entry["action"])
@@ -298,8 +313,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         room.answered = frozenset(record.answered)
         room.start_key = record.start_key
         room.hidden = record.hidden
-        if record.snapshot_n + len(record.log_tail) != record.actions:
-            raise GameError(f"room {record.room_id}: log has {record.snapshot_n + len(record.log_tail)} actions, hash says {record.actions}")
+        room.logged = record.moves_in_log
         return room
 
     def _step_after(self, seat: Seat, before: frozenset[Seat], after: frozenset[Seat]) -> frozenset[Seat] | None:

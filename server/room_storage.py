@@ -72,6 +72,7 @@ class RoomStorage:
     answered: frozenset[Seat]
     start_key: str
     hidden: int
+    logged: int
     members: list[Member]
     lock: asyncio.Lock
     closing: bool
@@ -133,7 +134,7 @@ class RoomStorage:
                 )
         now = time.time()
         try:
-            await self.store.commit(
+            move = await self.store.commit(
                 self.id,
                 expected=self.version,
                 version=self.version + 1,
@@ -180,6 +181,7 @@ class RoomStorage:
             raise RequestError("internal_error", "the change could not be saved; try again") from exc
         self._failures = 0
         self.version += 1
+        self.logged = self.logged + 1 if move else 0
         self.state, self.status, self.seats = cand.state, cand.status, cand.seats
         self.outcome, self.actions, self.deadline = cand.outcome, cand.actions, cand.deadline
         self.answered, self.start_key, self.hidden = cand.answered, cand.start_key, cand.hidden
@@ -271,6 +273,7 @@ class RoomStorage:
         self.state, self.version, self.status, self.seats = fresh.state, fresh.version, fresh.status, fresh.seats
         self.outcome, self.actions, self.deadline = fresh.outcome, fresh.actions, fresh.deadline
         self.answered, self.start_key, self.hidden = fresh.answered, fresh.start_key, fresh.hidden
+        self.logged = fresh.logged
         self.unsure = False
         self._arm_timer()
         if changed:

@@ -5,9 +5,12 @@ reads in `server.store_reads`; `Store` joins them, and the names callers use are
 imported from here.
 
 Every change to a room is one Lua script call (one round trip) that checks the stored
-version equals the writer's and the stored fence token equals the writer's, then writes
-the hash fields that changed (the caller passes the room as it was stored, `before`),
-appends the log entry and the periodic snapshot atomically. A writer
+version equals the writer's and the stored fence token equals the writer's, then
+appends the log entry, writes the hash fields that changed (the caller passes the room
+as it was stored, `before`) and the periodic snapshot atomically. A plain move (one
+more action, nothing else changed, no snapshot) writes its log entry only: the hash's
+`version` and `actions` stay those of the last other write, and the room's version is
+the hash's plus the log entries after its `actions` (`load_room`). A writer
 holding an old version or an old fence gets `StaleWriteError` and must reload the room.
 A node takes a room over with `acquire()` (bumps the fence), so a node that lost the
 room can never write to it again: the door for several nodes sharing one Redis.
@@ -69,40 +72,62 @@ T = TypeVar("T")
 
 
 _COMMIT = """
-local h = KEYS[1]
+local h, l = KEYS[1], KEYS[2]
 local cur = redis.call('HMGET', h, 'version', 'fence', 'void')
 if not cur[1] then return -3 end
 if cur[2] ~= ARGV[3] then return -1 end
+-- The room is at the writer's version if the hash's version is still that of the
+-- writer's last write that was not a plain move (ARGV[1]) and the log is still as long
+-- as the writer's action count (ARGV[2]): a plain move appends its entry only.
 if cur[1] ~= ARGV[1] then
   -- The same write sent again (a retried pipeline): it is already in.
-  if cur[1] == ARGV[2] and redis.call('HGET', h, 'wid') == ARGV[4] then return 1 end
+  if #ARGV > 5 and cur[1] == ARGV[6] and redis.call('HGET', h, 'wid') == ARGV[4] then return 1 end
   return 0
 end
 -- Its writer already concluded it was never applied (see _RESOLVE): keep that true.
 if cur[3] == ARGV[4] then return -4 end
-local pairs = 6
-if KEYS[3] then
-  redis.call('HSET', KEYS[3], 'n', ARGV[6], 'state', ARGV[7])
-  pairs = 8
+-- The log's length before this write: RPUSH answers it (one call fewer than LLEN);
+-- should it differ from the writer's count, the entry is taken out again.
+local n
+if ARGV[5] ~= '' then n = redis.call('RPUSH', l, ARGV[5]) - 1 else n = redis.call('LLEN', l) end
+if n ~= tonumber(ARGV[2]) then
+  if ARGV[5] ~= '' then redis.call('RPOP', l) end
+  -- The same move sent again: it is in if its entry (it carries the version: the
+  -- same entry is the same change) is the one entry past the writer's count.
+  if #ARGV == 5 and n == tonumber(ARGV[2]) + 1 and redis.call('LINDEX', l, -1) == ARGV[5] then return 1 end
+  return 0
 end
--- The fields that changed, as field, value pairs (a move: actions only).
-redis.call('HSET', h, 'version', ARGV[2], 'wid', ARGV[4], unpack(ARGV, pairs))
-if ARGV[5] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[5]) end
+-- A plain move (5 arguments): its entry is all it writes.
+if #ARGV == 5 then return 1 end
+local pairs = 7
+if KEYS[3] then
+  redis.call('HSET', KEYS[3], 'n', ARGV[7], 'state', ARGV[8])
+  pairs = 9
+end
+-- The new version, the write id, the action count and the fields that changed.
+redis.call('HSET', h, 'version', ARGV[6], 'wid', ARGV[4], unpack(ARGV, pairs))
 return 1
 """
 
-# Settles a write whose reply never came (Store.settle): 1 = it was applied (it is the
-# last write), 0 = it was not and now never will be (its id is voided, so a copy still
-# on its way is refused), -1 = the fence moved (another node owns the room), -2 =
-# someone else wrote meanwhile, -3 = no such room.
+# Settles a write whose reply never came (Store.settle), given the commit's first five
+# arguments: 1 = it was applied (a move: the hash unchanged and its entry the log's
+# last, one past the writer's count; another write: its id is the hash's `wid`), 0 =
+# it was not and now never will be (its id is voided, so a copy still on its way is
+# refused), -1 = the fence moved (another node owns the room), -2 = someone else wrote
+# meanwhile, -3 = no such room.
 _RESOLVE = """
 local h = KEYS[1]
-local cur = redis.call('HGET', h, 'version')
-if not cur then return -3 end
-if redis.call('HGET', h, 'wid') == ARGV[3] then return 1 end
-if redis.call('HGET', h, 'fence') ~= ARGV[4] then return -1 end
-if cur == ARGV[1] then
-  redis.call('HSET', h, 'void', ARGV[3])
+local cur = redis.call('HMGET', h, 'version', 'wid', 'fence')
+if not cur[1] then return -3 end
+local n = redis.call('LLEN', KEYS[2])
+if ARGV[5] ~= '' then
+  if cur[1] == ARGV[1] and n == tonumber(ARGV[2]) + 1 and redis.call('LINDEX', KEYS[2], -1) == ARGV[5] then
+    return 1
+  end
+elseif cur[2] == ARGV[4] then return 1 end
+if cur[3] ~= ARGV[3] then return -1 end
+if cur[1] == ARGV[1] and n == tonumber(ARGV[2]) then
+  redis.call('HSET', h, 'void', ARGV[4])
   return 0
 end
 return -2
@@ -384,47 +409,60 @@ class Store(LeaseStore, RoomReads):
         start_key: str = "",
         hidden: int = 0,
         before: StoredFields | None = None,
-    ) -> None:
+    ) -> bool:
         """Write one room change atomically, if the stored version is still `expected`.
 
-        Returns once the change is known to be in Redis. A reply lost, or later than
-        the socket timeout, is settled before returning (`settle`): applied -> returns
+        Returns once the change is known to be in Redis: True if it was stored as a
+        plain move (its log entry only: the caller counts it in its `logged`, False
+        sets that to 0). A reply lost, or later than the socket timeout, is settled
+        before returning (`settle`): applied -> returns
         as if the reply had come; not applied -> StorageUnavailable (the caller keeps
         the room unchanged); unknown after the retry window -> OutcomeUnknown. Raises
         StaleWriteError when another writer got there first (the caller reloads).
         `seats` None keeps the stored seats (the change did not touch them).
         `before`: the room's fields as stored at version `expected` (the room itself:
         what its last commit or load left); a field equal to its value there is not
-        sent again (a move sends `actions` only). None: every field is written.
+        sent again, and a plain move (one more action with its log entry, nothing else
+        changed, no snapshot) appends its entry and writes no hash field (`load_room`
+        counts the entries past the hash's `actions` into the version). None: every
+        field is written, and the room's last write must have written the hash.
         """
         wid = next_write_id()
         keys = [self.k_room(room_id), self.k_log(room_id)]
+        # The guards: the hash's version as of the room's last write that was not a
+        # plain move, and the log's length (the action count) before this write.
+        logged = before.logged if before is not None else 0
+        count = before.actions if before is not None else actions - (log_entry is not None)
         args: list[Any] = [
-            str(expected),
-            str(version),
+            str(expected - logged),
+            str(count),
             str(fence),
             wid,
             b"" if log_entry is None else pack(log_entry),
         ]
-        if snapshot is not None:
-            keys.append(self.k_snap(room_id))
-            args += [str(actions), pack(snapshot)]
-        if before is None or actions != before.actions:
-            args += ["actions", str(actions)]
+        fields: list[Any] = []
         if before is None or status != before.status:
-            args += ["status", status]
+            fields += ["status", status]
         if before is None or deadline != before.deadline:
-            args += ["deadline", "" if deadline is None else repr(deadline)]
+            fields += ["deadline", "" if deadline is None else repr(deadline)]
         if before is None or outcome != before.outcome:
-            args += ["outcome", b"" if outcome is None else pack(outcome)]
+            fields += ["outcome", b"" if outcome is None else pack(outcome)]
         if before is None or answered != before.answered:
-            args += ["answered", pack(sorted(answered)) if answered else EMPTY_LIST]
+            fields += ["answered", pack(sorted(answered)) if answered else EMPTY_LIST]
         if before is None or start_key != before.start_key:
-            args += ["start_key", start_key]
+            fields += ["start_key", start_key]
         if before is None or hidden != before.hidden:
-            args += ["hidden", str(hidden)]
+            fields += ["hidden", str(hidden)]
         if seats is not None:
-            args += ["seats", pack(seats)]
+            fields += ["seats", pack(seats)]
+        move = not fields and snapshot is None and log_entry is not None and actions == count + 1
+        if not move:
+            # The hash too: the new version, the write id, the action count, what changed.
+            args.append(str(version))
+            if snapshot is not None:
+                keys.append(self.k_snap(room_id))
+                args += [str(actions), pack(snapshot)]
+            args += ["actions", str(actions), *fields]
         try:
             result = int(await self._submit(keys, args))
         except NotReplicated as exc:
@@ -435,7 +473,7 @@ class Store(LeaseStore, RoomReads):
             if not is_transient(exc):
                 raise
             log.warning("room %s: no answer to write %s (%r); settling it", room_id, wid, exc)
-            result = await self.settle(room_id, expected=expected, fence=fence, wid=wid)
+            result = await self.settle(room_id, [*args[:4], args[4] if move else b""])
             if result == 1 and self.replica_acks:
                 # In at the master, but no WAIT followed it on its connection.
                 raise OutcomeUnknown(f"room {room_id}: write {wid} settled as applied, not known to be replicated") from exc
@@ -450,19 +488,23 @@ class Store(LeaseStore, RoomReads):
             except Exception:
                 # The change itself is stored; the next restore finishes the move.
                 log.warning("room %s: finished, but the lobby index was not updated", room_id)
+        return move
 
-    async def settle(self, room_id: str, *, expected: int, fence: int, wid: str) -> int:
-        """Find out whether write `wid` is in Redis, retrying while Redis is away.
+    async def settle(self, room_id: str, guards: list[Any]) -> int:
+        """Find out whether a write is in Redis, retrying while Redis is away.
+        `guards`: the commit's first five arguments (hash version, action count, fence,
+        write id, and a move's packed log entry, which names a move: it stores no write
+        id; empty for any other write).
 
         Returns 1 (applied) or a refusal code of the commit script (-1 fence lost,
         -2 someone else wrote, -3 room missing); raises StorageUnavailable if it was
         not applied (and now never will be), OutcomeUnknown if Redis did not answer
         within the retry window.
         """
-        keys = [self.k_room(room_id)]
-        args = [str(expected), str(expected + 1), wid, str(fence)]
+        keys = [self.k_room(room_id), self.k_log(room_id)]
+        wid = guards[3]
         try:
-            result = int(await self.retrying(lambda: self._resolve(keys=keys, args=args), "settle"))
+            result = int(await self.retrying(lambda: self._resolve(keys=keys, args=guards), "settle"))
         except StorageUnavailable as exc:
             raise OutcomeUnknown(f"room {room_id}: write {wid} unsettled: {exc}") from exc
         log.warning("room %s: write %s settled: %s", room_id, wid, {1: "applied", 0: "not applied"}.get(result, result))

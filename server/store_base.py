@@ -10,15 +10,21 @@ hash slot and the commit script (which touches only them) runs on a cluster too:
     P layout                  str   "2" once keys use the hash-tag layout (migrate_layout)
     P room:{<id>}             hash  meta (msgpack: game, rules, players, options, seed,
                                     private, password hash, created, deadline seconds,
-                                    autostart, bots), version, fence, status, seats
-                                    (msgpack list), deadline (unix time or ""), outcome
-                                    (msgpack or ""), actions (count), answered (msgpack
-                                    list: seats done in the current simultaneous step),
-                                    wid (id of the last write), void (id of a write its
-                                    writer settled as never applied), ckey (creation
-                                    key), start_key (hash of the start's request key),
-                                    hidden (changes only their actor could see, GI-8)
-    P room:{<id>}:log         list  one msgpack entry per applied action {v, seat, action, ts}
+                                    autostart, bots), version and actions (count) as of
+                                    the last write that was not a plain move (a plain
+                                    move appends its log entry only: the room's version
+                                    is this one plus the log entries after `actions`),
+                                    fence, status, seats (msgpack list), deadline (unix
+                                    time or ""), outcome (msgpack or ""), answered
+                                    (msgpack list: seats done in the current simultaneous
+                                    step), wid (id of the last hash write), void (id of a
+                                    write its writer settled as never applied), ckey
+                                    (creation key), start_key (hash of the start's
+                                    request key), hidden (changes only their actor could
+                                    see, GI-8)
+    P room:{<id>}:log         list  one msgpack entry per applied action {v, seat, action,
+                                    ts} (v: the version after it); its length is the
+                                    room's action count
     P room:{<id>}:snap        hash  n (actions applied when taken), state (engine snapshot)
     P room:{<id>}:lease       str   id of the node that owns the room, with a TTL (server.node)
     P quota:conn:<address>    hash  node incarnation -> its connections from that client
@@ -155,6 +161,9 @@ class RoomRecord:
     answered: list[int]  # seats that already acted in the current simultaneous step
     start_key: str = ""  # hash of the request key that started the room
     hidden: int = 0  # changes only their actor could see (a replaced sealed bid)
+    # Moves stored in the log only, after the hash's last write (counted into
+    # `version` and `actions`; negative if the log lost entries the hash counts).
+    moves_in_log: int = 0
 
 
 class StoredFields(Protocol):
@@ -174,6 +183,8 @@ class StoredFields(Protocol):
     def start_key(self) -> str: ...
     @property
     def hidden(self) -> int: ...
+    @property
+    def logged(self) -> int: ...  # plain moves stored since the room's last hash write
 
 
 class StoreKeys:

@@ -31,34 +31,45 @@ class RoomReads(StoreKeys):
         return [as_text(i) for i in ids]
 
     async def load_room(self, room_id: str) -> RoomRecord | None:
-        """Read a room's hash, snapshot and log tail; None if the room does not exist."""
+        """Read a room's hash, snapshot and log tail; None if the room does not exist.
+
+        A move appends its log entry only (server.store's commit script), so the hash's
+        `version` and `actions` are those of the room's last other write: the log's
+        length is the action count, and each entry past the hash's count is one more
+        version (a room stored before this layout has none past it). The hash, the
+        snapshot and the log's length are read in one transaction, the tail up to that
+        length after it (entries are only ever appended).
+        """
         pipe = self.redis.pipeline(transaction=True)
         pipe.hgetall(self.k_room(room_id))
         pipe.hgetall(self.k_snap(room_id))
-        raw, snap = await pipe.execute()
+        pipe.llen(self.k_log(room_id))
+        raw, snap, length = await pipe.execute()
         if not raw:
             return None
         fields = {k.decode(): v for k, v in raw.items()}
         snapshot_n = int(snap[b"n"]) if snap else 0
-        tail = await self.redis.lrange(self.k_log(room_id), snapshot_n, -1)
+        tail = await self.redis.lrange(self.k_log(room_id), snapshot_n, length - 1) if length > snapshot_n else []
+        hash_actions = int(fields["actions"]) if fields.get("actions") else length
         deadline_raw = fields.get("deadline", b"")
         outcome_raw = fields.get("outcome", b"")
         return RoomRecord(
             room_id=room_id,
             meta=unpack(fields["meta"]),
-            version=int(fields["version"]),
+            version=int(fields["version"]) + length - hash_actions,
             fence=int(fields["fence"]),
             status=fields["status"].decode(),
             seats=unpack(fields["seats"]),
             deadline=float(deadline_raw) if deadline_raw else None,
             outcome=unpack(outcome_raw) if outcome_raw else None,
-            actions=int(fields.get("actions", b"0")),
+            actions=length,
             snapshot_n=snapshot_n,
             snapshot_state=unpack(snap[b"state"]) if snap else None,
             log_tail=[unpack(entry) for entry in tail],
             answered=unpack(fields["answered"]) if fields.get("answered") else [],
             hidden=int(fields.get("hidden") or 0),
             start_key=as_text(fields.get("start_key", b"")),
+            moves_in_log=length - hash_actions,
         )
 
     async def read_log(self, room_id: str) -> list[dict[str, Any]]:

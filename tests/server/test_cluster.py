@@ -268,7 +268,7 @@ def _moved_errors(masters: dict[int, redis.Redis]) -> int:
 async def test_commits_go_to_each_rooms_master_and_follow_a_moved_slot(cluster: Cluster) -> None:
     store = Store(cluster.url, "giants-c5:", cluster=True)
     masters = {port: redis.Redis(port=port) for port in cluster.ports}
-    common = {"seats": [{}], "deadline": None, "outcome": None, "actions": 1, "status": "playing"}
+    common = {"seats": [{}], "deadline": None, "outcome": None, "status": "playing"}
 
     def entry(v: int) -> dict[str, Any]:
         return {"v": v, "seat": 0, "action": f"a{v}", "ts": 0.0}
@@ -280,7 +280,7 @@ async def test_commits_go_to_each_rooms_master_and_follow_a_moved_slot(cluster: 
         evalsha0 = {port: _calls(m, "evalsha") for port, m in masters.items()}
         moved0 = _moved_errors(masters)
         for room_id in ids:
-            await store.commit(room_id, expected=0, version=1, fence=1, log_entry=entry(1), **common)
+            await store.commit(room_id, expected=0, version=1, fence=1, actions=1, log_entry=entry(1), **common)
         # Each commit ran once, at its room's master, sent there directly (no MOVED).
         raw = store.redis
         assert isinstance(raw, RedisCluster)
@@ -307,9 +307,9 @@ async def test_commits_go_to_each_rooms_master_and_follow_a_moved_slot(cluster: 
         for port in [target, source, *[p for p in cluster.ports if p not in (source, target)]]:
             masters[port].execute_command("CLUSTER SETSLOT", slot, "NODE", text[target])
         moved1 = _moved_errors(masters)
-        await store.commit(room, expected=1, version=2, fence=1, log_entry=entry(2), **common)
+        await store.commit(room, expected=1, version=2, fence=1, actions=2, log_entry=entry(2), **common)
         assert _moved_errors(masters) > moved1  # the old master refused it: nothing ran there
-        await store.commit(room, expected=2, version=3, fence=1, log_entry=entry(3), **common)
+        await store.commit(room, expected=2, version=3, fence=1, actions=3, log_entry=entry(3), **common)
         assert [e["action"] for e in await store.read_log(room)] == ["a1", "a2", "a3"]
         assert raw.get_node_from_key(store.k_room(room)).port == target
 

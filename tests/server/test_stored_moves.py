@@ -1,0 +1,214 @@
+"""A plain move stores its log entry and nothing else (server.store's commit script):
+the room hash keeps the version and action count of the room's last other write, and
+a restore counts the entries past it. What Redis holds must still be the whole room,
+for rooms stored before this layout too, and the commit's guards must hold for a move
+as they do for any write: sent twice it is in once, settled as not applied it never
+gets in, a fenced or stale writer writes nothing."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from engines.base import GameError
+from engines.registry import get_engine
+from server.metrics import Metrics
+from server.room import Room
+from server.seats import SeatState
+from server.store import StaleWriteError, StorageUnavailable, Store
+from tests.server.test_stored_fields import stored_as_live
+
+pytestmark = pytest.mark.redis
+
+
+async def stored(store: Store, room_id: str) -> tuple[dict[bytes, bytes], list[bytes]]:
+    """The room's hash and its whole log, as Redis holds them."""
+    return await store.redis.hgetall(store.k_room(room_id)), await store.redis.lrange(store.k_log(room_id), 0, -1)
+
+
+async def test_a_move_appends_its_entry_only_and_the_room_restores_whole(redis_url, key_prefix) -> None:
+    """A room stored by the previous layout (every write set the hash's version and
+    action count) takes moves that leave its hash byte for byte as it was; every
+    snapshot writes the hash again; after each move the stored room is the live one,
+    and a room restored from it plays on to the same state."""
+    engine = get_engine("giantslayer")
+    store = Store(redis_url, key_prefix)
+    try:
+        meta = {"game": "giantslayer", "rules": engine.info.rules, "players": 2, "options": {}, "seed": 6,
+                "private": False, "password": None, "created": 0.0}
+        seats = [SeatState("a", "x" * 16).to_store(), SeatState("b", "y" * 16).to_store()]
+        assert await store.create_room("moves1", meta, seats) == 1
+        # The previous layout: the start, then two moves, each writing the whole hash.
+        await store.commit("moves1", expected=0, version=1, fence=1, status="playing", seats=seats,
+                           deadline=None, outcome=None, actions=0)
+        state = engine.new_game(2, {}, 6)
+        rng = random.Random(6)
+        for actions in (1, 2):
+            seat = sorted(engine.waiting_for(state))[0]
+            text = rng.choice(engine.legal_notation(state, seat))
+            state = engine.apply(state, seat, engine.parse_action(state, seat, text)).state
+            await store.commit("moves1", expected=actions, version=actions + 1, fence=1, status="playing",
+                               seats=None, deadline=None, outcome=None, actions=actions,
+                               log_entry={"v": actions + 1, "seat": seat, "action": text, "ts": 1.0})
+        record = await store.load_room("moves1")
+        assert record is not None and record.moves_in_log == 0 and record.version == 3
+        room = Room.restore(record, engine, store, Metrics(), snapshot_every=5)
+        hash_written = (await stored(store, "moves1"))[0]
+        for _ in range(7):  # actions 3..9: a snapshot at the 5th
+            seat = sorted(engine.waiting_for(room.state))[0]
+            text = rng.choice(engine.legal_notation(room.state, seat))
+            cand = room._candidate(
+                state=engine.apply(room.state, seat, engine.parse_action(room.state, seat, text)).state,
+                actions=room.actions + 1,
+                log_entry={"v": room.version + 1, "seat": seat, "action": text, "ts": 2.0},
+            )
+            if cand.actions % room.snapshot_every == 0:
+                cand.snapshot = engine.snapshot(cand.state)
+            async with room.lock:
+                await room._commit(cand)
+            hash_now, log_now = await stored(store, "moves1")
+            assert len(log_now) == room.actions
+            if cand.snapshot is None:
+                assert hash_now == hash_written  # the entry was all it wrote
+                assert room.logged > 0
+            else:
+                assert int(hash_now[b"version"]) == room.version and int(hash_now[b"actions"]) == room.actions
+                assert room.logged == 0
+                hash_written = hash_now
+            record = await store.load_room("moves1")
+            stored_as_live(record, room)
+            assert record is not None and record.moves_in_log == room.logged
+        assert room.version == 10 and room.logged == 4
+        again = Room.restore(record, engine, store, Metrics(), snapshot_every=5)
+        assert engine.snapshot(again.state) == engine.snapshot(room.state)
+        assert (again.version, again.actions, again.logged) == (10, 9, 4)
+    finally:
+        await store.close()
+
+
+@dataclass
+class Before:
+    """A room's fields as stored (`Store.commit`'s `before`), for a room in play."""
+
+    actions: int
+    logged: int
+    status: str = "playing"
+    deadline: float | None = None
+    outcome: dict[str, Any] | None = None
+    answered: frozenset[int] = field(default_factory=frozenset)
+    start_key: str = ""
+    hidden: int = 0
+
+
+async def test_a_move_sent_twice_is_in_once_settled_one_way_and_a_fenced_one_writes_nothing(
+    redis_url, key_prefix
+) -> None:
+    """The commit script's guards for a plain move, as the store sends it."""
+    store = Store(redis_url, key_prefix)
+    submit = store._submit
+    sent: list[tuple[list[str], list[Any]]] = []
+    lose = ""  # "write": neither the write nor its reply arrives; "reply": only the reply is lost
+
+    async def recording(keys: list[str], args: list[Any]) -> Any:
+        sent.append((keys, args))
+        if lose == "write":
+            raise RedisConnectionError("the write never arrived")
+        result = await submit(keys, args)
+        if lose == "reply":
+            raise RedisConnectionError("the reply was lost")
+        return result
+
+    store._submit = recording  # type: ignore[method-assign]
+
+    async def move(version: int, fence: int = 1, logged: int | None = None, action: str = "") -> bool:
+        """The move to `version` (one action per version after the start)."""
+        actions = version - 1
+        return await store.commit(
+            "twice", expected=version - 1, version=version, fence=fence, status="playing", seats=None,
+            deadline=None, outcome=None, actions=actions, answered=frozenset(),
+            log_entry={"v": version, "seat": version % 2, "action": action or f"m{version}", "ts": 1.0},
+            before=Before(actions=actions - 1, logged=version - 2 if logged is None else logged),
+        )
+
+    try:
+        assert await store.create_room("twice", {"game": "x"}, [{}, {}]) == 1
+        await store.commit("twice", expected=0, version=1, fence=1, status="playing", seats=None,
+                           deadline=None, outcome=None, actions=0)
+        assert await move(2) is True
+        assert len(sent[-1][1]) == 5  # the guards and the entry, nothing for the hash
+        assert int(await submit(*sent[-1])) == 1  # the same move again: already in
+        assert len((await stored(store, "twice"))[1]) == 1
+        lose = "write"
+        with pytest.raises(StorageUnavailable):  # settled: not applied, and never will be
+            await move(3)
+        lose = ""
+        before = await stored(store, "twice")
+        assert int(await submit(*sent[-1])) == -4  # its copy arrives late: refused
+        assert await stored(store, "twice") == before
+        lose = "reply"
+        assert await move(3) is True  # settled: applied
+        lose = ""
+        record = await store.load_room("twice")
+        assert record is not None and (record.version, record.actions, record.moves_in_log) == (3, 2, 2)
+        assert [e["v"] for e in record.log_tail] == [2, 3]
+        # A writer whose count or hash version lags the room's is refused and leaves
+        # nothing behind (its entry is taken out again).
+        before = await stored(store, "twice")
+        with pytest.raises(StaleWriteError):
+            await move(3, action="another")
+        with pytest.raises(StaleWriteError):
+            await move(4, logged=1)
+        assert await stored(store, "twice") == before
+        fence = await store.acquire("twice")  # another node takes the room over
+        before = await stored(store, "twice")
+        with pytest.raises(StaleWriteError):
+            await move(4)
+        assert await stored(store, "twice") == before
+        assert await move(4, fence=fence) is True
+        record = await store.load_room("twice")
+        assert record is not None and (record.version, record.actions) == (4, 3)
+        assert [e["v"] for e in record.log_tail] == [2, 3, 4]
+    finally:
+        await store.close()
+
+
+async def test_a_log_the_hash_does_not_account_for_is_refused_at_restore(redis_url, key_prefix) -> None:
+    """The entries past the hash's count must be the versions after the hash's, one
+    each: a log that lost or gained an entry is not restored as if nothing happened."""
+    engine = get_engine("giantslayer")
+    store = Store(redis_url, key_prefix)
+    try:
+        meta = {"game": "giantslayer", "rules": engine.info.rules, "players": 2, "options": {}, "seed": 2,
+                "private": False, "password": None, "created": 0.0}
+        assert await store.create_room("gap", meta, [{}, {}]) == 1
+        await store.commit("gap", expected=0, version=1, fence=1, status="playing", seats=None,
+                           deadline=None, outcome=None, actions=0)
+        state = engine.new_game(2, {}, 2)
+        for version in (2, 3):
+            seat = sorted(engine.waiting_for(state))[0]
+            text = engine.legal_notation(state, seat)[0]
+            state = engine.apply(state, seat, engine.parse_action(state, seat, text)).state
+            await store.commit("gap", expected=version - 1, version=version, fence=1, status="playing",
+                               seats=None, deadline=None, outcome=None, actions=version - 1, answered=frozenset(),
+                               log_entry={"v": version, "seat": seat, "action": text, "ts": 1.0},
+                               before=Before(actions=version - 2, logged=version - 2))
+        record = await store.load_room("gap")
+        assert record is not None and record.version == 3
+        Room.restore(record, engine, store, Metrics(), snapshot_every=50)
+        first = await store.redis.lpop(store.k_log("gap"))  # an entry lost
+        record = await store.load_room("gap")
+        assert record is not None
+        with pytest.raises(GameError, match="not versions up to"):
+            Room.restore(record, engine, store, Metrics(), snapshot_every=50)
+        await store.redis.lpush(store.k_log("gap"), first)
+        await store.redis.rpush(store.k_log("gap"), (await store.redis.lindex(store.k_log("gap"), -1)))  # one twice
+        record = await store.load_room("gap")
+        assert record is not None
+        with pytest.raises(GameError, match="not versions up to"):
+            Room.restore(record, engine, store, Metrics(), snapshot_every=50)
+    finally:
+        await store.close()
