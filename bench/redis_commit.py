@@ -3,7 +3,7 @@
     python bench/redis_commit.py                     # CPU per commit, commandstats, bytes
     python bench/redis_commit.py --callgrind         # redis-server's instructions per commit
     python bench/redis_commit.py --fsync everysec --batch 1
-    python bench/redis_commit.py --callgrind --deadline  # every move also writes the hash
+    python bench/redis_commit.py --callgrind --deadline  # rooms with a move deadline
 
 Starts its own redis-server with the embedded Redis's configuration (AOF on,
 `--fsync`, a unix socket; server.embedded_redis), creates `--rooms` rooms through
@@ -104,6 +104,8 @@ async def run(args: argparse.Namespace) -> None:
     engine = get_engine("giantslayer")
     snapshot = engine.snapshot(engine.new_game(2, {}, 1))
     takes_before = "before" in inspect.signature(store.commit).parameters  # only-changed-fields revisions
+    # Revisions that derive a plain move's deadline from its entry's time: the room's seconds per move.
+    seconds = {"move_seconds": 30.0} if args.deadline and "move_seconds" in inspect.signature(store.commit).parameters else {}
     seats = [{"name": "a", "token": "t" * 32}, {"name": "b", "token": "u" * 32}]
     rooms = [f"bench{i:05d}" for i in range(args.rooms)]
     version = dict.fromkeys(rooms, 0)
@@ -117,23 +119,27 @@ async def run(args: argparse.Namespace) -> None:
             version[room] = 1
         now = time.time()
 
+        def ts(v: int) -> float:
+            """The time of the move to version `v` (its log entry's)."""
+            return now + v
+
         def deadline(v: int) -> float | None:
-            """The room's move deadline after version `v` (--deadline: a new one every move)."""
-            return now + 30 + v if args.deadline and v > 1 else None
+            """The room's move deadline at version `v` (--deadline: 30 s after its last move)."""
+            return ts(v) + 30.0 if args.deadline and v > 1 else None
 
         async def move(room: str) -> None:
             v = version[room]
             actions = v  # one action per version after the start
             extra: dict[str, Any] = {}
             if takes_before:
-                extra["before"] = SimpleNamespace(status="playing", deadline=deadline(v - 1), outcome=None,
+                extra["before"] = SimpleNamespace(status="playing", deadline=deadline(v), outcome=None,
                                                   actions=actions - 1, answered=frozenset(), start_key="", hidden=0,
                                                   logged=logged[room])
             move = await store.commit(room, expected=v, version=v + 1, fence=1, status="playing", seats=None,
-                                      deadline=deadline(v), outcome=None, actions=actions,
-                                      log_entry={"v": v + 1, "seat": v % 2, "action": "c3-d4", "ts": now},
+                                      deadline=deadline(v + 1), outcome=None, actions=actions,
+                                      log_entry={"v": v + 1, "seat": v % 2, "action": "c3-d4", "ts": ts(v + 1)},
                                       snapshot=snapshot if actions % SNAPSHOT_EVERY == 0 else None, now=now,
-                                      answered=frozenset(), start_key="", hidden=0, **extra)
+                                      answered=frozenset(), start_key="", hidden=0, **extra, **seconds)
             version[room] = v + 1
             logged[room] = logged[room] + 1 if move else 0  # True: stored as its log entry only
 
@@ -194,7 +200,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2000)
     parser.add_argument("--fsync", choices=("always", "everysec"), default="always")
     parser.add_argument("--deadline", action="store_true",
-                        help="rooms with a move deadline: every move changes a hash field (the deadline)")
+                        help="rooms with a move deadline (30 s): every move sets a new one")
     parser.add_argument("--callgrind", action="store_true", help="count redis-server's instructions (valgrind)")
     parser.add_argument("--keep", default="", help="with --callgrind: copy its dump here (callgrind_annotate)")
     args = parser.parse_args()

@@ -333,14 +333,16 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         to_act = self.to_act
         return [s for s in to_act if s not in self.answered] or to_act
 
-    def _deadline_after(self, state: Any, status: str, continuing: bool) -> float | None:
-        """Deadline for the step after a change: kept while a simultaneous step continues."""
+    def _deadline_after(self, state: Any, status: str, continuing: bool, now: float | None = None) -> float | None:
+        """Deadline for the step after a change: kept while a simultaneous step continues,
+        else `now` (the change's log entry's timestamp: a stored plain move's deadline is
+        derived from it, server.store) plus the room's seconds per move."""
         seconds = self.meta.get("deadline")
         if not seconds or status != "playing" or not self.engine.to_act(state):
             return None
         if continuing and self.deadline is not None:
             return self.deadline
-        return time.time() + float(seconds)
+        return (time.time() if now is None else now) + float(seconds)
 
     async def apply_action(self, seat: Seat, action: Any, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Apply, persist and adopt one engine action (caller holds the lock).
@@ -367,6 +369,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         # Seen by its actor only (GI-8): it must not count anywhere public.
         hidden = self.engine.info.hidden_information and head["public"] is None and not extra and not transition.events
         step = self._step_after(seat, self.engine.to_act(state), self.engine.to_act(new_state))
+        now = time.time()
         if result is not None:
             events.append({"type": "finished", "outcome": result.to_data()})
         cand = self._candidate(
@@ -374,10 +377,10 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
             status=status,
             outcome=result.to_data() if result is not None else None,
             actions=actions,
-            deadline=self._deadline_after(new_state, status, step is not None),
+            deadline=self._deadline_after(new_state, status, step is not None, now),
             answered=step or NO_SEATS,
             hidden=self.hidden + 1 if hidden else self.hidden,
-            log_entry={"v": self.version + 1, "seat": seat, "action": notation, "ts": time.time()},
+            log_entry={"v": self.version + 1, "seat": seat, "action": notation, "ts": now},
             snapshot=self.engine.snapshot(new_state) if actions % self.snapshot_every == 0 else None,
         )
         replaced = seat in self.answered and step is not None

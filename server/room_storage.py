@@ -58,6 +58,7 @@ class RoomStorage:
 
     id: str
     engine: Engine
+    meta: dict[str, Any]
     store: Store
     metrics: Metrics
     snapshot_every: int
@@ -151,6 +152,7 @@ class RoomStorage:
                 start_key=cand.start_key,
                 hidden=cand.hidden,
                 before=self,  # as stored at self.version: unchanged fields are not sent
+                move_seconds=float(self.meta.get("deadline") or 0),
             )
         except StaleWriteError as exc:
             try:

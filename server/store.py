@@ -409,6 +409,7 @@ class Store(LeaseStore, RoomReads):
         start_key: str = "",
         hidden: int = 0,
         before: StoredFields | None = None,
+        move_seconds: float = 0.0,
     ) -> bool:
         """Write one room change atomically, if the stored version is still `expected`.
 
@@ -426,6 +427,9 @@ class Store(LeaseStore, RoomReads):
         changed, no snapshot) appends its entry and writes no hash field (`load_room`
         counts the entries past the hash's `actions` into the version). None: every
         field is written, and the room's last write must have written the hash.
+        `move_seconds`: the room's seconds per move (its meta's `deadline`; 0: none);
+        in such a room a move is plain only if its deadline is its log entry's `ts`
+        plus these seconds (what `load_room` derives for it).
         """
         wid = next_write_id()
         keys = [self.k_room(room_id), self.k_log(room_id)]
@@ -443,8 +447,15 @@ class Store(LeaseStore, RoomReads):
         fields: list[Any] = []
         if before is None or status != before.status:
             fields += ["status", status]
-        if before is None or deadline != before.deadline:
-            fields += ["deadline", "" if deadline is None else repr(deadline)]
+        if move_seconds:
+            # A plain move's deadline is its entry's time plus the seconds per move
+            # (`load_room` derives it): the hash's is older once one was stored.
+            ts = log_entry.get("ts") if log_entry is not None else None
+            derived = isinstance(ts, float) and deadline == ts + move_seconds
+            send_deadline = before is None or before.logged > 0 or deadline != before.deadline
+        else:
+            derived = before is not None and deadline == before.deadline
+            send_deadline = not derived
         if before is None or outcome != before.outcome:
             fields += ["outcome", b"" if outcome is None else pack(outcome)]
         if before is None or answered != before.answered:
@@ -455,9 +466,11 @@ class Store(LeaseStore, RoomReads):
             fields += ["hidden", str(hidden)]
         if seats is not None:
             fields += ["seats", pack(seats)]
-        move = not fields and snapshot is None and log_entry is not None and actions == count + 1
+        move = not fields and derived and snapshot is None and log_entry is not None and actions == count + 1
         if not move:
             # The hash too: the new version, the write id, the action count, what changed.
+            if send_deadline:
+                fields += ["deadline", "" if deadline is None else repr(deadline)]
             args.append(str(version))
             if snapshot is not None:
                 keys.append(self.k_snap(room_id))

@@ -15,7 +15,8 @@ hash slot and the commit script (which touches only them) runs on a cluster too:
                                     move appends its log entry only: the room's version
                                     is this one plus the log entries after `actions`),
                                     fence, status, seats (msgpack list), deadline (unix
-                                    time or ""), outcome (msgpack or ""), answered
+                                    time or ""; after a plain move: its ts plus the meta's
+                                    deadline seconds), outcome (msgpack or ""), answered
                                     (msgpack list: seats done in the current simultaneous
                                     step), wid (id of the last hash write), void (id of a
                                     write its writer settled as never applied), ckey

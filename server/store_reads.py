@@ -36,9 +36,11 @@ class RoomReads(StoreKeys):
         A move appends its log entry only (server.store's commit script), so the hash's
         `version` and `actions` are those of the room's last other write: the log's
         length is the action count, and each entry past the hash's count is one more
-        version (a room stored before this layout has none past it). The hash, the
-        snapshot and the log's length are read in one transaction, the tail up to that
-        length after it (entries are only ever appended).
+        version (a room stored before this layout has none past it), and in a room
+        with a move deadline the last one's time plus the seconds per move is the
+        deadline. The hash, the snapshot and the log's length are read in one
+        transaction, the tail up to that length after it (entries are only ever
+        appended).
         """
         pipe = self.redis.pipeline(transaction=True)
         pipe.hgetall(self.k_room(room_id))
@@ -51,21 +53,29 @@ class RoomReads(StoreKeys):
         snapshot_n = int(snap[b"n"]) if snap else 0
         tail = await self.redis.lrange(self.k_log(room_id), snapshot_n, length - 1) if length > snapshot_n else []
         hash_actions = int(fields["actions"]) if fields.get("actions") else length
+        log_tail = [unpack(entry) for entry in tail]
+        meta = unpack(fields["meta"])
         deadline_raw = fields.get("deadline", b"")
+        deadline = float(deadline_raw) if deadline_raw else None
+        seconds = meta.get("deadline") if isinstance(meta, dict) else None
+        if length > hash_actions and seconds and log_tail and isinstance(log_tail[-1].get("ts"), float):
+            # The last write was a plain move: its deadline is its time plus the
+            # seconds per move (server.store's commit), not the hash's.
+            deadline = log_tail[-1]["ts"] + float(seconds)
         outcome_raw = fields.get("outcome", b"")
         return RoomRecord(
             room_id=room_id,
-            meta=unpack(fields["meta"]),
+            meta=meta,
             version=int(fields["version"]) + length - hash_actions,
             fence=int(fields["fence"]),
             status=fields["status"].decode(),
             seats=unpack(fields["seats"]),
-            deadline=float(deadline_raw) if deadline_raw else None,
+            deadline=deadline,
             outcome=unpack(outcome_raw) if outcome_raw else None,
             actions=length,
             snapshot_n=snapshot_n,
             snapshot_state=unpack(snap[b"state"]) if snap else None,
-            log_tail=[unpack(entry) for entry in tail],
+            log_tail=log_tail,
             answered=unpack(fields["answered"]) if fields.get("answered") else [],
             hidden=int(fields.get("hidden") or 0),
             start_key=as_text(fields.get("start_key", b"")),

@@ -212,3 +212,38 @@ async def test_a_log_the_hash_does_not_account_for_is_refused_at_restore(redis_u
             Room.restore(record, engine, store, Metrics(), snapshot_every=50)
     finally:
         await store.close()
+
+
+async def test_a_move_deadline_is_derived_from_the_move_and_restores_exactly(server_factory, client_factory) -> None:
+    """In a room with a move deadline each move sets a new one (its time plus the
+    seconds per move): the move still writes its log entry only, and the stored room,
+    read back after every move and after the server stopped, has the live deadline to
+    the bit."""
+    server = await server_factory()
+    alice = await client_factory(server.url, "alice")
+    bob = await client_factory(server.url, "bob")
+    room = (await alice.ok("create_room", game="giantslayer", deadline=600))["room"]
+    await alice.ok("join", room=room)
+    await bob.ok("join", room=room)
+    live = server.lobby.rooms[room]
+    store = server.store
+    await alice.wait_for(lambda: live.status == "playing")
+    hash_written = (await stored(store, room))[0]
+    clients = {0: alice, 1: bob}
+    rng = random.Random(4)
+    deadlines = set()
+    for _ in range(6):
+        seat = live.to_act[0]
+        action = rng.choice(live.engine.legal_notation(live.state, seat))
+        version = (await clients[seat].ok("act", room=room, action=action))["version"]
+        async with live.lock:
+            assert live.version == version and live.logged > 0
+            assert (await stored(store, room))[0] == hash_written  # the entry was all it wrote
+            stored_as_live(await store.load_room(room), live)
+            deadlines.add(live.deadline)
+    assert len(deadlines) == 6 and None not in deadlines
+    last = live.deadline
+    await server.stop()
+    again = await server_factory()
+    restored = again.lobby.rooms[room]
+    assert restored.deadline == last and restored.version == version and restored.logged == 6
