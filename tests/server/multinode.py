@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
+import time
 import urllib.request
 from typing import Any
 
@@ -16,6 +18,32 @@ def metrics(url: str) -> str:
     http = url.replace("ws://", "http://") + "/metrics"
     with urllib.request.urlopen(http, timeout=5) as reply:
         return str(reply.read().decode())
+
+
+NODE = re.compile(r'giants_node_info\{id="([^"]+)"\}')
+
+
+def per_node(url: str, nodes: int = 2, within: float = 60.0) -> dict[str, str]:
+    """Each live worker's /metrics text by node id, for `giants serve --workers N`: the
+    kernel picks the worker of each scrape, so scrape until every one answered. A
+    worker the supervisor is restarting (after a kill or a graceful stop) answers once
+    it listens again: keep trying for `within` seconds, pausing between tries after
+    the first hundred."""
+    seen: dict[str, str] = {}
+    end = time.monotonic() + within
+    tries = 0
+    while True:
+        text = metrics(url)
+        match = NODE.search(text)
+        assert match is not None
+        seen[match.group(1)] = text
+        if len(seen) >= nodes:
+            return seen
+        tries += 1
+        if time.monotonic() > end:
+            raise AssertionError(f"only {len(seen)} of {nodes} workers answered /metrics in {within} s")
+        if tries > 100:
+            time.sleep(0.05)
 
 
 def metric(text: str, name: str) -> float:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import re
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,26 +23,9 @@ from engines import registry
 from server.handover import room_hint
 from tests.conftest import ServeProcess, start_serve
 from tests.server.game_cases import plain
-from tests.server.multinode import metric, metrics, move, no_internal_errors
+from tests.server.multinode import metric, move, no_internal_errors, per_node
 
 pytestmark = pytest.mark.redis
-
-NODE = re.compile(r'giants_node_info\{id="([^"]+)"\}')
-
-
-def per_node(url: str, nodes: int = 2) -> dict[str, str]:
-    """Each live worker's /metrics text by node id (the kernel picks the worker of each
-    scrape: scrape until every one answered)."""
-    seen: dict[str, str] = {}
-    for _ in range(400):
-        text = metrics(url)
-        match = NODE.search(text)
-        assert match is not None
-        seen[match.group(1)] = text
-        if len(seen) >= nodes:
-            return seen
-    raise AssertionError(f"only {len(seen)} of {nodes} workers answered /metrics")
-
 
 def total(seen: dict[str, str], name: str) -> float:
     return sum(metric(text, name) for text in seen.values())
