@@ -23,7 +23,7 @@ from operator import is_not
 from typing import Any
 
 from protocol.errors import PatchError
-from protocol.packer import packb as _packb
+from protocol.packer import packer as _packer
 
 Path = list[Any]
 Op = list[Any]
@@ -39,9 +39,6 @@ class OpKind(StrEnum):
 _SEQ = (list, tuple)
 # Scalars whose == is exact once their types match (floats are not: 0.0 == -0.0).
 _PLAIN = frozenset({str, int, bool, bytes, type(None)})
-# Element type sets within which Python's == is exact (no two types compare equal).
-_EXACT_INT = frozenset({str, bytes, type(None), int})
-_EXACT_BOOL = frozenset({str, bytes, type(None), bool})
 _WHOLE_CHECK = 4  # from this many ops in one container, compare with one "set"
 
 
@@ -113,7 +110,10 @@ def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
                 _diff(w, v, [*path, k], sub)
             else:
                 sub.append(["set", [*path, k], v])
-        _emit(sub, path, new, ops)
+        if len(sub) < _WHOLE_CHECK:  # _emit's own first test, without the call
+            ops.extend(sub)
+        else:
+            _emit(sub, path, new, ops)
         return
     if to in _SEQ and tn in _SEQ:
         if old == new and _same_fast(old, new):
@@ -134,7 +134,10 @@ def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
         else:
             for i in range(lo, ln):
                 sub.append(["push", path, new[i]])
-        _emit(sub, path, new, ops)
+        if len(sub) < _WHOLE_CHECK:
+            ops.extend(sub)
+        else:
+            _emit(sub, path, new, ops)
         return
     if not same(old, new):
         ops.append(["set", path, new])
@@ -142,29 +145,21 @@ def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
 
 def _same_fast(a: Any, b: Any) -> bool:
     # Called only when a == b: Python's == already matched the shape and the values
-    # but may have conflated 1/1.0/True or 0.0/-0.0. When every element is a str,
-    # bytes, None and ints-or-bools (never both), == was exact; the type scan runs
-    # at C speed. Otherwise equal msgpack bytes prove exact equality (each of those
-    # values packs differently); different bytes may only mean another key order,
-    # and the exact slow check decides.
+    # but may have conflated 1/1.0/True or 0.0/-0.0. Equal msgpack bytes prove exact
+    # equality (each of those values packs differently; packing runs at C speed, one
+    # call per side); different bytes may only mean another key order, and the exact
+    # slow check decides. A list of strings needs no packing: str.join accepts only
+    # strings, so both joining means all are str, and == was exact.
     if type(a) is list and a and type(a[0]) is str:
-        try:  # str.join accepts only strings and runs at C speed: all str = exact
+        try:
             "".join(a)
             "".join(b)
             return True
         except TypeError:
             pass
-    if type(a) is dict:
-        types = set(map(type, a.values()))
-        types.update(map(type, b.values()))
-        types.update(map(type, a))
-    else:
-        types = set(map(type, a))
-        types.update(map(type, b))
-    if types <= _EXACT_INT or types <= _EXACT_BOOL:
-        return True
     try:
-        if _packb(a) == _packb(b):
+        pack = _packer()
+        if pack(a) == pack(b):
             return True
     except (TypeError, ValueError, OverflowError):
         pass
@@ -186,7 +181,8 @@ def _emit(sub: list[Op], path: Path, new: Any, ops: list[Op]) -> None:
     if 2 * direct >= len(new):
         try:
             whole = ["set", path, new]
-            if len(_packb(whole)) < len(_packb(sub)):
+            pack = _packer()
+            if len(pack(whole)) < len(pack(sub)):
                 ops.append(whole)
                 return
         except (TypeError, ValueError, OverflowError):

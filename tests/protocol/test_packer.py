@@ -8,7 +8,7 @@ from typing import Any
 import msgpack
 import pytest
 
-from protocol.packer import packb
+from protocol.packer import packb, packer
 
 VALUES: list[Any] = [
     {},
@@ -24,6 +24,15 @@ VALUES: list[Any] = [
 def test_same_bytes_as_msgpack(value: Any) -> None:
     assert packb(value) == msgpack.packb(value, use_bin_type=True)
     assert packb(value) == msgpack.packb(value, use_bin_type=True)  # reused: no leftovers
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_the_thread_packer_packs_the_same(value: Any) -> None:
+    pack = packer()
+    assert pack(value) == pack(value) == msgpack.packb(value, use_bin_type=True)
+    with pytest.raises(TypeError):
+        pack([value, object()])
+    assert pack(value) == packb(value)  # the same Packer, nothing left over
 
 
 def test_a_failed_pack_leaves_nothing_behind() -> None:
