@@ -623,6 +623,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
 
     def view(self, state: GiantslayerState, seat: Seat | None) -> View:
         # Perfect information: every seat and spectator sees the same document.
+        results, totals = _result_views(state)
         return {
             "cells": CELL_NAMES,
             "board": list(state.board.translate(_TO_SYMBOLS).decode()),
@@ -635,8 +636,8 @@ class Giantslayer(Engine[GiantslayerState, Move]):
             "white_left": count(state.board, WHITE),
             "quiet_plies": state.quiet_plies,
             "quiet_moves": [format_move(m) for m in state.quiet_moves],
-            "results": [r.to_data() for r in state.results],
-            "totals": list(state.totals()),
+            "results": results,
+            "totals": totals,
             "last_move": state.last_move,
         }
 
@@ -678,6 +679,25 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         if data.get("game") != "giantslayer" or data.get("schema") != 1:
             raise BadSnapshotError("not a Giantslayer snapshot (schema 1)")
         return self.state_from_view(dict(data))
+
+
+# A view's `results` and `totals` by the state's results tuple, which a round's states
+# pass on unchanged (`_play`): a move that ends no round gives the very lists its last
+# view had, which the room's diff passes by identity (views are read, never changed).
+# Keyed by identity, the tuple kept with its lists so no other tuple takes its id;
+# bounded (emptied when full: one entry per room in its second round or later).
+_RESULT_VIEWS: dict[int, tuple[tuple[RoundResult, ...], list[dict[str, Any]], list[int]]] = {}
+_RESULT_VIEWS_MAX = 4096
+
+
+def _result_views(state: GiantslayerState) -> tuple[list[dict[str, Any]], list[int]]:
+    results = state.results
+    entry = _RESULT_VIEWS.get(id(results))
+    if entry is None or entry[0] is not results:
+        if len(_RESULT_VIEWS) >= _RESULT_VIEWS_MAX:
+            _RESULT_VIEWS.clear()
+        entry = _RESULT_VIEWS[id(results)] = (results, [r.to_data() for r in results], list(state.totals()))
+    return entry[1], entry[2]
 
 
 def _rebuild_history(
