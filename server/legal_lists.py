@@ -37,9 +37,10 @@ def list_bytes(legal: list[str]) -> int:
 def joined_legal(legal: list[str]) -> str | None:
     """The base to keep for a member just sent `legal`: the list as one str, or None when
     it is too short to be edited next time or an action holds LEGAL_SEP."""
-    if list_bytes(legal) < EDIT_FROM:
-        return None
     text = LEGAL_SEP.join(legal)
+    # list_bytes(legal), from the joined text: one join, not two
+    if len(text) + len(legal) + 1 < EDIT_FROM:
+        return None
     return text if text.count(LEGAL_SEP) == len(legal) - 1 else None
 
 

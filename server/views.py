@@ -29,6 +29,8 @@ from server.wire import (
 )
 
 NO_LEGAL: list[str] = []  # shared and never mutated
+# The room part's entries built anew on every change (`room_info`): lists, and a float.
+_REBUILT = ("seats", "to_act", "answered", "deadline")
 EMPTY_HASH = hash(())  # Member.legal_hash of an empty legal list
 # Protocol 2's key table per engine class (static per game and rule set): (keys, refs).
 _TABLES: dict[type, tuple[list[str], dict[str, int]]] = {}
@@ -81,7 +83,7 @@ class RoomViews:
         return sorted(self.engine.to_act(self.state))
 
     def seats_data(self) -> list[dict[str, Any]]:
-        connected = {m.seat for m in self.members if m.seat is not None}
+        connected = {m.seat for m in self.members}  # spectators add None, which no seat index is
         return [
             {
                 "seat": i,
@@ -93,16 +95,18 @@ class RoomViews:
         ]
 
     def room_info(self) -> dict[str, Any]:
+        meta, status = self.meta, self.status
+        playing = status == "playing"  # `to_act` inlined: this runs on every change
         return {
             "id": self.id,
-            "game": self.meta["game"],
-            "rules": self.meta["rules"],
-            "players": self.meta["players"],
-            "status": self.status,
+            "game": meta["game"],
+            "rules": meta["rules"],
+            "players": meta["players"],
+            "status": status,
             "seats": self.seats_data(),
-            "to_act": self.to_act,
+            "to_act": sorted(self.engine.to_act(self.state)) if playing else [],
             "deadline": self.deadline,
-            "answered": sorted(self.answered) if self.status == "playing" else [],
+            "answered": sorted(self.answered) if playing else [],
             "draw_offer": self.draw_offer,
         }
 
@@ -135,18 +139,20 @@ class RoomViews:
         return engine.legal_notation(state, seat) if seat in engine.to_act(state) else NO_LEGAL
 
     def _reuse_unchanged(self, info: dict[str, Any]) -> dict[str, Any]:
-        """`info` with each entry equal to the one in the room part members last got
-        replaced by that very object, so the diff passes it by identity (a move changes
-        `to_act`; the seats' list is rebuilt equal). Every entry of a RoomView's room part
-        has one type per key (ints never bools, floats never ints), so == is exact here.
+        """`info` with each rebuilt entry equal to the one in the room part members last
+        got replaced by that very object, so the diff passes it by identity (a move
+        changes `to_act`; the seats' list is rebuilt equal). The other entries are the
+        room's own objects, passed by identity already (and the diff is exact either
+        way). Every entry of a RoomView's room part has one type per key (ints never
+        bools, floats never ints), so == is exact here.
         """
         for member in self.members:
             old = member.view
             if type(old) is dict:
                 prev = old.get("room")
                 if type(prev) is dict:
-                    for key, value in info.items():
-                        was = prev.get(key, info)
+                    for key in _REBUILT:
+                        value, was = info[key], prev.get(key, info)
                         if was is not value and type(was) is type(value) and was == value:
                             info[key] = was
                 break
@@ -315,7 +321,11 @@ class RoomViews:
             shown_head = [] if public is None else [{"type": "action", "seat": actor, "action": public}]
             redacted = [*shown_head, *events[1:]]
         to_act = set(self.engine.to_act(self.state)) if self.status == "playing" else set()
-        ordered = sorted(self.members, key=lambda m: m.seat is not None and m.seat in to_act)
+        ordered: list[Member] = []
+        acting_members: list[Member] = []
+        for member in self.members:  # the order `sorted` by "is to act" gives, without a key call each
+            (acting_members if member.seat is not None and member.seat in to_act else ordered).append(member)
+        ordered += acting_members
         ops_cache: dict[tuple[int, int], list[Any]] = {}
         compact_cache: dict[tuple[int, int], list[Any]] = {}
         frames: dict[tuple[int, int, int, tuple[Any, ...] | None, int, bool, str | None], bytes] = {}
