@@ -68,13 +68,13 @@ class RoomTasks:
             and all(s.taken for s in self.seats)
         ):
             self._spawn(self._autostart_quietly())
-        if (
-            not self.bot_running
-            and self.status == "playing"
-            and any(self.seats[s].bot for s in self.pending())
-        ):
-            self.bot_running = True
-            self._spawn(self._play_bots())
+        if not self.bot_running and self.status == "playing":
+            for seat_state in self.seats:  # most rooms have no bot: then `pending` need not be asked
+                if seat_state.bot:
+                    if any(self.seats[s].bot for s in self.pending()):
+                        self.bot_running = True
+                        self._spawn(self._play_bots())
+                    break
         if self.status == "finished" and not self.members and self.on_idle is not None:
             self.on_idle(self)
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from engines.base import Engine, Seat
 from server.legal_lists import joined_legal, legal_change
 from server.packing import deflate, dictionaries, inflate, pack_view, share_initial, unpack_view
-from server.seats import Member, SeatState
+from server.seats import NO_SEATS, Member, SeatState
 from server.wire import (
     compact_ops,
     compact_patch_frame,
@@ -305,7 +305,8 @@ class RoomViews:
         computed once per (old view, new view) pair, their protocol-2 form once per pair
         too, and frames once per identical content and protocol version.
         """
-        self.expand_views()
+        if self.packed:
+            self.expand_views()
         self.touched, self.compacted = True, False
         views = self._views()
         # In a hidden-information game an action's text may be secret (a sealed bid):
@@ -320,7 +321,8 @@ class RoomViews:
             events = [head, *events[1:]]
             shown_head = [] if public is None else [{"type": "action", "seat": actor, "action": public}]
             redacted = [*shown_head, *events[1:]]
-        to_act = set(self.engine.to_act(self.state)) if self.status == "playing" else set()
+        engine, state = self.engine, self.state
+        to_act = engine.to_act(state) if self.status == "playing" else NO_SEATS
         ordered: list[Member] = []
         acting_members: list[Member] = []
         for member in self.members:  # the order `sorted` by "is to act" gives, without a key call each
@@ -331,7 +333,7 @@ class RoomViews:
         frames: dict[tuple[int, int, int, tuple[Any, ...] | None, int, bool, str | None], bytes] = {}
         refs = key_tables(self.engine)[1]
         restated = self.engine.restated_events
-        legal_cache: dict[Seat | None, list[str]] = {}
+        legal_cache: dict[Seat, list[str]] = {}
         edits: dict[tuple[Seat | None, str], Any] = {}
         # Without hidden information every member's new view is one object, so members at
         # one old view share the packed ops and events (`patch_body`) and differ only in
@@ -355,8 +357,12 @@ class RoomViews:
                 # legal list cannot have changed either: it depends only on its own view.
                 continue
             legal = NO_LEGAL
-            if acting:
-                legal = legal_cache.get(member.seat) or legal_cache.setdefault(member.seat, self.legal_for(member.seat))
+            seat = member.seat
+            if acting and seat is not None:
+                cached = legal_cache.get(seat)
+                if cached is None:  # `legal_for`, whose checks `acting` has made
+                    cached = legal_cache[seat] = engine.legal_notation(state, seat)
+                legal = cached
             wire = member.peer.protocol
             # Protocol 2 sends a legal list only when it differs from the member's last one.
             legal_hash = hash(tuple(legal)) if legal else EMPTY_HASH
