@@ -303,7 +303,9 @@ class RoomViews:
         Members who need no legal list go first (the one who just acted among them), so
         computing the next actor's legal actions never delays the other patches. Ops are
         computed once per (old view, new view) pair, their protocol-2 form once per pair
-        too, and frames once per identical content and protocol version.
+        too, and frames once per identical content and protocol version; in a
+        perfect-information room the packed ops, act and events once per pair too, each
+        member's frame its own head, version and legal list around them.
         """
         if self.packed:
             self.expand_views()
