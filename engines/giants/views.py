@@ -18,7 +18,7 @@ from typing import Any
 
 from engines.giants import dice
 from engines.giants.board import ISLAND, hex_key
-from engines.giants.state import AUCTION, OVER, GameState, Player
+from engines.giants.state import AUCTION, OVER, GameState, Player, Statue
 
 # Every fixed map key of a view (protocol 2's key table), those a move changes first:
 # the same list for every seat and every game, so it tells no seat anything.
@@ -62,44 +62,89 @@ def _public_seat(state: GameState, seat: int) -> dict[str, Any]:
     return data
 
 
-# The public part of the last state's views: a change builds the views of every seat
-# and of the spectators from one state, and rooms keep each member's last view, so the
-# seats' views share these objects (built once, kept once) instead of equal copies.
-# Only what every seat sees is in it. Identity is a safe key: a state never changes
-# after `apply` returns it, and the cache holds it. Views are read, never changed.
-_last_public: tuple[object, dict[str, Any]] = (None, {})
+# The view parts of each game's last viewed state, by seed and player count (a room's
+# game; another game that happens to share both only misses more). A change builds the
+# views of every seat and of the spectators from one state: they share its public parts
+# (built once, kept once). The next state's parts whose sources equal (by value) the
+# last state's are the very objects its views had, so the room's diff passes them by
+# identity (`protocol.patch`): a move rebuilds and diffs only the hexes, statues and
+# seats it changed. Only what every seat sees is in `_PUBLIC`; a seat's own parts (the
+# Ahu owners it may see, its screen and bid) are in `_OWN` under its seat, so no seat
+# is handed another's. Each entry is one tuple, replaced whole (bots and replays view
+# states in threads), holding the state its parts came from: a state never changes
+# after `apply` returns it. Views are read, never changed. Bounded: emptied when full.
+_Public = tuple[GameState, dict[str, Any]]
+_Own = tuple[GameState, dict[str, Any], "dict[str, Any] | None", "list[Any] | None"]
+_PUBLIC: dict[tuple[int, int], _Public] = {}
+_OWN: dict[tuple[int, int, int | None], _Own] = {}
+_MEMO_MAX = 4096
+
+
+def _board(state: GameState, last: GameState | None, was: dict[str, Any]) -> dict[str, Any]:
+    board = state.board
+    if last is None:
+        return {hex_key(h): {t: list(v) for t, v in tokens.items()} for h, tokens in board.items()}
+    before = last.board
+    if board == before:
+        return was
+    get = before.get
+    return {
+        hex_key(h): was[hex_key(h)] if get(h) == tokens else {t: list(v) for t, v in tokens.items()}
+        for h, tokens in board.items()
+    }
+
+
+def _statue(st: Statue) -> dict[str, Any]:
+    return {"kind": st.kind, "size": st.size, "hex": hex_key(st.hex), "front": st.front, "marker": st.marker}
+
+
+def _statues(state: GameState, last: GameState | None, was: dict[str, Any]) -> dict[str, Any]:
+    statues = state.statues
+    if last is None:
+        return {sid: _statue(st) for sid, st in statues.items()}
+    before = last.statues
+    if statues == before:
+        return was
+    get = before.get
+    return {sid: was[sid] if get(sid) == st else _statue(st) for sid, st in statues.items()}
+
+
+def _seats(state: GameState, last: GameState | None, was: dict[str, Any]) -> dict[str, Any]:
+    if last is None or (last.phase == AUCTION) != (state.phase == AUCTION) or last.passed != state.passed:
+        return {str(s): _public_seat(state, s) for s in range(state.players)}
+    before = last.seats
+    return {
+        str(s): was[str(s)] if p == before[s] else _public_seat(state, s) for s, p in enumerate(state.seats)
+    }
 
 
 def _public(state: GameState) -> dict[str, Any]:
-    global _last_public
-    cached, public = _last_public
-    if cached is not state:
-        public = {
-            "seed_commitment": dice.commitment(state.seed),
-            "offer": {"1": state.offer[0], "2": state.offer[1], "3": state.offer[2]},
-            "stock": {"1": state.stock[0], "2": state.stock[1], "3": state.stock[2]},
-            "forests": {hex_key(h): n for h, n in state.forests.items()},
-            "board": {
-                hex_key(h): {t: list(v) for t, v in tokens.items()} for h, tokens in state.board.items()
-            },
-            "statues": {
-                sid: {"kind": st.kind, "size": st.size, "hex": hex_key(st.hex), "front": st.front,
-                      "marker": st.marker}
-                for sid, st in state.statues.items()
-            },
-            "seats": {str(s): _public_seat(state, s) for s in range(state.players)},
-        }
-        _last_public = (state, public)
+    key = (state.seed, state.players)
+    kept = _PUBLIC.get(key)
+    if kept is not None and kept[0] is state:
+        return kept[1]
+    last, was = kept if kept is not None else (None, {})
+    public = {
+        "seed_commitment": was["seed_commitment"] if last is not None else dice.commitment(state.seed),
+        "offer": was["offer"] if last is not None and last.offer == state.offer
+        else {"1": state.offer[0], "2": state.offer[1], "3": state.offer[2]},
+        "stock": was["stock"] if last is not None and last.stock == state.stock
+        else {"1": state.stock[0], "2": state.stock[1], "3": state.stock[2]},
+        "forests": was["forests"] if last is not None and last.forests == state.forests
+        else {hex_key(h): n for h, n in state.forests.items()},
+        "dice": was["dice"] if last is not None and last.faces == state.faces else list(state.faces),
+        "order": was["order"] if last is not None and last.order == state.order else list(state.order),
+        "board": _board(state, last, was.get("board", {})),
+        "statues": _statues(state, last, was.get("statues", {})),
+        "seats": _seats(state, last, was.get("seats", {})),
+    }
+    if kept is None and len(_PUBLIC) >= _MEMO_MAX:
+        _PUBLIC.clear()
+    _PUBLIC[key] = (state, public)
     return public
 
 
-def view(state: GameState, seat: int | None) -> dict[str, Any]:
-    """The view of `seat` (None = spectator) as msgpack-able data with string keys.
-
-    Who acts now is not in it: the room's `to_act` says so, and every move's patch
-    would otherwise carry it twice (docs/performance.md, "Patch frames").
-    """
-    over = state.phase == OVER
+def _ahu(state: GameState, seat: int | None, over: bool) -> dict[str, Any]:
     ahu: dict[str, Any] = {}
     for aid, st in state.ahu.items():
         if st.reserved is None and not st.size:
@@ -111,6 +156,56 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
         ):
             entry["owner"] = st.owner
         ahu[aid] = entry
+    return ahu
+
+
+def _bid(p: Player) -> list[Any] | None:
+    return None if p.bid is None else [p.bid.markers, p.bid.workers, p.bid.chief]
+
+
+def _own(state: GameState, seat: int | None) -> _Own:
+    """The parts only `seat` sees as they are (the Ahu with the owners it may see, and
+    a seat's screen and bid; None for a spectator), kept under this seat only."""
+    key = (state.seed, state.players, seat)
+    kept = _OWN.get(key)
+    if kept is not None and kept[0] is state:
+        return kept
+    p = state.seats[seat] if seat is not None else None
+    if kept is None:
+        own: _Own = (state, _ahu(state, seat, False), None if p is None else _screen(p),
+                     None if p is None else _bid(p))
+    else:
+        last, ahu, screen, bid = kept
+        lp = last.seats[seat] if seat is not None else None
+        if last.ahu != state.ahu or (p is not None and lp is not None and lp.looked != p.looked):
+            ahu = _ahu(state, seat, False)
+        if p is None or lp is None:
+            screen = bid = None
+        else:
+            if screen is None or (lp.workers, lp.chief, lp.sorcerer, lp.markers, lp.tablets, lp.logs, lp.bases) != (
+                    p.workers, p.chief, p.sorcerer, p.markers, p.tablets, p.logs, p.bases):
+                screen = _screen(p)
+            if bid is None or lp.bid != p.bid:
+                bid = _bid(p)
+        own = (state, ahu, screen, bid)
+    if kept is None and len(_OWN) >= _MEMO_MAX:
+        _OWN.clear()
+    _OWN[key] = own
+    return own
+
+
+def view(state: GameState, seat: int | None) -> dict[str, Any]:
+    """The view of `seat` (None = spectator) as msgpack-able data with string keys.
+
+    Who acts now is not in it: the room's `to_act` says so, and every move's patch
+    would otherwise carry it twice (docs/performance.md, "Patch frames").
+    """
+    over = state.phase == OVER
+    if over:  # all revealed: a last view, not kept
+        ahu = _ahu(state, seat, True)
+        screen, bid = None, None
+    else:
+        _, ahu, screen, bid = _own(state, seat)
     public = _public(state)
     data: dict[str, Any] = {
         "game": "giants",
@@ -120,13 +215,13 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
         "phase": state.phase,
         "first": state.first,
         "seed_commitment": public["seed_commitment"],
-        "dice": list(state.faces),
+        "dice": public["dice"],
         "offer": public["offer"],
         "stock": public["stock"],
         "tablets": state.tablets,
         "headdresses": state.headdresses,
         "neutrals": state.neutrals,
-        "order": list(state.order),
+        "order": public["order"],
         "forests": public["forests"],
         "board": public["board"],
         "statues": public["statues"],
@@ -134,9 +229,8 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
         "seats": public["seats"],
     }
     if seat is not None and not over:
-        p = state.seats[seat]
-        data["screen"] = _screen(p)
-        data["my_bid"] = None if p.bid is None else [p.bid.markers, p.bid.workers, p.bid.chief]
+        data["screen"] = screen
+        data["my_bid"] = bid
     if over:
         data["seed"] = state.seed
         data["screens"] = {str(s): _screen(p) for s, p in enumerate(state.seats)}
