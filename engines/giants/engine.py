@@ -101,6 +101,12 @@ class GiantsEngine(Engine[GameState, Action]):
             out = cleanup.cleanup_actions(state, seat)
         return cast("list[Action]", out)
 
+    def legal_notation(self, state: GameState, seat: Seat) -> list[str]:
+        """Placement lists (the long ones, a few hundred) from strings written once."""
+        if state.phase == PLACE and seat in self.to_act(state):
+            return placement.notation(state, seat)
+        return super().legal_notation(state, seat)
+
     def waiting_for(self, state: GameState) -> frozenset[Seat]:
         """In the auction: the seats that have not bid yet (public: `bid_made`)."""
         if state.phase == AUCTION:

@@ -6,8 +6,10 @@ the phase moves to transport (`state.current = PENDING`, entered by `flow.settle
 
 from __future__ import annotations
 
+from typing import Any
+
 from engines.base import Event, IllegalActionError
-from engines.giants.actions import Neutral, Pass, Place, Power, Tablet
+from engines.giants.actions import Neutral, Pass, Place, Power, Tablet, format_action
 from engines.giants.board import ISLAND, Hex, hex_key
 from engines.giants.state import TRANSPORT, GameState
 
@@ -26,6 +28,11 @@ _NEUTRAL_NEW = tuple(Neutral(None, cell) for cell in ISLAND.land_order)
 _NEUTRAL_MOVE = {
     src: tuple(Neutral(src, cell) for cell in ISLAND.land_order) for src in ISLAND.land_order
 }
+# The same in notation (`notation`: a legal list in a room is its strings).
+_PLACE_TEXT = {key: tuple(map(format_action, acts)) for key, acts in _PLACE.items()}
+_NEUTRAL_NEW_TEXT = tuple(map(format_action, _NEUTRAL_NEW))
+_NEUTRAL_MOVE_TEXT = {src: tuple(map(format_action, acts)) for src, acts in _NEUTRAL_MOVE.items()}
+_TABLET, _PASS = Tablet(), Pass()
 
 
 def start(state: GameState) -> None:
@@ -56,29 +63,42 @@ def _power_actions(state: GameState, seat: int, figure: str) -> list[Power]:
 
 def actions(state: GameState, seat: int) -> list[object]:
     """Every placement action of `seat` (complete: at most a few hundred)."""
+    return _collect(state, seat, False)
+
+
+def notation(state: GameState, seat: int) -> list[str]:
+    """`actions` in notation, in the same order, from strings written once."""
+    return _collect(state, seat, True)
+
+
+def _collect(state: GameState, seat: int, text: bool) -> list[Any]:
+    place, neutral_new, neutral_move = (
+        (_PLACE_TEXT, _NEUTRAL_NEW_TEXT, _NEUTRAL_MOVE_TEXT) if text else (_PLACE, _NEUTRAL_NEW, _NEUTRAL_MOVE))
     p = state.seats[seat]
-    out: list[object] = []
+    out: list[Any] = []
     logs = min(2, p.logs)
     if p.workers > 0:
         for k in range(logs + 1):
-            out.extend(_PLACE[("worker", k)])
+            out.extend(place[("worker", k)])
     if p.sorcerer:
         for k in range(logs + 1):
-            out.extend(_PLACE[("sorcerer", k)])
-        out.extend(_power_actions(state, seat, "sorcerer"))
+            out.extend(place[("sorcerer", k)])
+        powers = _power_actions(state, seat, "sorcerer")
+        out.extend(map(format_action, powers) if text else powers)
     if p.chief:
-        out.extend(_PLACE[("chief", 0)])
+        out.extend(place[("chief", 0)])
         if p.tablets >= CHIEF_POWER_COST:
-            out.extend(_power_actions(state, seat, "chief"))
+            powers = _power_actions(state, seat, "chief")
+            out.extend(map(format_action, powers) if text else powers)
     if p.markers > 0 and state.tablets > 0:
-        out.append(Tablet())
+        out.append("tablet" if text else _TABLET)
     if state.players == 2 and p.markers > 0:
         if state.neutrals > 0:
-            out.extend(_NEUTRAL_NEW)
+            out.extend(neutral_new)
         for cell in ISLAND.land_order:
             if "n" in state.board.get(cell, {}):
-                out.extend(_NEUTRAL_MOVE[cell])
-    out.append(Pass())
+                out.extend(neutral_move[cell])
+    out.append("pass" if text else _PASS)
     return out
 
 
