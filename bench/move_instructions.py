@@ -17,6 +17,7 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
 
     python bench/move_instructions.py                 # room path, Giantslayer, 400 moves
     python bench/move_instructions.py --game tara --moves 300
+    python bench/move_instructions.py --game causeway --rules spellstone
     python bench/move_instructions.py --part commit --moves 2000
     python bench/move_instructions.py --part request --moves 5000
 
@@ -73,8 +74,8 @@ def count_on() -> None:
         subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], check=True, capture_output=True)
 
 
-def room_part(moves: int, game: str) -> None:
-    engine = get_engine(game)
+def room_part(moves: int, game: str, rules: str | None = None) -> None:
+    engine = get_engine(game, rules)
     rng = random.Random(5)
     scripts: list[list[tuple[int, str]]] = []
     for seed in range(60):  # the games' actions, chosen before counting
@@ -168,12 +169,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--part", choices=("room", "request", "commit"), default="room")
     parser.add_argument("--game", default="giantslayer")
+    parser.add_argument("--rules", default=None, help="the game's rule set (default: its first)")
     parser.add_argument("--moves", type=int, default=400)
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)  # the run under valgrind
     args = parser.parse_args()
     if args.inside:
         if args.part == "room":
-            room_part(args.moves, args.game)
+            room_part(args.moves, args.game, args.rules)
         elif args.part == "request":
             request_part(args.moves)
         else:
@@ -187,7 +189,8 @@ def main() -> None:
     if out.returncode or not found:
         sys.exit(out.stderr[-2000:])
     what = {"room": "move", "request": "request", "commit": "commit"}[args.part]
-    print(f"{args.part} part, {args.game if args.part == 'room' else 'one act'}: "
+    name = args.game + (f"/{args.rules}" if args.rules else "")
+    print(f"{args.part} part, {name if args.part == 'room' else 'one act'}: "
           f"{int(found.group(1)) / args.moves:,.0f} instructions per {what} ({args.moves} counted)")
 
 
