@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from engines.base import GameInfo
+from engines.causeway import legal_text
 from engines.causeway.board import (
     BLANK_PIECE,
     GIANT,
@@ -31,16 +32,27 @@ PLY_CAP = 200  # GC-B11
 # Both giants of a side, and `apply`'s check after `legal_actions`, ask for the same
 # frontier of the same position: keep the last one. States never change their maps
 # after creation and the cache holds them, so identity is a safe key.
-_last_frontier: tuple[object, object, list[Hex]] = (None, None, [])
+# The names come along for the legal list in notation (`step_names`), made once too.
+_last_frontier: tuple[object, object, list[Hex], list[str] | None] = (None, None, [], None)
 
 
 def _frontier(state: CausewayState) -> list[Hex]:
     global _last_frontier
-    stacks, giants, cells = _last_frontier
+    stacks, giants, cells, _ = _last_frontier
     if stacks is not state.stacks or giants is not state.giants:
         cells = sorted(frontier(state.stacks, state.giants))
-        _last_frontier = (state.stacks, state.giants, cells)
+        _last_frontier = (state.stacks, state.giants, cells, None)
     return cells
+
+
+def _frontier_names(state: CausewayState) -> list[str]:
+    global _last_frontier
+    cells = _frontier(state)
+    stacks, giants, _, texts = _last_frontier
+    if texts is None:
+        texts = legal_text.names(cells)
+        _last_frontier = (stacks, giants, cells, texts)
+    return texts
 
 
 @register
@@ -80,6 +92,9 @@ class Barrier(CausewayEngine):
             return [n for n in sorted(neighbours(cell)) if not state.occupied(n)]
         # The giant's own cell keeps counting as occupied: the blank laid there stays.
         return _frontier(state)
+
+    def step_names(self, state: CausewayState, cell: Hex, trapped: bool) -> list[str]:
+        return super().step_names(state, cell, trapped) if trapped else _frontier_names(state)
 
     def drop_sizes(self, droppable: int, supply: int) -> list[int]:
         """GC-B6: 1 or 2; none only when no jumped stack is below height 3."""

@@ -32,7 +32,7 @@ from engines.base import (
     Transition,
     View,
 )
-from engines.causeway import notation, views
+from engines.causeway import legal_text, notation, views
 from engines.causeway.board import (
     BLANK,
     BLANK_PIECE,
@@ -95,6 +95,10 @@ class CausewayEngine(Engine[CausewayState, Action]):
     def step_targets(self, state: CausewayState, cell: Hex, trapped: bool) -> list[Hex]:
         """Cells the giant on `cell` may step to (its supply is known to be non-empty)."""
         raise NotImplementedError
+
+    def step_names(self, state: CausewayState, cell: Hex, trapped: bool) -> list[str]:
+        """`step_targets` as cell names (the legal list in notation); read, never changed."""
+        return legal_text.names(self.step_targets(state, cell, trapped))
 
     def drop_sizes(self, droppable: int, supply: int) -> list[int]:
         """How many blanks a leap over `droppable` open stacks may drop."""
@@ -183,6 +187,9 @@ class CausewayEngine(Engine[CausewayState, Action]):
         for cell in sorted(c for c, g in state.giants.items() if g[0] == seat):
             actions.extend(self._giant_actions(state, cell, seat))
         return actions or [PASS]
+
+    def legal_notation(self, state: CausewayState, seat: Seat) -> list[str]:
+        return legal_text.legal_notation(self, state, seat)
 
     def _placements(self, state: CausewayState, colour: int) -> Iterator[Place]:
         """GC-B2 / GC-S1: beside any piece; a giant beside a stone that is not a giant."""

@@ -1,0 +1,94 @@
+"""Giant's Causeway: the legal list written straight in notation (what a room sends).
+
+`CausewayEngine.legal_notation` calls `legal_notation` here: the same strings, in the
+same order, as formatting `legal_actions` one by one (the conformance suite checks
+it), without building an action object per entry. A room asks for the list on every
+move, and a position offers dozens of steps and leaps: each is written as the text of
+its giant's cell plus the text of its target, with cell names kept once made.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import TYPE_CHECKING
+
+from engines.causeway.board import (
+    DIRECTION_NAMES,
+    PHASE_DESTROY,
+    PHASE_OVER,
+    PHASE_SETUP,
+    CausewayState,
+    Hex,
+    split_without,
+)
+
+if TYPE_CHECKING:
+    from engines.causeway.engine import CausewayEngine
+
+# Cell names by cell, made once (`cell_name`'s text). Only cells of real positions come
+# here (the board, its frontier and its leap runs), but a long-lived server plays many
+# games: emptied when full rather than grown without bound.
+_NAMES: dict[Hex, str] = {}
+_NAMES_MAX = 8192
+
+
+def name(cell: Hex) -> str:
+    """`cell_name(cell)`, kept for the next list."""
+    text = _NAMES.get(cell)
+    if text is None:
+        if len(_NAMES) >= _NAMES_MAX:
+            _NAMES.clear()
+        text = _NAMES[cell] = f"{cell[0]},{cell[1]}"
+    return text
+
+
+def names(cells: list[Hex]) -> list[str]:
+    """`name` of every cell, in order."""
+    get = _NAMES.get
+    return [get(c) or name(c) for c in cells]
+
+
+def legal_notation(engine: CausewayEngine, state: CausewayState, seat: int) -> list[str]:
+    """`engine.legal_actions(state, seat)` in notation, in the same order."""
+    phase = state.phase
+    if phase == PHASE_OVER or seat != state.to_move:
+        return []
+    if phase == PHASE_SETUP:
+        return [f"{p.piece}@{name(p.cell)}" for p in engine._placements(state, seat)]
+    if phase == PHASE_DESTROY:
+        return [f"destroy@{name(c)}" for c, owner in sorted(state.won.items()) if owner == seat]
+    out: list[str] = []
+    for cell in sorted(c for c, g in state.giants.items() if g[0] == seat):
+        _giant_notation(engine, state, cell, seat, out)
+    return out or ["pass"]
+
+
+def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, colour: int, out: list[str]) -> None:
+    """Append the giant on `cell`'s steps and leaps (`_giant_actions`, in notation)."""
+    trapped = engine.is_trapped(state, cell, colour)
+    start = name(cell)
+    if state.supply[colour] > 0:
+        head = start + ">"
+        out.extend([head + n for n in engine.step_names(state, cell, trapped)])
+    if trapped:  # GC-B5 / GC-S3: a trapped giant never leaps
+        return
+    split = split_without(state.stacks, state.giants, cell)
+    stacks, supply = state.stacks, state.supply[colour]
+    for direction in range(6):
+        found = engine._leap_run(state, cell, colour, direction, split)
+        if found is None:
+            continue
+        head = f"{start}^{DIRECTION_NAMES[direction]}"
+        open_stacks = [c for c in found[0] if c in stacks and len(stacks[c]) < 3]
+        for size in engine.drop_sizes(len(open_stacks), supply):
+            if size == 0:
+                out.append(head)
+                continue
+            for targets in combinations(open_stacks, size):  # keeps the order passed over
+                for choices in engine._choice_sets(state, colour, targets):
+                    text = head
+                    for target, choice in zip(targets, choices, strict=True):
+                        text += "+" + name(target)
+                        if choice is not None:
+                            text += "/" + name(choice)
+                    out.append(text)
