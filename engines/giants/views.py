@@ -109,13 +109,23 @@ def _statues(state: GameState, last: GameState | None, was: dict[str, Any]) -> d
     return {sid: was[sid] if get(sid) == st else _statue(st) for sid, st in statues.items()}
 
 
+def _seat_source(state: GameState, seat: int) -> tuple[Any, ...]:
+    """All that `_public_seat` reads (not what is behind the screen)."""
+    p = state.seats[seat]
+    return (
+        p.points, p.front_markers, p.front_workers, p.front_chief, p.spent_workers, p.spent_chief,
+        p.reserve_workers, p.reserve_markers, state.passed[seat] if state.passed else False,
+        p.bid is not None, p.looked, p.bid if state.phase != AUCTION else None,
+    )
+
+
 def _seats(state: GameState, last: GameState | None, was: dict[str, Any]) -> dict[str, Any]:
-    if last is None or (last.phase == AUCTION) != (state.phase == AUCTION) or last.passed != state.passed:
+    if last is None:
         return {str(s): _public_seat(state, s) for s in range(state.players)}
-    before = last.seats
-    return {
-        str(s): was[str(s)] if p == before[s] else _public_seat(state, s) for s, p in enumerate(state.seats)
-    }
+    changed = [s for s in range(state.players) if _seat_source(state, s) != _seat_source(last, s)]
+    if not changed:
+        return was
+    return {str(s): _public_seat(state, s) if s in changed else was[str(s)] for s in range(state.players)}
 
 
 def _public(state: GameState) -> dict[str, Any]:
@@ -144,11 +154,18 @@ def _public(state: GameState) -> dict[str, Any]:
     return public
 
 
-def _ahu(state: GameState, seat: int | None, over: bool) -> dict[str, Any]:
+def _ahu(state: GameState, seat: int | None, over: bool,
+         last: GameState | None = None, was: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The Ahu as `seat` sees them; entries whose Ahu equal `last`'s are `was`'s (the
+    caller passes them only when what this seat knew of them, `looked`, is the same)."""
+    before = last.ahu if last is not None and was is not None else {}
     ahu: dict[str, Any] = {}
     for aid, st in state.ahu.items():
         if st.reserved is None and not st.size:
             continue  # an empty Ahu: its values and neighbours are in the map data
+        if was is not None and aid in was and before.get(aid) == st:
+            ahu[aid] = was[aid]
+            continue
         entry: dict[str, Any] = {"reserved": st.reserved, "moai": st.size,
                                  "headdress": st.headdress}
         if st.size and (
@@ -177,8 +194,10 @@ def _own(state: GameState, seat: int | None) -> _Own:
     else:
         last, ahu, screen, bid = kept
         lp = last.seats[seat] if seat is not None else None
-        if last.ahu != state.ahu or (p is not None and lp is not None and lp.looked != p.looked):
+        if p is not None and lp is not None and lp.looked != p.looked:
             ahu = _ahu(state, seat, False)
+        elif last.ahu != state.ahu:
+            ahu = _ahu(state, seat, False, last, ahu)
         if p is None or lp is None:
             screen = bid = None
         else:
