@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from engines.base import Event, IllegalActionError
 from engines.giants import dice
-from engines.giants.actions import Claim, Pass
+from engines.giants.actions import Claim, Pass, format_action
 from engines.giants.board import ISLAND
 from engines.giants.state import AUCTION, CLAIM, PLACE, Bid, GameState
 
@@ -54,6 +54,22 @@ def bid_actions(state: GameState, seat: int) -> list[Bid]:
     return [
         Bid(m, w, c) for m in range(p.markers + 1) for w in range(p.workers + 1) for c in chiefs
     ]
+
+
+# `bid_actions` in notation by what the seat has behind its screen (a few dozen kinds).
+_BID_TEXT: dict[tuple[int, int, bool], tuple[str, ...]] = {}
+
+
+def bid_notation(state: GameState, seat: int) -> list[str]:
+    """`bid_actions` in notation, in the same order, written once per kind of screen."""
+    p = state.seats[seat]
+    key = (p.markers, p.workers, p.chief)
+    text = _BID_TEXT.get(key)
+    if text is None:
+        if len(_BID_TEXT) >= 1024:
+            _BID_TEXT.clear()
+        text = _BID_TEXT[key] = tuple(map(format_action, bid_actions(state, seat)))
+    return list(text)
 
 
 def apply_bid(state: GameState, seat: int, bid: Bid, events: list[Event]) -> None:
