@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 from engines.base import GameInfo
-from engines.causeway import legal_text
 from engines.causeway.board import (
     BLANK_PIECE,
     GIANT,
@@ -21,6 +20,7 @@ from engines.causeway.board import (
     Work,
     cell_name,
     frontier,
+    names,
     neighbours,
 )
 from engines.causeway.engine import CausewayEngine
@@ -50,7 +50,7 @@ def _frontier_names(state: CausewayState) -> list[str]:
     cells = _frontier(state)
     stacks, giants, _, texts = _last_frontier
     if texts is None:
-        texts = legal_text.names(cells)
+        texts = names(cells)
         _last_frontier = (stacks, giants, cells, texts)
     return texts
 

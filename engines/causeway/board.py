@@ -54,6 +54,29 @@ def parse_cell(text: str) -> Hex | None:
     return (int(match.group(1)), int(match.group(2)))
 
 
+# Cell names by cell, made once (`cell_name`'s text) for legal lists and views. Only
+# cells of real positions come here (the board, its frontier and its leap runs), but a
+# long-lived server plays many games: emptied when full rather than grown without bound.
+_NAMES: dict[Hex, str] = {}
+_NAMES_MAX = 8192
+
+
+def name(cell: Hex) -> str:
+    """`cell_name(cell)`, kept for the next list or view (the same str object)."""
+    text = _NAMES.get(cell)
+    if text is None:
+        if len(_NAMES) >= _NAMES_MAX:
+            _NAMES.clear()
+        text = _NAMES[cell] = f"{cell[0]},{cell[1]}"
+    return text
+
+
+def names(cells: list[Hex]) -> list[str]:
+    """`name` of every cell, in order."""
+    get = _NAMES.get
+    return [get(c) or name(c) for c in cells]
+
+
 neighbours = hexgrid.neighbors
 
 

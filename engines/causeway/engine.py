@@ -51,6 +51,7 @@ from engines.causeway.board import (
     cell_name,
     frontier,
     joins_all,
+    names,
     neighbours,
     occupied_neighbours,
     position_key,
@@ -98,7 +99,7 @@ class CausewayEngine(Engine[CausewayState, Action]):
 
     def step_names(self, state: CausewayState, cell: Hex, trapped: bool) -> list[str]:
         """`step_targets` as cell names (the legal list in notation); read, never changed."""
-        return legal_text.names(self.step_targets(state, cell, trapped))
+        return names(self.step_targets(state, cell, trapped))
 
     def drop_sizes(self, droppable: int, supply: int) -> list[int]:
         """How many blanks a leap over `droppable` open stacks may drop."""
@@ -419,10 +420,10 @@ class CausewayEngine(Engine[CausewayState, Action]):
         )
         phase = PHASE_SETUP if any(setup_left) else PHASE_PLAY
         supply = (work.supply[0], work.supply[1])
-        after = replace(
+        after = replace(  # the map not placed on stays the state's very object (see _finish)
             state,
-            stacks=work.stacks,
-            giants=work.giants,
+            stacks=work.stacks if place.piece == BLANK_PIECE else state.stacks,
+            giants=state.giants if place.piece == BLANK_PIECE else work.giants,
             supply=supply,
             setup_left=setup_left,
             to_move=1 - colour,
@@ -461,13 +462,15 @@ class CausewayEngine(Engine[CausewayState, Action]):
                     end = "two_passes"
         if end is not None and phase == PHASE_PLAY:
             phase = PHASE_OVER
+        # A map the move left as it was stays the state's very object: the view of it is
+        # then the last view's object too (views.view_of), passed by the diff unread.
         after = CausewayState(
-            stacks=work.stacks,
-            giants=work.giants,
+            stacks=state.stacks if work.stacks == state.stacks else work.stacks,
+            giants=state.giants if work.giants == state.giants else work.giants,
             supply=supply,
             setup_left=state.setup_left,
-            won=work.won,
-            destroyed=work.destroyed,
+            won=state.won if work.won == state.won else work.won,
+            destroyed=state.destroyed if work.destroyed == state.destroyed else work.destroyed,
             to_move=to_move,
             phase=phase,
             ply=ply,

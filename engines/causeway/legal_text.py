@@ -4,7 +4,8 @@
 same order, as formatting `legal_actions` one by one (the conformance suite checks
 it), without building an action object per entry. A room asks for the list on every
 move, and a position offers dozens of steps and leaps: each is written as the text of
-its giant's cell plus the text of its target, with cell names kept once made.
+its giant's cell plus the text of its target, with cell names kept once made
+(`board.name`).
 """
 
 from __future__ import annotations
@@ -19,33 +20,12 @@ from engines.causeway.board import (
     PHASE_SETUP,
     CausewayState,
     Hex,
+    name,
     split_without,
 )
 
 if TYPE_CHECKING:
     from engines.causeway.engine import CausewayEngine
-
-# Cell names by cell, made once (`cell_name`'s text). Only cells of real positions come
-# here (the board, its frontier and its leap runs), but a long-lived server plays many
-# games: emptied when full rather than grown without bound.
-_NAMES: dict[Hex, str] = {}
-_NAMES_MAX = 8192
-
-
-def name(cell: Hex) -> str:
-    """`cell_name(cell)`, kept for the next list."""
-    text = _NAMES.get(cell)
-    if text is None:
-        if len(_NAMES) >= _NAMES_MAX:
-            _NAMES.clear()
-        text = _NAMES[cell] = f"{cell[0]},{cell[1]}"
-    return text
-
-
-def names(cells: list[Hex]) -> list[str]:
-    """`name` of every cell, in order."""
-    get = _NAMES.get
-    return [get(c) or name(c) for c in cells]
 
 
 def legal_notation(engine: CausewayEngine, state: CausewayState, seat: int) -> list[str]:

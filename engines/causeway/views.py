@@ -32,6 +32,7 @@ from engines.causeway.board import (
     CausewayState,
     Hex,
     cell_name,
+    name,
     parse_cell,
     position_key,
 )
@@ -50,27 +51,114 @@ KINDS = (GIANT, TRAPPER, SPIKEY)
 
 
 def view_of(state: CausewayState, rules: str, special: str | None, ply_cap: int) -> View:
-    """The spectator view (identical for every seat)."""
-    specials = [sum(1 for s in state.stacks.values() if s[-1] == SPECIAL[c]) for c in (0, 1)]
+    """The spectator view (identical for every seat).
+
+    Every caller reads its parts and never changes them, so parts are shared: a map
+    whose state map is the last view's very object (the engine passes unchanged maps
+    on, `engine._finish`) is the last view's very object too, which the room's diff
+    passes by identity; small maps come from a table of their values.
+    """
+    stacks, specials = _stacks_view(state.stacks)
+    won, towers = _won_view(state.won)
     return {
         "rules": rules,
         "phase": state.phase,
-        "seats": {"white": 0, "black": 1},
-        "stacks": {cell_name(c): s for c, s in sorted(state.stacks.items())},
-        "giants": {cell_name(c): [COLOUR_NAMES[g[0]], g[1]] for c, g in sorted(state.giants.items())},
-        "supply": {"white": state.supply[0], "black": state.supply[1]},
-        "setup_left": {"white": list(state.setup_left[0]), "black": list(state.setup_left[1])},
-        "won": {cell_name(c): COLOUR_NAMES[o] for c, o in sorted(state.won.items())},
-        "destroyed": {cell_name(c): COLOUR_NAMES[o] for c, o in sorted(state.destroyed.items())},
-        "towers": {name: sum(1 for o in state.won.values() if o == c) for c, name in enumerate(COLOUR_NAMES)},
+        "seats": SEATS,
+        "stacks": stacks,
+        "giants": _giants_view(state.giants),
+        "supply": _pair(state.supply),
+        "setup_left": _setup_view(state.setup_left),
+        "won": won,
+        "destroyed": _destroyed_view(state.destroyed),
+        "towers": towers,
         "special": special,
-        "specials": {"white": specials[0], "black": specials[1]},
+        "specials": specials,
         "ply": state.ply,
         "ply_cap": ply_cap,
         "passes": state.passes,
         "history": list(state.history[:-1]),  # the current position's digest: state_of recomputes it
         "end": state.end,
     }
+
+
+# Parts shared by every view that shows them: constants, and small maps by value.
+SEATS = {"white": 0, "black": 1}
+_GIANT_VIEWS = {(c, kind): [COLOUR_NAMES[c], kind] for c in (0, 1) for kind in KINDS}
+_PAIRS: dict[tuple[int, int], dict[str, int]] = {}  # supplies and counts: a few hundred
+_SETUPS: dict[tuple[tuple[str, ...], tuple[str, ...]], dict[str, list[str]]] = {}  # a few dozen
+
+# Parts by the identity of the state map they show (states never change their maps),
+# each entry holding that map so no other takes its id; emptied when full (an entry
+# per live room each).
+_STACKS: dict[int, tuple[dict[Hex, str], dict[str, str], dict[str, int]]] = {}
+_GIANTS: dict[int, tuple[dict[Hex, tuple[int, str]], dict[str, list[str]]]] = {}
+_WON: dict[int, tuple[dict[Hex, int], dict[str, str], dict[str, int]]] = {}
+_DESTROYED: dict[int, tuple[dict[Hex, int], dict[str, str]]] = {}
+_PARTS_MAX = 4096
+
+
+def _pair(values: tuple[int, int]) -> dict[str, int]:
+    part = _PAIRS.get(values)
+    if part is None:
+        if len(_PAIRS) >= _PARTS_MAX:
+            _PAIRS.clear()
+        part = _PAIRS[values] = {"white": values[0], "black": values[1]}
+    return part
+
+
+def _setup_view(left: tuple[tuple[str, ...], tuple[str, ...]]) -> dict[str, list[str]]:
+    part = _SETUPS.get(left)
+    if part is None:
+        if len(_SETUPS) >= _PARTS_MAX:
+            _SETUPS.clear()
+        part = _SETUPS[left] = {"white": list(left[0]), "black": list(left[1])}
+    return part
+
+
+def _stacks_view(stacks: dict[Hex, str]) -> tuple[dict[str, str], dict[str, int]]:
+    """`stacks` and `specials`."""
+    entry = _STACKS.get(id(stacks))
+    if entry is None or entry[0] is not stacks:
+        if len(_STACKS) >= _PARTS_MAX:
+            _STACKS.clear()
+        tops = [s[-1] for s in stacks.values()]
+        specials = _pair((tops.count(SPECIAL[0]), tops.count(SPECIAL[1])))
+        entry = _STACKS[id(stacks)] = (stacks, {name(c): s for c, s in sorted(stacks.items())}, specials)
+    return entry[1], entry[2]
+
+
+def _giants_view(giants: dict[Hex, tuple[int, str]]) -> dict[str, list[str]]:
+    entry = _GIANTS.get(id(giants))
+    if entry is None or entry[0] is not giants:
+        if len(_GIANTS) >= _PARTS_MAX:
+            _GIANTS.clear()
+        entry = _GIANTS[id(giants)] = (giants, {name(c): _GIANT_VIEWS[g] for c, g in sorted(giants.items())})
+    return entry[1]
+
+
+def _won_view(won: dict[Hex, int]) -> tuple[dict[str, str], dict[str, int]]:
+    """`won` and `towers`."""
+    entry = _WON.get(id(won))
+    if entry is None or entry[0] is not won:
+        if len(_WON) >= _PARTS_MAX:
+            _WON.clear()
+        owners = list(won.values())
+        towers = {COLOUR_NAMES[0]: owners.count(0), COLOUR_NAMES[1]: owners.count(1)}
+        entry = _WON[id(won)] = (won, _owners_view(won), towers)
+    return entry[1], entry[2]
+
+
+def _destroyed_view(destroyed: dict[Hex, int]) -> dict[str, str]:
+    entry = _DESTROYED.get(id(destroyed))
+    if entry is None or entry[0] is not destroyed:
+        if len(_DESTROYED) >= _PARTS_MAX:
+            _DESTROYED.clear()
+        entry = _DESTROYED[id(destroyed)] = (destroyed, _owners_view(destroyed))
+    return entry[1]
+
+
+def _owners_view(owners: dict[Hex, int]) -> dict[str, str]:
+    return {name(c): COLOUR_NAMES[o] for c, o in sorted(owners.items())}
 
 
 def turn_of(phase: str, ply: int) -> int:
