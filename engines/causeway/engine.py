@@ -336,8 +336,16 @@ class CausewayEngine(Engine[CausewayState, Action]):
         return self._finish(state, work, action, 1 - seat, end=work.end)
 
     def _illegal(self, state: CausewayState, seat: int, action: Action) -> str | None:
-        """Why `action` is not legal now, or None if it is (checked without listing all)."""
+        """Why `action` is not legal now, or None if it is (checked without listing all,
+        or found in the list the room had the engine write for this very position)."""
         phase = state.phase
+        known = legal_text.listed(state) if seat == state.to_move else None
+        if known is not None and (not isinstance(action, Leap) or 0 <= action.direction < 6):
+            try:
+                if notation.format_action(action) in known:  # an action's text names it alone
+                    return None
+            except (TypeError, IndexError):  # not even writable: the checks below say why
+                pass
         if isinstance(action, Place):
             if phase != PHASE_SETUP:
                 return "placements happen only during setup (GC-B2, GC-S1)"

@@ -9,6 +9,7 @@ from typing import Any
 import msgpack
 import pytest
 
+from engines import IllegalActionError, NotationError
 from engines.causeway import CausewayState
 from engines.causeway import views as views_module
 from engines.registry import get_engine
@@ -49,3 +50,37 @@ def test_views_over_games_are_those_built_afresh(rules: str) -> None:
             seat = state.to_move
             state = engine.apply(state, seat, rng.choice(engine.legal_actions(state, seat))).state
     assert kept
+
+
+@pytest.mark.parametrize("rules", ["barrier", "spellstone", "quick"])
+def test_an_action_is_judged_alike_after_the_legal_list_was_written(rules: str) -> None:
+    """Once the room has had the mover's list written, `apply` finds a listed action in
+    it instead of working legality out again: every listed action applies exactly as on
+    a position never listed, and actions near the listed ones (other targets, drops,
+    choices, directions) are refused with the very same reason."""
+    engine = get_engine("causeway", rules)
+    rng = random.Random(29)
+    state = engine.new_game(2, {}, 0)
+    checked = 0
+    while engine.outcome(state) is None:
+        seat = state.to_move
+        listed = engine.legal_notation(state, seat)
+        fresh = afresh(state)
+        tries = [*listed, *(t.replace("+", "/", 1) for t in listed[:5]), *(t + "+0,0" for t in listed[:5]),
+                 *(t[:-1] + "9" for t in listed[:5]), "pass", "0,0^e", "destroy@0,0"]
+        for text in tries:
+            try:
+                action = engine.parse_action(state, seat, text)
+            except NotationError:
+                continue
+            outcomes = []
+            for position in (state, fresh):
+                try:
+                    transition = engine.apply(position, seat, action)
+                    outcomes.append(msgpack.packb([engine.view(transition.state, None), list(transition.events)]))
+                except IllegalActionError as exc:
+                    outcomes.append(str(exc).encode())
+            assert outcomes[0] == outcomes[1], text
+            checked += 1
+        state = engine.apply(state, seat, engine.parse_action(state, seat, rng.choice(listed))).state
+    assert checked
