@@ -79,6 +79,21 @@ def names(cells: list[Hex]) -> list[str]:
 
 neighbours = hexgrid.neighbors
 
+# Each cell's six neighbours in direction order, made once (the geometry helpers below
+# and the rule sets' step rules ask for them many times a move); bounded like _NAMES.
+_AROUND: dict[Hex, tuple[Hex, ...]] = {}
+
+
+def around(cell: Hex) -> tuple[Hex, ...]:
+    """`neighbours(cell)` as a tuple kept for the next call (read, never changed)."""
+    ring = _AROUND.get(cell)
+    if ring is None:
+        if len(_AROUND) >= _NAMES_MAX:
+            _AROUND.clear()
+        q, r = cell
+        ring = _AROUND[cell] = tuple((q + dq, r + dr) for dq, dr in DIRECTIONS)
+    return ring
+
 
 # ----------------------------------------------------------------------------- state
 
@@ -143,26 +158,19 @@ class Work:
 
 def frontier(stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]]) -> set[Hex]:
     """Empty cells adjacent to at least one occupied cell (where a barrier step may go)."""
+    occupied = stacks.keys() | giants.keys()
+    get = _AROUND.get
     out: set[Hex] = set()
-    for occupied in (stacks, giants):
-        for q, r in occupied:
-            for dq, dr in DIRECTIONS:
-                n = (q + dq, r + dr)
-                if n not in stacks and n not in giants:
-                    out.add(n)
+    for cell in occupied:
+        out.update(get(cell) or around(cell))
+    out -= occupied
     return out
 
 
 def occupied_neighbours(
     cell: Hex, stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]]
 ) -> list[Hex]:
-    q, r = cell
-    out = []
-    for dq, dr in DIRECTIONS:
-        n = (q + dq, r + dr)
-        if n in stacks or n in giants:
-            out.append(n)
-    return out
+    return [n for n in _AROUND.get(cell) or around(cell) if n in stacks or n in giants]
 
 
 def split_without(

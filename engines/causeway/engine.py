@@ -48,6 +48,7 @@ from engines.causeway.board import (
     CausewayState,
     Hex,
     Work,
+    around,
     cell_name,
     frontier,
     joins_all,
@@ -166,7 +167,7 @@ class CausewayEngine(Engine[CausewayState, Action]):
     def is_trapped(self, state: CausewayState, cell: Hex, colour: int) -> bool:
         """GC-B3 / GC-S3: an opponent trapping giant beside `cell` touches nothing else."""
         giants, stacks = state.giants, state.stacks
-        for n in neighbours(cell):
+        for n in around(cell):
             giant = giants.get(n)
             if (
                 giant is not None

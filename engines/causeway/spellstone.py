@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from engines import hexgrid
 from engines.base import GameInfo
 from engines.causeway.board import (
     BLANK,
@@ -22,8 +21,8 @@ from engines.causeway.board import (
     CausewayState,
     Hex,
     Work,
+    around,
     cell_name,
-    neighbours,
     occupied_neighbours,
 )
 from engines.causeway.engine import CausewayEngine
@@ -73,18 +72,19 @@ class Spellstone(CausewayEngine):
             return []  # GC-S3: a trapped giant cannot move at all
         stacks, giants = state.stacks, state.giants
         targets = set()
-        for n in neighbours(cell):
-            if n in stacks or n in giants:
-                continue
-            gate = hexgrid.common_neighbors(cell, n)
-            if not all(g in stacks or g in giants for g in gate):
-                targets.add(n)
+        ring = around(cell)
+        full = [n in stacks or n in giants for n in ring]
+        for i in range(6):
+            # The slide rule's gate between `cell` and its i-th neighbour: the neighbours
+            # on either side of it (directions run round the hexagon in order).
+            if not full[i] and not (full[i - 1] and full[i - 5]):
+                targets.add(ring[i])
         colour, kind = giants[cell]
         if kind == TRAPPER:
             for other, (owner, _) in giants.items():
                 if owner == colour:
                     continue
-                for n in neighbours(other):
+                for n in around(other):
                     # The laid blank stays on `cell`, so a cell beside it never qualifies.
                     if n not in stacks and n not in giants and occupied_neighbours(n, stacks, giants) == [other]:
                         targets.add(n)
