@@ -179,6 +179,9 @@ class GameState:
     order: list[int] = field(default_factory=list)  # claim order / returns / cleanup queue
     claimed_in_round: bool = False
     reason: str = ""  # why the game ended
+    # Its views' parts (`views`): a cache, not part of the state's value or snapshot;
+    # a clone starts with its original's, to reuse the parts that did not change.
+    view_memo: object = field(default=None, compare=False, repr=False)
 
     def clone(self) -> GameState:
         return GameState(
@@ -189,7 +192,7 @@ class GameState:
             {h: {t: list(v) for t, v in tokens.items()} for h, tokens in self.board.items()},
             {k: s.clone() for k, s in self.statues.items()}, self.next_statue,
             {k: a.clone() for k, a in self.ahu.items()}, self.current, list(self.passed),
-            list(self.order), self.claimed_in_round, self.reason,
+            list(self.order), self.claimed_in_round, self.reason, self.view_memo,
         )
 
     # -- small helpers used by every phase ------------------------------------------

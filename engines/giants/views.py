@@ -62,25 +62,30 @@ def _public_seat(state: GameState, seat: int) -> dict[str, Any]:
     return data
 
 
-# The view parts of each game's last viewed state, by seed and player count (a room's
-# game; another game that happens to share both only misses more). A change builds the
-# views of every seat and of the spectators from one state: they share its public parts
-# (built once, kept once). The next state's parts whose sources equal (by value) the
-# last state's are the very objects its views had, so the room's diff passes them by
-# identity (`protocol.patch`): a move rebuilds and diffs only the hexes, statues and
-# seats it changed. Only what every seat sees is in `_PUBLIC`; a seat's own parts (the
-# Ahu owners it may see, its screen and bid) are in `_OWN` under its seat, so no seat
-# is handed another's. Each entry is one tuple, replaced whole (bots and replays view
-# states in threads), holding the state its parts came from: a state never changes
-# after `apply` returns it. Views are read, never changed. Bounded: emptied when full.
-_Public = tuple[GameState, dict[str, Any]]
-_Own = tuple[GameState, dict[str, Any], "dict[str, Any] | None", "list[Any] | None"]
-_PUBLIC: dict[tuple[int, int], _Public] = {}
-_OWN: dict[tuple[int, int, int | None], _Own] = {}
-_MEMO_MAX = 4096
+# A state's view parts, kept with the state (`GameState.view_memo`, not part of its
+# value or snapshot) and passed on to its clones: a change builds the views of every
+# seat and of the spectators from one state, so they share its public parts (built
+# once), and the next state's parts whose sources equal (by value) its ancestor's are
+# the very objects the ancestor's views had, so the room's diff passes them by identity
+# (`protocol.patch`): a move rebuilds and diffs only the hexes, statues and seats it
+# changed. Only what every seat sees is in `public`; a seat's own parts (the Ahu owners
+# it may see, its screen and bid) are in `own` under its seat, so no seat is handed
+# another's. The memo holds the state's parts (not the state: no cycle), which never
+# change after `apply` returns it; it lives and dies with the state and its clones,
+# so a room that packs its state frees it too. Views are read, never changed.
+class _Memo:
+    __slots__ = ("ahu", "board", "faces", "forests", "offer", "order", "own", "passed", "phase", "public",
+                 "seats", "statues", "stock")
+
+    def __init__(self, state: GameState) -> None:
+        self.phase, self.board, self.statues, self.seats = state.phase, state.board, state.statues, state.seats
+        self.passed, self.ahu, self.offer, self.stock = state.passed, state.ahu, state.offer, state.stock
+        self.forests, self.faces, self.order = state.forests, state.faces, state.order
+        self.public: dict[str, Any] = {}
+        self.own: dict[int | None, tuple[dict[str, Any], dict[str, Any] | None, list[Any] | None]] = {}
 
 
-def _board(state: GameState, last: GameState | None, was: dict[str, Any]) -> dict[str, Any]:
+def _board(state: GameState, last: _Memo | None, was: dict[str, Any]) -> dict[str, Any]:
     board = state.board
     if last is None:
         return {hex_key(h): {t: list(v) for t, v in tokens.items()} for h, tokens in board.items()}
@@ -98,7 +103,7 @@ def _statue(st: Statue) -> dict[str, Any]:
     return {"kind": st.kind, "size": st.size, "hex": hex_key(st.hex), "front": st.front, "marker": st.marker}
 
 
-def _statues(state: GameState, last: GameState | None, was: dict[str, Any]) -> dict[str, Any]:
+def _statues(state: GameState, last: _Memo | None, was: dict[str, Any]) -> dict[str, Any]:
     statues = state.statues
     if last is None:
         return {sid: _statue(st) for sid, st in statues.items()}
@@ -109,7 +114,7 @@ def _statues(state: GameState, last: GameState | None, was: dict[str, Any]) -> d
     return {sid: was[sid] if get(sid) == st else _statue(st) for sid, st in statues.items()}
 
 
-def _seat_source(state: GameState, seat: int) -> tuple[Any, ...]:
+def _seat_source(state: GameState | _Memo, seat: int) -> tuple[Any, ...]:
     """All that `_public_seat` reads (not what is behind the screen)."""
     p = state.seats[seat]
     return (
@@ -119,7 +124,7 @@ def _seat_source(state: GameState, seat: int) -> tuple[Any, ...]:
     )
 
 
-def _seats(state: GameState, last: GameState | None, was: dict[str, Any]) -> dict[str, Any]:
+def _seats(state: GameState, last: _Memo | None, was: dict[str, Any]) -> dict[str, Any]:
     if last is None:
         return {str(s): _public_seat(state, s) for s in range(state.players)}
     changed = [s for s in range(state.players) if _seat_source(state, s) != _seat_source(last, s)]
@@ -128,13 +133,15 @@ def _seats(state: GameState, last: GameState | None, was: dict[str, Any]) -> dic
     return {str(s): _public_seat(state, s) if s in changed else was[str(s)] for s in range(state.players)}
 
 
-def _public(state: GameState) -> dict[str, Any]:
-    key = (state.seed, state.players)
-    kept = _PUBLIC.get(key)
-    if kept is not None and kept[0] is state:
-        return kept[1]
-    last, was = kept if kept is not None else (None, {})
-    public = {
+def _memo(state: GameState) -> _Memo:
+    """The state's memo, made from its ancestor's (passed on by `clone`) on first use."""
+    memo = state.view_memo
+    if isinstance(memo, _Memo) and memo.board is state.board:
+        return memo  # its own
+    last = memo if isinstance(memo, _Memo) else None
+    new = _Memo(state)
+    was = last.public if last is not None else {}
+    new.public = {
         "seed_commitment": was["seed_commitment"] if last is not None else dice.commitment(state.seed),
         "offer": was["offer"] if last is not None and last.offer == state.offer
         else {"1": state.offer[0], "2": state.offer[1], "3": state.offer[2]},
@@ -148,14 +155,15 @@ def _public(state: GameState) -> dict[str, Any]:
         "statues": _statues(state, last, was.get("statues", {})),
         "seats": _seats(state, last, was.get("seats", {})),
     }
-    if kept is None and len(_PUBLIC) >= _MEMO_MAX:
-        _PUBLIC.clear()
-    _PUBLIC[key] = (state, public)
-    return public
+    if last is not None and state.phase != OVER:  # the seats the ancestor was viewed by, now
+        for seat, kept in list(last.own.items()):
+            new.own[seat] = _own(state, seat, last, kept)
+    state.view_memo = new  # one store: a view in another thread sees the old memo or this
+    return new
 
 
 def _ahu(state: GameState, seat: int | None, over: bool,
-         last: GameState | None = None, was: dict[str, Any] | None = None) -> dict[str, Any]:
+         last: _Memo | None = None, was: dict[str, Any] | None = None) -> dict[str, Any]:
     """The Ahu as `seat` sees them; entries whose Ahu equal `last`'s are `was`'s (the
     caller passes them only when what this seat knew of them, `looked`, is the same)."""
     before = last.ahu if last is not None and was is not None else {}
@@ -180,37 +188,28 @@ def _bid(p: Player) -> list[Any] | None:
     return None if p.bid is None else [p.bid.markers, p.bid.workers, p.bid.chief]
 
 
-def _own(state: GameState, seat: int | None) -> _Own:
-    """The parts only `seat` sees as they are (the Ahu with the owners it may see, and
-    a seat's screen and bid; None for a spectator), kept under this seat only."""
-    key = (state.seed, state.players, seat)
-    kept = _OWN.get(key)
-    if kept is not None and kept[0] is state:
-        return kept
+def _own(state: GameState, seat: int | None, last: _Memo | None,
+         kept: tuple[dict[str, Any], dict[str, Any] | None, list[Any] | None] | None,
+         ) -> tuple[dict[str, Any], dict[str, Any] | None, list[Any] | None]:
+    """The parts only `seat` sees (the Ahu with the owners it may see, and a seat's
+    screen and bid; None for a spectator), from `seat`'s own parts of `last` only."""
     p = state.seats[seat] if seat is not None else None
-    if kept is None:
-        own: _Own = (state, _ahu(state, seat, False), None if p is None else _screen(p),
-                     None if p is None else _bid(p))
-    else:
-        last, ahu, screen, bid = kept
-        lp = last.seats[seat] if seat is not None else None
-        if p is not None and lp is not None and lp.looked != p.looked:
-            ahu = _ahu(state, seat, False)
-        elif last.ahu != state.ahu:
-            ahu = _ahu(state, seat, False, last, ahu)
-        if p is None or lp is None:
-            screen = bid = None
-        else:
-            if screen is None or (lp.workers, lp.chief, lp.sorcerer, lp.markers, lp.tablets, lp.logs, lp.bases) != (
-                    p.workers, p.chief, p.sorcerer, p.markers, p.tablets, p.logs, p.bases):
-                screen = _screen(p)
-            if bid is None or lp.bid != p.bid:
-                bid = _bid(p)
-        own = (state, ahu, screen, bid)
-    if kept is None and len(_OWN) >= _MEMO_MAX:
-        _OWN.clear()
-    _OWN[key] = own
-    return own
+    if last is None or kept is None:
+        return _ahu(state, seat, False), None if p is None else _screen(p), None if p is None else _bid(p)
+    ahu, screen, bid = kept
+    lp = last.seats[seat] if seat is not None else None
+    if p is not None and lp is not None and lp.looked != p.looked:
+        ahu = _ahu(state, seat, False)
+    elif last.ahu != state.ahu:
+        ahu = _ahu(state, seat, False, last, ahu)
+    if p is None or lp is None:
+        return ahu, None, None
+    if screen is None or (lp.workers, lp.chief, lp.sorcerer, lp.markers, lp.tablets, lp.logs, lp.bases) != (
+            p.workers, p.chief, p.sorcerer, p.markers, p.tablets, p.logs, p.bases):
+        screen = _screen(p)
+    if bid is None or lp.bid != p.bid:
+        bid = _bid(p)
+    return ahu, screen, bid
 
 
 def view(state: GameState, seat: int | None) -> dict[str, Any]:
@@ -223,9 +222,13 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
     if over:  # all revealed: a last view, not kept
         ahu = _ahu(state, seat, True)
         screen, bid = None, None
-    else:
-        _, ahu, screen, bid = _own(state, seat)
-    public = _public(state)
+    memo = _memo(state)
+    public = memo.public
+    if not over:
+        own = memo.own.get(seat)
+        if own is None:
+            own = memo.own[seat] = _own(state, seat, None, None)
+        ahu, screen, bid = own
     data: dict[str, Any] = {
         "game": "giants",
         "players": state.players,
