@@ -232,7 +232,7 @@ def joins_all(split: dict[Hex, int] | None, landing: Hex) -> bool:
 
 
 def stone_count(stacks: dict[Hex, str]) -> int:
-    return sum(len(s) for s in stacks.values())
+    return sum(map(len, stacks.values()))
 
 
 def position_key(
@@ -242,7 +242,8 @@ def position_key(
     to_move: int,
 ) -> str:
     """A 16-hex-digit digest of cells + supplies + side to move (the repetition key)."""
-    parts = [f"{q},{r}{s}" for (q, r), s in sorted(stacks.items())]
-    parts.extend(f"{q},{r}{c}{k[0]}" for (q, r), (c, k) in sorted(giants.items()))
+    get = _NAMES.get
+    parts = [(get(c) or name(c)) + s for c, s in sorted(stacks.items())]  # "q,r" and the stones
+    parts.extend(f"{get(c) or name(c)}{g[0]}{g[1][0]}" for c, g in sorted(giants.items()))
     parts.append(f"{supply[0]}/{supply[1]}/{to_move}")
     return hashlib.blake2b(";".join(parts).encode(), digest_size=8).hexdigest()

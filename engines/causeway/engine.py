@@ -451,7 +451,8 @@ class CausewayEngine(Engine[CausewayState, Action]):
         passes = state.passes + 1 if isinstance(action, Pass) else 0
         ply = state.ply + 1
         key = position_key(work.stacks, work.giants, supply, to_move)
-        if stone_count(work.stacks) != stone_count(state.stacks):
+        stacks = state.stacks if work.stacks == state.stacks else work.stacks
+        if stacks is not state.stacks and stone_count(stacks) != stone_count(state.stacks):
             history: tuple[str, ...] = (key,)  # a stone was added: earlier positions are gone for good
         else:
             history = (*state.history, key)
@@ -474,7 +475,7 @@ class CausewayEngine(Engine[CausewayState, Action]):
         # A map the move left as it was stays the state's very object: the view of it is
         # then the last view's object too (views.view_of), passed by the diff unread.
         after = CausewayState(
-            stacks=state.stacks if work.stacks == state.stacks else work.stacks,
+            stacks=stacks,
             giants=state.giants if work.giants == state.giants else work.giants,
             supply=supply,
             setup_left=state.setup_left,

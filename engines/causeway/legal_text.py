@@ -14,10 +14,12 @@ from itertools import combinations
 from typing import TYPE_CHECKING
 
 from engines.causeway.board import (
+    BLANK,
     DIRECTION_NAMES,
     PHASE_DESTROY,
     PHASE_OVER,
     PHASE_SETUP,
+    SPECIAL,
     CausewayState,
     Hex,
     name,
@@ -74,15 +76,29 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
         return
     split = split_without(state.stacks, state.giants, cell)
     stacks, supply = state.stacks, state.supply[colour]
+    own = (BLANK[colour], SPECIAL[colour])  # the mover's stones
     for direction in range(6):
         found = engine._leap_run(state, cell, colour, direction, split)
         if found is None:
             continue
         head = f"{start}^{DIRECTION_NAMES[direction]}"
         open_stacks = [c for c in found[0] if c in stacks and len(stacks[c]) < 3]
+        # A choice is asked for only where a drop completes a tower without the mover's
+        # majority (`_choice_sets`): without one, every drop set is written as it is.
+        plain = engine.SPECIAL_NAME is None or not any(
+            len(stacks[c]) == 2 and own[0] not in stacks[c] and own[1] not in stacks[c] for c in open_stacks
+        )
         for size in engine.drop_sizes(len(open_stacks), supply):
             if size == 0:
                 out.append(head)
+                continue
+            if plain and size <= 2:  # `combinations` order: by first target, then second
+                texts = [head + "+" + name(c) for c in open_stacks]
+                if size == 1:
+                    out.extend(texts)
+                else:
+                    for i, text in enumerate(texts):
+                        out.extend([text + "+" + name(c) for c in open_stacks[i + 1:]])
                 continue
             for targets in combinations(open_stacks, size):  # keeps the order passed over
                 for choices in engine._choice_sets(state, colour, targets):
