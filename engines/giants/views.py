@@ -156,8 +156,9 @@ def _memo(state: GameState) -> _Memo:
         "seats": _seats(state, last, was.get("seats", {})),
     }
     if last is not None and state.phase != OVER:  # the seats the ancestor was viewed by, now
+        same_ahu = last.ahu == state.ahu
         for seat, kept in list(last.own.items()):
-            new.own[seat] = _own(state, seat, last, kept)
+            new.own[seat] = _own(state, seat, last, kept, same_ahu)
     state.view_memo = new  # one store: a view in another thread sees the old memo or this
     return new
 
@@ -190,7 +191,7 @@ def _bid(p: Player) -> list[Any] | None:
 
 def _own(state: GameState, seat: int | None, last: _Memo | None,
          kept: tuple[dict[str, Any], dict[str, Any] | None, list[Any] | None] | None,
-         ) -> tuple[dict[str, Any], dict[str, Any] | None, list[Any] | None]:
+         same_ahu: bool = False) -> tuple[dict[str, Any], dict[str, Any] | None, list[Any] | None]:
     """The parts only `seat` sees (the Ahu with the owners it may see, and a seat's
     screen and bid; None for a spectator), from `seat`'s own parts of `last` only."""
     p = state.seats[seat] if seat is not None else None
@@ -200,7 +201,7 @@ def _own(state: GameState, seat: int | None, last: _Memo | None,
     lp = last.seats[seat] if seat is not None else None
     if p is not None and lp is not None and lp.looked != p.looked:
         ahu = _ahu(state, seat, False)
-    elif last.ahu != state.ahu:
+    elif not same_ahu:
         ahu = _ahu(state, seat, False, last, ahu)
     if p is None or lp is None:
         return ahu, None, None
