@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from engines import hexgrid
 
@@ -120,6 +121,12 @@ class CausewayState:
     passes: int = 0
     history: tuple[str, ...] = ()
     end: str | None = None
+    # The view's parts worked out for this position's maps, by map name ("stacks",
+    # "giants", "won", "destroyed" -> (that map, its parts...), `views.view_of`): kept
+    # with the state, so they live and die with it, and handed to the next state for
+    # each map a move passes on unchanged (`engine.pass_on`). Not an argument, never
+    # compared.
+    memo: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def occupied(self, cell: Hex) -> bool:
         return cell in self.stacks or cell in self.giants

@@ -337,16 +337,8 @@ class CausewayEngine(Engine[CausewayState, Action]):
         return self._finish(state, work, action, 1 - seat, end=work.end)
 
     def _illegal(self, state: CausewayState, seat: int, action: Action) -> str | None:
-        """Why `action` is not legal now, or None if it is (checked without listing all,
-        or found in the list the room had the engine write for this very position)."""
+        """Why `action` is not legal now, or None if it is (checked without listing all)."""
         phase = state.phase
-        known = legal_text.listed(state) if seat == state.to_move else None
-        if known is not None and (not isinstance(action, Leap) or 0 <= action.direction < 6):
-            try:
-                if notation.format_action(action) in known:  # an action's text names it alone
-                    return None
-            except (TypeError, IndexError):  # not even writable: the checks below say why
-                pass
         if isinstance(action, Place):
             if phase != PHASE_SETUP:
                 return "placements happen only during setup (GC-B2, GC-S1)"
@@ -440,6 +432,7 @@ class CausewayEngine(Engine[CausewayState, Action]):
             ply=state.ply + 1,
             history=(position_key(work.stacks, work.giants, supply, 1 - colour),),
         )
+        pass_on(state, after)
         return Transition(after, tuple(work.events))
 
     def _finish(
@@ -488,6 +481,7 @@ class CausewayEngine(Engine[CausewayState, Action]):
             history=history,
             end=end,
         )
+        pass_on(state, after)
         if phase == PHASE_DESTROY:
             work.events.append({"type": "destroy_due", "colour": COLOUR_NAMES[mover]})
         elif phase == PHASE_OVER:
@@ -548,6 +542,16 @@ class CausewayEngine(Engine[CausewayState, Action]):
         if data.get("game") != "causeway" or data.get("schema") != 1:
             raise BadSnapshotError("not a Giant's Causeway snapshot (schema 1)")
         return views.state_of(dict(data), self.info.rules, snapshot=True)
+
+
+def pass_on(before: CausewayState, after: CausewayState) -> None:
+    """Hand `after` the view parts `before` kept for the maps it passes on unchanged."""
+    for key, entry in before.memo.items():
+        if key in _VIEW_MAPS and entry[0] is getattr(after, key):
+            after.memo[key] = entry
+
+
+_VIEW_MAPS = frozenset({"stacks", "giants", "won", "destroyed"})
 
 
 def _has_colour(stack: str, colour: int) -> bool:

@@ -30,39 +30,19 @@ if TYPE_CHECKING:
     from engines.causeway.engine import CausewayEngine
 
 
-# The lists last written, by the identity of their state (each entry holds its state,
-# so no other takes its id): the room asks for the mover's list when it publishes a
-# position and applies the mover's action to that same position next, whose check
-# (`listed`) then finds it here instead of working its legality out again. Emptied
-# when full (an entry per live room).
-_LISTED: dict[int, tuple[CausewayState, tuple[str, ...]]] = {}
-_LISTED_MAX = 4096
-
-
 def legal_notation(engine: CausewayEngine, state: CausewayState, seat: int) -> list[str]:
     """`engine.legal_actions(state, seat)` in notation, in the same order."""
     phase = state.phase
     if phase == PHASE_OVER or seat != state.to_move:
         return []
     if phase == PHASE_SETUP:
-        out = [f"{p.piece}@{name(p.cell)}" for p in engine._placements(state, seat)]
-    elif phase == PHASE_DESTROY:
-        out = [f"destroy@{name(c)}" for c, owner in sorted(state.won.items()) if owner == seat]
-    else:
-        out = []
-        for cell in sorted(c for c, g in state.giants.items() if g[0] == seat):
-            _giant_notation(engine, state, cell, seat, out)
-        out = out or ["pass"]
-    if len(_LISTED) >= _LISTED_MAX:
-        _LISTED.clear()
-    _LISTED[id(state)] = (state, tuple(out))  # a copy: the caller may keep or change its list
-    return out
-
-
-def listed(state: CausewayState) -> tuple[str, ...] | None:
-    """The mover's legal list of `state` in notation if it was written lately, else None."""
-    entry = _LISTED.get(id(state))
-    return entry[1] if entry is not None and entry[0] is state else None
+        return [f"{p.piece}@{name(p.cell)}" for p in engine._placements(state, seat)]
+    if phase == PHASE_DESTROY:
+        return [f"destroy@{name(c)}" for c, owner in sorted(state.won.items()) if owner == seat]
+    out: list[str] = []
+    for cell in sorted(c for c, g in state.giants.items() if g[0] == seat):
+        _giant_notation(engine, state, cell, seat, out)
+    return out or ["pass"]
 
 
 def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, colour: int, out: list[str]) -> None:

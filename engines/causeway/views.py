@@ -53,23 +53,24 @@ KINDS = (GIANT, TRAPPER, SPIKEY)
 def view_of(state: CausewayState, rules: str, special: str | None, ply_cap: int) -> View:
     """The spectator view (identical for every seat).
 
-    Every caller reads its parts and never changes them, so parts are shared: a map
-    whose state map is the last view's very object (the engine passes unchanged maps
-    on, `engine._finish`) is the last view's very object too, which the room's diff
-    passes by identity; small maps come from a table of their values.
+    Every caller reads its parts and never changes them, so parts are shared: the part
+    of a map the last state passed on unchanged (`engine._finish`, `pass_on`) is the
+    last view's very object, kept in the state's memo, which the room's diff passes by
+    identity; small maps come from a table of their values.
     """
-    stacks, specials = _stacks_view(state.stacks)
-    won, towers = _won_view(state.won)
+    memo = state.memo
+    stacks, specials = _stacks_view(memo, state.stacks)
+    won, towers = _won_view(memo, state.won)
     return {
         "rules": rules,
         "phase": state.phase,
         "seats": SEATS,
         "stacks": stacks,
-        "giants": _giants_view(state.giants),
+        "giants": _giants_view(memo, state.giants),
         "supply": _pair(state.supply),
         "setup_left": _setup_view(state.setup_left),
         "won": won,
-        "destroyed": _destroyed_view(state.destroyed),
+        "destroyed": _destroyed_view(memo, state.destroyed),
         "towers": towers,
         "special": special,
         "specials": specials,
@@ -85,17 +86,8 @@ def view_of(state: CausewayState, rules: str, special: str | None, ply_cap: int)
 SEATS = {"white": 0, "black": 1}
 _GIANT_VIEWS = {(c, kind): [COLOUR_NAMES[c], kind] for c in (0, 1) for kind in KINDS}
 _PAIRS: dict[tuple[int, int], dict[str, int]] = {}  # supplies and counts: a few hundred
-_SETUPS: dict[tuple[tuple[str, ...], tuple[str, ...]], dict[str, list[str]]] = {}  # a few dozen
-
-# Parts by the identity of the state map they show (states never change their maps),
-# each entry holding that map so no other takes its id; emptied when full (an entry
-# per live room each).
-_STACKS: dict[int, tuple[dict[Hex, str], dict[str, str], dict[str, int]]] = {}
-_GIANTS: dict[int, tuple[dict[Hex, tuple[int, str]], dict[str, list[str]]]] = {}
-_WON: dict[int, tuple[dict[Hex, int], dict[str, str], dict[str, int]]] = {}
-_DESTROYED: dict[int, tuple[dict[Hex, int], dict[str, str]]] = {}
 _PARTS_MAX = 4096
-
+_SETUPS: dict[tuple[tuple[str, ...], tuple[str, ...]], dict[str, list[str]]] = {}  # a few dozen
 
 def _pair(values: tuple[int, int]) -> dict[str, int]:
     part = _PAIRS.get(values)
@@ -115,45 +107,37 @@ def _setup_view(left: tuple[tuple[str, ...], tuple[str, ...]]) -> dict[str, list
     return part
 
 
-def _stacks_view(stacks: dict[Hex, str]) -> tuple[dict[str, str], dict[str, int]]:
+def _stacks_view(memo: dict[str, Any], stacks: dict[Hex, str]) -> tuple[dict[str, str], dict[str, int]]:
     """`stacks` and `specials`."""
-    entry = _STACKS.get(id(stacks))
+    entry = memo.get("stacks")
     if entry is None or entry[0] is not stacks:
-        if len(_STACKS) >= _PARTS_MAX:
-            _STACKS.clear()
         tops = [s[-1] for s in stacks.values()]
         specials = _pair((tops.count(SPECIAL[0]), tops.count(SPECIAL[1])))
-        entry = _STACKS[id(stacks)] = (stacks, {name(c): s for c, s in sorted(stacks.items())}, specials)
+        entry = memo["stacks"] = (stacks, {name(c): s for c, s in sorted(stacks.items())}, specials)
     return entry[1], entry[2]
 
 
-def _giants_view(giants: dict[Hex, tuple[int, str]]) -> dict[str, list[str]]:
-    entry = _GIANTS.get(id(giants))
+def _giants_view(memo: dict[str, Any], giants: dict[Hex, tuple[int, str]]) -> dict[str, list[str]]:
+    entry = memo.get("giants")
     if entry is None or entry[0] is not giants:
-        if len(_GIANTS) >= _PARTS_MAX:
-            _GIANTS.clear()
-        entry = _GIANTS[id(giants)] = (giants, {name(c): _GIANT_VIEWS[g] for c, g in sorted(giants.items())})
+        entry = memo["giants"] = (giants, {name(c): _GIANT_VIEWS[g] for c, g in sorted(giants.items())})
     return entry[1]
 
 
-def _won_view(won: dict[Hex, int]) -> tuple[dict[str, str], dict[str, int]]:
+def _won_view(memo: dict[str, Any], won: dict[Hex, int]) -> tuple[dict[str, str], dict[str, int]]:
     """`won` and `towers`."""
-    entry = _WON.get(id(won))
+    entry = memo.get("won")
     if entry is None or entry[0] is not won:
-        if len(_WON) >= _PARTS_MAX:
-            _WON.clear()
         owners = list(won.values())
         towers = {COLOUR_NAMES[0]: owners.count(0), COLOUR_NAMES[1]: owners.count(1)}
-        entry = _WON[id(won)] = (won, _owners_view(won), towers)
+        entry = memo["won"] = (won, _owners_view(won), towers)
     return entry[1], entry[2]
 
 
-def _destroyed_view(destroyed: dict[Hex, int]) -> dict[str, str]:
-    entry = _DESTROYED.get(id(destroyed))
+def _destroyed_view(memo: dict[str, Any], destroyed: dict[Hex, int]) -> dict[str, str]:
+    entry = memo.get("destroyed")
     if entry is None or entry[0] is not destroyed:
-        if len(_DESTROYED) >= _PARTS_MAX:
-            _DESTROYED.clear()
-        entry = _DESTROYED[id(destroyed)] = (destroyed, _owners_view(destroyed))
+        entry = memo["destroyed"] = (destroyed, _owners_view(destroyed))
     return entry[1]
 
 
