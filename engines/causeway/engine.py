@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from itertools import combinations
+from itertools import combinations, pairwise
 from typing import Any, ClassVar
 
 from engines.base import (
@@ -367,14 +367,32 @@ class CausewayEngine(Engine[CausewayState, Action]):
             return None
         if trapped:
             return "a trapped giant cannot leap"
-        if not 0 <= action.direction < 6 or action not in self._leaps(
-            state, action.start, seat, action.direction, split_without(state.stacks, state.giants, action.start)
-        ):
+        if not 0 <= action.direction < 6 or not self._is_leap(state, seat, action):
             return (
                 "no such leap: it must run over leapable stacks to the first empty cell without "
                 "splitting the Causeway, dropping on distinct open stacks passed over, in path order"
             )
         return None
+
+    def _is_leap(self, state: CausewayState, colour: int, leap: Leap) -> bool:
+        """Is `leap` one of `_leaps` for its start and direction (found without listing them)?"""
+        split = split_without(state.stacks, state.giants, leap.start)
+        drops = leap.drops
+        if type(drops) is not tuple or not all(type(d) is Drop for d in drops):
+            return leap in self._leaps(state, leap.start, colour, leap.direction, split)
+        found = self._leap_run(state, leap.start, colour, leap.direction, split)
+        if found is None:
+            return False
+        stacks = state.stacks
+        open_stacks = [c for c in found[0] if c in stacks and len(stacks[c]) < 3]
+        if len(drops) not in self.drop_sizes(len(open_stacks), state.supply[colour]):
+            return False
+        targets = tuple(d.cell for d in drops)
+        # `combinations` keeps the order passed over: distinct open stacks, in path order
+        at = [open_stacks.index(t) if t in open_stacks else -1 for t in targets]
+        if any(i < 0 for i in at) or any(a >= b for a, b in pairwise(at)):
+            return False
+        return tuple(d.choice for d in drops) in self._choice_sets(state, colour, targets)
 
     def _do_step(self, work: Work, colour: int, step: Step) -> None:
         work.stacks[step.start] = BLANK[colour]  # the blank laid under the giant

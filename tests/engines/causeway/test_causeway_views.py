@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from itertools import permutations, product
 from typing import Any
 
 import msgpack
 import pytest
 
 from engines import IllegalActionError, NotationError
-from engines.causeway import CausewayState
+from engines.causeway import CausewayState, Drop, Leap, format_action
+from engines.causeway.board import DIRECTIONS
 from engines.registry import get_engine
 
 
@@ -82,3 +84,40 @@ def test_an_action_is_judged_alike_after_the_position_was_listed_and_viewed(rule
             checked += 1
         state = engine.apply(state, seat, engine.parse_action(state, seat, rng.choice(listed))).state
     assert checked
+
+
+@pytest.mark.parametrize("rules", ["barrier", "spellstone", "quick"])
+def test_apply_takes_exactly_the_listed_leaps(rules: str) -> None:
+    """`apply` checks a leap without listing every leap: over random games, a leap from
+    each giant in each direction with drops on any cells it passes over or lands on (any
+    order, repeated, too many, with and without a barrier/spellstone choice) is accepted
+    exactly when the legal list names it."""
+    engine = get_engine("causeway", rules)
+    rng = random.Random(41)
+    tried = accepted = 0
+    for seed in range(2):
+        state = engine.new_game(2, {}, seed)
+        while engine.outcome(state) is None:
+            seat = state.to_move
+            listed = set(engine.legal_notation(state, seat))
+            specials = [c for c, s in state.stacks.items() if s[-1] in "WB"][:2]
+            for start, (owner, _) in state.giants.items():
+                if owner != seat or state.phase != "play":
+                    continue
+                for direction in range(6):
+                    dq, dr = DIRECTIONS[direction]
+                    line = [(start[0] + dq * k, start[1] + dr * k) for k in range(1, 5)]
+                    for cells in [*(c for n in range(3) for c in product(line, repeat=n)), *permutations(line, 3)]:
+                        for choice in [None, *specials]:
+                            drops = tuple(Drop(c, choice if i == len(cells) - 1 else None) for i, c in enumerate(cells))
+                            leap = Leap(start, direction, drops)
+                            try:
+                                engine.apply(state, seat, leap)
+                                ok = True
+                            except IllegalActionError:
+                                ok = False
+                            assert ok == (format_action(leap) in listed), format_action(leap)
+                            tried += 1
+                            accepted += ok
+            state = engine.apply(state, seat, engine.parse_action(state, seat, rng.choice(sorted(listed)))).state
+    assert tried and accepted
