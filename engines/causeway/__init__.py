@@ -3,7 +3,8 @@
 `barrier` (the default, registered first), `spellstone` and `quick`, as
 shared/specs/causeway.md decides them; docs/rules/causeway.md tells the rules and
 the notation. `board` holds the position and geometry, `notation` the actions,
-`engine` the shared turn machinery, `barrier` and `spellstone` the rule sets.
+`legal_text` the legal list written in notation, `views` the view, `engine` the
+shared turn machinery, `barrier` and `spellstone` the rule sets.
 """
 
 from engines.causeway.barrier import Barrier
