@@ -192,18 +192,17 @@ def split_without(
     arc around it they stay linked and nothing can split; otherwise a search from the
     first arc looks for the others and usually meets them after a few cells.
     """
-    q, r = origin
-    ring = [(q + dq, r + dr) for dq, dr in DIRECTIONS]
+    ring = _AROUND.get(origin) or around(origin)
     full = [c in stacks or c in giants for c in ring]
     starts = [ring[i] for i in range(6) if full[i] and not full[i - 1]]
     if len(starts) <= 1:
         return None
+    get = _AROUND.get
     wanted = set(starts[1:])
     todo = [starts[0]]
     seen = {origin, starts[0]}
-    for cq, cr in todo:  # breadth first: the other arcs are usually close by
-        for dq, dr in DIRECTIONS:
-            n = (cq + dq, cr + dr)
+    for cell in todo:  # breadth first: the other arcs are usually close by
+        for n in get(cell) or around(cell):
             if n in seen or not (n in stacks or n in giants):
                 continue
             wanted.discard(n)
@@ -220,9 +219,8 @@ def split_without(
         part += 1
         todo = [start]
         label[start] = part
-        for cq, cr in todo:
-            for dq, dr in DIRECTIONS:
-                n = (cq + dq, cr + dr)
+        for cell in todo:
+            for n in get(cell) or around(cell):
                 if n != origin and n not in label and (n in stacks or n in giants):
                     label[n] = part
                     todo.append(n)
