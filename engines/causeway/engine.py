@@ -342,7 +342,7 @@ class CausewayEngine(Engine[CausewayState, Action]):
         if isinstance(action, Place):
             if phase != PHASE_SETUP:
                 return "placements happen only during setup (GC-B2, GC-S1)"
-            if action not in set(self._placements(state, seat)):
+            if not self._is_placement(state, seat, action):
                 return "not a free setup piece on an empty cell next to the Causeway (a giant beside a stone)"
             return None
         if isinstance(action, Destroy):
@@ -373,6 +373,18 @@ class CausewayEngine(Engine[CausewayState, Action]):
                 "splitting the Causeway, dropping on distinct open stacks passed over, in path order"
             )
         return None
+
+    def _is_placement(self, state: CausewayState, colour: int, place: Place) -> bool:
+        """Is `place` one of `_placements` (found without listing them)?"""
+        cell, stacks, giants = place.cell, state.stacks, state.giants
+        if type(cell) is not tuple or len(cell) != 2 or place.piece not in notation.PIECES:
+            return place in set(self._placements(state, colour))
+        if place.piece not in state.setup_left[colour] or cell in stacks or cell in giants:
+            return False
+        ring = neighbours(cell)
+        if place.piece != BLANK_PIECE:
+            return any(n in stacks for n in ring)  # GC-B2 / GC-S1: a giant beside a stone
+        return any(n in stacks or n in giants for n in ring)
 
     def _is_leap(self, state: CausewayState, colour: int, leap: Leap) -> bool:
         """Is `leap` one of `_leaps` for its start and direction (found without listing them)?"""

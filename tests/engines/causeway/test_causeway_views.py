@@ -10,8 +10,8 @@ from typing import Any
 import msgpack
 import pytest
 
-from engines import IllegalActionError, NotationError
-from engines.causeway import CausewayState, Drop, Leap, format_action
+from engines import IllegalActionError, NotationError, hexgrid
+from engines.causeway import CausewayState, Drop, Leap, Place, format_action
 from engines.causeway.board import DIRECTIONS
 from engines.registry import get_engine
 
@@ -119,5 +119,33 @@ def test_apply_takes_exactly_the_listed_leaps(rules: str) -> None:
                             assert ok == (format_action(leap) in listed), format_action(leap)
                             tried += 1
                             accepted += ok
+            state = engine.apply(state, seat, engine.parse_action(state, seat, rng.choice(sorted(listed)))).state
+    assert tried and accepted
+
+
+@pytest.mark.parametrize("rules", ["barrier", "spellstone", "quick"])
+def test_apply_takes_exactly_the_listed_placements(rules: str) -> None:
+    """`apply` checks a setup placement without listing them all: every piece on every
+    cell near the start, at each setup ply of a few games, is accepted exactly when the
+    legal list names it."""
+    engine = get_engine("causeway", rules)
+    rng = random.Random(43)
+    tried = accepted = 0
+    for seed in range(3):
+        state = engine.new_game(2, {}, seed)
+        while state.phase == "setup":
+            seat = state.to_move
+            listed = set(engine.legal_notation(state, seat))
+            for piece in ("giant", "blank", "trapper", "spikey"):
+                for cell in hexgrid.disk(4):
+                    place = Place(piece, cell)
+                    try:
+                        engine.apply(state, seat, place)
+                        ok = True
+                    except IllegalActionError:
+                        ok = False
+                    assert ok == (format_action(place) in listed), format_action(place)
+                    tried += 1
+                    accepted += ok
             state = engine.apply(state, seat, engine.parse_action(state, seat, rng.choice(sorted(listed)))).state
     assert tried and accepted
