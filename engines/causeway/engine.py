@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from itertools import combinations, pairwise
 from typing import Any, ClassVar
 
 from engines.base import (
@@ -37,21 +36,16 @@ from engines.causeway.board import (
     BLANK,
     BLANK_PIECE,
     COLOUR_NAMES,
-    DIRECTION_NAMES,
-    DIRECTIONS,
     PHASE_DESTROY,
     PHASE_OVER,
     PHASE_PLAY,
     PHASE_SETUP,
-    SPECIAL,
-    STONE_COLOUR,
     CausewayState,
     Hex,
     Work,
     around,
     cell_name,
     frontier,
-    joins_all,
     names,
     neighbours,
     occupied_neighbours,
@@ -59,7 +53,8 @@ from engines.causeway.board import (
     split_without,
     stone_count,
 )
-from engines.causeway.notation import PASS, Action, Destroy, Drop, Leap, Pass, Place, Step
+from engines.causeway.leaps import Leaping
+from engines.causeway.notation import PASS, Action, Destroy, Leap, Pass, Place, Step
 
 REASONS = {
     "three_towers": "three towers",
@@ -75,7 +70,7 @@ REASONS = {
 _INITIAL: dict[type, CausewayState] = {}
 
 
-class CausewayEngine(Engine[CausewayState, Action]):
+class CausewayEngine(Leaping, Engine[CausewayState, Action]):
     """One rule set of Giant's Causeway; subclasses fill in the hooks below."""
 
     SETUP_STACKS: ClassVar[dict[Hex, str]]
@@ -214,98 +209,6 @@ class CausewayEngine(Engine[CausewayState, Action]):
                 actions.extend(self._leaps(state, cell, colour, direction, split))
         return actions
 
-    def _leap_run(
-        self, state: CausewayState, start: Hex, colour: int, direction: int, split: dict[Hex, int] | None
-    ) -> tuple[list[Hex], Hex] | None:
-        """The cells a leap passes over and its landing cell, or None if it is illegal.
-
-        `split` is `split_without(..., start)`: how the Causeway parts without the giant.
-        """
-        stacks, giants = state.stacks, state.giants
-        dq, dr = DIRECTIONS[direction]
-        blocker = SPECIAL[1 - colour]
-        run: list[Hex] = []
-        q, r = start[0] + dq, start[1] + dr
-        while True:
-            cell = (q, r)
-            stack = stacks.get(cell)
-            if stack is not None:
-                if stack[-1] == blocker:  # GC-B5 / GC-S4: opponent's barrier / spellstone
-                    return None
-            else:
-                giant = giants.get(cell)
-                if giant is None:
-                    break
-                if not self.leapable(giant[1]):
-                    return None
-            run.append(cell)
-            q, r = q + dq, r + dr
-        if not run or not joins_all(split, cell):  # GC-3
-            return None
-        return run, cell
-
-    def _leaps(
-        self, state: CausewayState, start: Hex, colour: int, direction: int, split: dict[Hex, int] | None
-    ) -> list[Leap]:
-        found = self._leap_run(state, start, colour, direction, split)
-        if found is None:
-            return []
-        run, _ = found
-        stacks = state.stacks
-        open_stacks = [c for c in run if c in stacks and len(stacks[c]) < 3]
-        leaps = []
-        for size in self.drop_sizes(len(open_stacks), state.supply[colour]):
-            for targets in combinations(open_stacks, size):  # keeps the order passed over
-                for choices in self._choice_sets(state, colour, targets):
-                    drops = tuple(Drop(c, ch) for c, ch in zip(targets, choices, strict=True))
-                    leaps.append(Leap(start, direction, drops))
-        return leaps
-
-    def _choice_sets(
-        self, state: CausewayState, colour: int, targets: tuple[Hex, ...]
-    ) -> list[tuple[Hex | None, ...]]:
-        """Every combination of barrier / spellstone choices the drops may need."""
-        stacks = state.stacks
-        plain: list[tuple[Hex | None, ...]] = [(None,) * len(targets)]
-        if self.SPECIAL_NAME is None or not any(
-            len(stacks[c]) == 2 and not _has_colour(stacks[c], colour) for c in targets
-        ):
-            return plain  # no drop completes a tower without a majority: nothing to choose
-        out: list[tuple[Hex | None, ...]] = []
-
-        def walk(work: Work, index: int, chosen: tuple[Hex | None, ...]) -> None:
-            if index == len(targets) or work.end is not None:
-                out.append(chosen + (None,) * (len(targets) - len(chosen)))
-                return
-            for choice in self._drop_choices(work, colour, targets[index]):
-                branch = Work(dict(work.stacks), work.giants, list(work.supply), dict(work.won), {})
-                self._resolve_drop(branch, colour, targets[index], choice)
-                walk(branch, index + 1, (*chosen, choice))
-
-        walk(Work.of(state), 0, ())
-        return out
-
-    def _drop_choices(self, work: Work, colour: int, cell: Hex) -> list[Hex | None]:
-        stack = work.stacks[cell]
-        if len(stack) == 2 and not _has_colour(stack, colour):
-            return self.special_choices(work, colour, cell)
-        return [None]
-
-    def _resolve_drop(self, work: Work, colour: int, cell: Hex, choice: Hex | None) -> None:
-        """Drop one blank on `cell` and settle a completion (GC-B7 / GC-S6 / GC-Q1)."""
-        stack = work.stacks[cell]
-        if len(stack) < 2:
-            work.stacks[cell] = stack + BLANK[colour]
-            work.supply[colour] -= 1
-        elif _has_colour(stack, colour):
-            work.stacks[cell] = stack + BLANK[colour]
-            work.supply[colour] -= 1
-            work.won[cell] = colour
-            work.events.append({"type": "tower_won", "colour": COLOUR_NAMES[colour], "cell": cell_name(cell)})
-        else:
-            self.no_majority(work, colour, cell, choice)
-        work.end = self.drop_end(work)
-
     # -- apply --------------------------------------------------------------------
 
     def apply(self, state: CausewayState, seat: Seat, action: Action) -> Transition[CausewayState]:
@@ -386,26 +289,6 @@ class CausewayEngine(Engine[CausewayState, Action]):
             return any(n in stacks for n in ring)  # GC-B2 / GC-S1: a giant beside a stone
         return any(n in stacks or n in giants for n in ring)
 
-    def _is_leap(self, state: CausewayState, colour: int, leap: Leap) -> bool:
-        """Is `leap` one of `_leaps` for its start and direction (found without listing them)?"""
-        split = split_without(state.stacks, state.giants, leap.start)
-        drops = leap.drops
-        if type(drops) is not tuple or not all(type(d) is Drop for d in drops):
-            return leap in self._leaps(state, leap.start, colour, leap.direction, split)
-        found = self._leap_run(state, leap.start, colour, leap.direction, split)
-        if found is None:
-            return False
-        stacks = state.stacks
-        open_stacks = [c for c in found[0] if c in stacks and len(stacks[c]) < 3]
-        if len(drops) not in self.drop_sizes(len(open_stacks), state.supply[colour]):
-            return False
-        targets = tuple(d.cell for d in drops)
-        # `combinations` keeps the order passed over: distinct open stacks, in path order
-        at = [open_stacks.index(t) if t in open_stacks else -1 for t in targets]
-        if any(i < 0 for i in at) or any(a >= b for a, b in pairwise(at)):
-            return False
-        return tuple(d.choice for d in drops) in self._choice_sets(state, colour, targets)
-
     def _do_step(self, work: Work, colour: int, step: Step) -> None:
         work.stacks[step.start] = BLANK[colour]  # the blank laid under the giant
         work.supply[colour] -= 1
@@ -417,24 +300,6 @@ class CausewayEngine(Engine[CausewayState, Action]):
         if self.traps(giant[1]) and len(touching) == 1 and work.giants.get(touching[0], (colour,))[0] != colour:
             event["traps"] = cell_name(touching[0])  # GC-B4 / GC-S3: that giant is now trapped
         work.events.append(event)
-
-    def _do_leap(self, state: CausewayState, work: Work, colour: int, leap: Leap) -> None:
-        # Already checked legal, so the GC-3 test can be skipped (split None).
-        run, landing = self._leap_run(state, leap.start, colour, leap.direction, None) or ([], leap.start)
-        work.giants[landing] = work.giants.pop(leap.start)
-        work.events.append({
-            "type": "leap",
-            "colour": COLOUR_NAMES[colour],
-            "from": cell_name(leap.start),
-            "to": cell_name(landing),
-            "direction": DIRECTION_NAMES[leap.direction],
-            "over": [cell_name(c) for c in run],
-            "drops": [cell_name(d.cell) for d in leap.drops],
-        })
-        for drop in leap.drops:
-            self._resolve_drop(work, colour, drop.cell, drop.choice)
-            if work.end is not None:
-                break  # GC-B9 / GC-S7 / GC-Q2: the game ends at once; later drops are void
 
     def _after_place(self, state: CausewayState, work: Work, place: Place) -> Transition[CausewayState]:
         colour = state.to_move
@@ -582,11 +447,3 @@ def pass_on(before: CausewayState, after: CausewayState) -> None:
 
 
 _VIEW_MAPS = frozenset({"stacks", "giants", "won", "destroyed"})
-
-
-def _has_colour(stack: str, colour: int) -> bool:
-    """Does `colour` own at least one stone of the stack (a majority once a third lands)?"""
-    return any(STONE_COLOUR[s] == colour for s in stack)
-
-
-__all__ = ["CausewayEngine"]
