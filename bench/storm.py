@@ -52,11 +52,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import wsclient  # noqa: E402
+from bench.server import SERVER_LOG as LOG  # noqa: E402  (start() keeps every server line here)
+from bench.server import start  # noqa: E402
 from protocol import PROTOCOL_VERSION  # noqa: E402
 from server.embedded_redis import EmbeddedRedis  # noqa: E402
 
 LIMITS = ("--max-connections-per-address", "0", "--max-rooms-per-address", "0", "--rate", "1000", "--burst", "1000")
-LOG: list[str] = []
 
 # What a sample of the node was doing: the first kind whose names appear in its stack.
 KINDS = (
@@ -83,17 +84,6 @@ def kind_of(stack: str) -> str:
     if "run_forever" in stack or "_run_once" in stack or "uvloop" in stack:
         return "event loop, other"
     return "other"
-
-
-def start(cmd: list[str]) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        match = re.search(r"listening on (ws://\S+)", line)
-        if match:
-            threading.Thread(target=LOG.extend, args=(proc.stdout,), daemon=True).start()
-            return proc, match.group(1)
-    raise RuntimeError("server did not start")
 
 
 def serve(redis_url: str, prefix: str, ttl: float, *extra: str) -> tuple[subprocess.Popen[str], str]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable
+import signal
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from protocol import apply_patch
+from tests.conftest import ServeProcess
 from tests.fault_proxy import FaultProxy
 
 
@@ -159,3 +161,17 @@ async def fault_proxy(redis_url: str) -> AsyncIterator[FaultProxy]:
     await proxy.start()
     yield proxy
     await proxy.stop()
+
+
+@pytest.fixture
+def workers() -> Iterator[list[ServeProcess]]:
+    """`giants serve --workers N` processes a test starts and appends here: stopped with
+    SIGTERM at teardown (each must exit 0), and their logs must hold no traceback."""
+    started: list[ServeProcess] = []
+    yield started
+    for sp in started:
+        if sp.proc.poll() is None:
+            sp.proc.send_signal(signal.SIGTERM)
+            assert sp.proc.wait(60) == 0
+        log = "".join(sp.output)
+        assert "Traceback" not in log, log

@@ -19,7 +19,7 @@ import redis.asyncio as aioredis
 
 from server.handover_link import DEPTH
 from tests.server.multinode import metric, metrics
-from tests.server.test_worker_handover import per_node, serve_workers, total, workers  # noqa: F401
+from tests.server.test_worker_handover import per_node, serve_workers, total
 
 pytestmark = pytest.mark.redis
 
@@ -83,7 +83,7 @@ async def owner_pid(redis: Any, key_prefix: str, rooms: list[str]) -> int:
 
 
 async def test_a_burst_handed_to_a_busy_sibling_lands_at_the_owner(
-    workers, client_factory, redis_url, key_prefix  # noqa: F811
+    workers, client_factory, redis_url, key_prefix
 ) -> None:
     """200 clients connect at once naming rooms one worker owns while that worker is
     stopped (SIGSTOP: as busy as a worker gets, it reads nothing). About half land on the
@@ -118,7 +118,7 @@ async def test_a_burst_handed_to_a_busy_sibling_lands_at_the_owner(
 
 
 async def test_a_hand_over_the_owner_does_not_take_in_time_is_counted(
-    workers, client_factory, redis_url, key_prefix  # noqa: F811
+    workers, client_factory, redis_url, key_prefix
 ) -> None:
     """The worker owning the room is stopped (SIGSTOP): it reads no connection handed to
     it. Once its queue is full (DEPTH connections not acknowledged), the other worker's

@@ -9,7 +9,6 @@ import asyncio
 import os
 import random
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,20 +28,6 @@ pytestmark = pytest.mark.redis
 
 def total(seen: dict[str, str], name: str) -> float:
     return sum(metric(text, name) for text in seen.values())
-
-
-@pytest.fixture
-def workers(tmp_path: Path, key_prefix: str) -> Iterator[list[ServeProcess]]:
-    """`giants serve --workers 2` processes the test starts (stopped at teardown; their
-    logs must hold no traceback)."""
-    started: list[ServeProcess] = []
-    yield started
-    for sp in started:
-        if sp.proc.poll() is None:
-            sp.proc.send_signal(signal.SIGTERM)
-            assert sp.proc.wait(60) == 0
-        log = "".join(sp.output)
-        assert "Traceback" not in log, log
 
 
 def serve_workers(workers: list[ServeProcess], *args: str) -> ServeProcess:

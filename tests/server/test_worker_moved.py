@@ -9,7 +9,6 @@ import asyncio
 import os
 import random
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,25 +16,13 @@ import pytest
 import redis.asyncio as aioredis
 
 from client_cli.client import Client, RequestFailed
-from tests.conftest import ServeProcess, start_serve
+from tests.conftest import start_serve
 from tests.server.multinode import FAST, metric, per_node
 
 pytestmark = pytest.mark.redis
 
 def total(url: str, name: str) -> float:
     return sum(metric(text, name) for text in per_node(url).values())
-
-
-@pytest.fixture
-def workers() -> Iterator[list[ServeProcess]]:
-    started: list[ServeProcess] = []
-    yield started
-    for sp in started:
-        if sp.proc.poll() is None:
-            sp.proc.send_signal(signal.SIGTERM)
-            assert sp.proc.wait(60) == 0
-        log = "".join(sp.output)
-        assert "Traceback" not in log, log
 
 
 async def settled(url: str, clients: list[Client]) -> float:
