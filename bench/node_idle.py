@@ -48,6 +48,7 @@ def _load(name: str, path: str) -> Any:
 sc = _load("bench_scale", "scale.py")
 bs = sys.modules["bench_server"]
 
+from bench.loop import run_main  # noqa: E402
 from server.embedded_redis import EmbeddedRedis  # noqa: E402
 
 # Where a sample is, by the first of these names found in its stack (innermost last):
@@ -194,8 +195,4 @@ async def main() -> int:
 
 
 if __name__ == "__main__":
-    try:
-        import uvloop
-    except ImportError:
-        raise SystemExit(asyncio.run(main())) from None
-    raise SystemExit(uvloop.run(main()))
+    raise SystemExit(run_main(main()))

@@ -36,6 +36,7 @@ import redis
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.loop import run_main  # noqa: E402
 from server.relay_channels import PlainChannels, ShardedChannels  # noqa: E402
 from server.subscription import Subscription  # noqa: E402
 from tests.server.cluster import start_cluster  # noqa: E402
@@ -127,9 +128,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        import uvloop
-    except ImportError:
-        asyncio.run(main())
-    else:
-        uvloop.run(main())
+    run_main(main())

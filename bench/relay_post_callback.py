@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.loop import run_main
 from server.commit_pipe import GroupSender
 from server.relay_channels import Resending
 
@@ -52,6 +53,4 @@ async def main(with_callback: bool, count: int) -> None:
 
 
 if __name__ == "__main__":
-    import uvloop
-
-    uvloop.run(main(sys.argv[1] == "1", int(sys.argv[2])))
+    run_main(main(sys.argv[1] == "1", int(sys.argv[2])))

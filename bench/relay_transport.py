@@ -31,6 +31,7 @@ import redis.asyncio as aioredis
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.loop import run_main  # noqa: E402
 from server.commit_pipe import GroupSender  # noqa: E402
 from server.embedded_redis import EmbeddedRedis  # noqa: E402
 from server.subscription import Subscription  # noqa: E402
@@ -122,9 +123,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        import uvloop
-    except ImportError:
-        asyncio.run(main())
-    else:
-        uvloop.run(main())
+    run_main(main())

@@ -85,6 +85,7 @@ bs = importlib.util.module_from_spec(_spec)
 sys.modules["bench_server"] = bs
 _spec.loader.exec_module(bs)
 
+from bench.loop import run_main  # noqa: E402
 from protocol import PROTOCOL_VERSION  # noqa: E402
 from server.embedded_redis import EmbeddedRedis  # noqa: E402
 
@@ -602,8 +603,4 @@ async def main() -> int:
 
 
 if __name__ == "__main__":
-    try:
-        import uvloop
-    except ImportError:
-        raise SystemExit(asyncio.run(main())) from None
-    raise SystemExit(uvloop.run(main()))
+    raise SystemExit(run_main(main()))

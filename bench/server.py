@@ -56,6 +56,7 @@ from websockets.asyncio.client import ClientConnection, connect
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.loop import run_main  # noqa: E402
 from protocol import PROTOCOL_VERSION, apply_legal_edit  # noqa: E402
 from server.config import Config  # noqa: E402
 from server.upkeep import NEW_ROOM_SWEEP  # noqa: E402
@@ -933,8 +934,4 @@ def passes(p: Phase) -> bool:
 if __name__ == "__main__":
     # The load generator runs on uvloop when it is installed (whatever --loop says for
     # the servers): it handles three connections per room and must not be the bottleneck.
-    try:
-        import uvloop
-    except ImportError:
-        raise SystemExit(asyncio.run(main())) from None
-    raise SystemExit(uvloop.run(main()))
+    raise SystemExit(run_main(main()))

@@ -52,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import wsclient  # noqa: E402
+from bench.loop import run_main  # noqa: E402
 from bench.server import SERVER_LOG as LOG  # noqa: E402  (start() keeps every server line here)
 from bench.server import start  # noqa: E402
 from protocol import PROTOCOL_VERSION  # noqa: E402
@@ -452,8 +453,4 @@ async def main() -> int:
 
 
 if __name__ == "__main__":
-    try:
-        import uvloop
-    except ImportError:
-        raise SystemExit(asyncio.run(main())) from None
-    raise SystemExit(uvloop.run(main()))
+    raise SystemExit(run_main(main()))
