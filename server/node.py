@@ -225,12 +225,8 @@ class Node:
                 due = loop.time()
             if self._stopping:
                 return
-            try:
-                await self.renewal_pass()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # Redis away: the fence still protects every room
-                log.warning("node %s: heartbeat or lease renewal failed: %s", self.id, exc)
+            # Redis away: the fence still protects every room.
+            await self._attempt(self.renewal_pass, "heartbeat or lease renewal failed")
             took = self.last_renewal = loop.time() - due
             if took > self.period:
                 log.warning(
@@ -238,6 +234,15 @@ class Node:
                     "(%.2f s, --lease-ttl / 3): raise --lease-ttl or add nodes", self.id, len(self.rooms), took,
                     self.period,
                 )
+
+    async def _attempt(self, step: Callable[[], Awaitable[None]], failure: str) -> None:
+        """Run one periodic step; a failure is logged (its loop goes on), a cancel is not caught."""
+        try:
+            await step()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("node %s: %s: %s", self.id, failure, exc)
 
     async def renewal_pass(self) -> None:
         """The heartbeat and a renewal of every owned lease, sent together."""
@@ -260,12 +265,7 @@ class Node:
             if self._stopping:
                 return
             began = loop.time()
-            try:
-                await self.tick()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # Redis away: the sweep runs again next period
-                log.warning("node %s: node list or orphan sweep failed: %s", self.id, exc)
+            await self._attempt(self.tick, "node list or orphan sweep failed")  # Redis away: again next period
             took = self.last_tick = loop.time() - began
 
     async def tick(self) -> None:

@@ -18,88 +18,35 @@ import asyncio
 import random
 from typing import Any
 
-import msgpack
 import pytest
-from websockets.asyncio.client import connect
 
-from protocol import apply_legal_edit, apply_patch, expand_ops
 from tests.fault_checks import eventually, plain, stored_room
+from tests.server.raw_member import RawMember, member
 
 pytestmark = pytest.mark.redis
 
 FAST = {"redis_timeout": 0.5, "redis_retry_window": 5.0}
 
 
-class Member:
-    """A raw protocol-3 client: its copy of the room from snapshots and patches only."""
-
-    def __init__(self, ws: Any) -> None:
-        self.ws = ws
-        self.ids = 0
-        self.replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self.view: dict[str, Any] | None = None
-        self.keys: list[str] = []
-        self.seat: int | None = None
-        self.version = -1
-        self.legal: list[str] = []
-        self.base: list[str] = []
-        self.frames: list[dict[str, Any]] = []  # every snapshot and patch, in order
-        self.gaps = 0
-        self.changed = asyncio.Condition()
-        self.reader = asyncio.ensure_future(self.read())
-
-    async def read(self) -> None:
-        async for frame in self.ws:
-            msg = msgpack.unpackb(frame, strict_map_key=False)
-            if msg["type"] in ("ok", "error"):
-                self.replies.pop(msg["id"]).set_result(msg)
-                continue
-            self.frames.append(msg)
-            if msg["type"] == "snapshot":
-                self.view, self.keys, self.seat = msg["view"], msg["keys"], msg["seat"]
-                self.version, self.legal = msg["version"], msg["legal"]
-                self.base = self.legal
-            elif msg["type"] == "patch":
-                if self.view is None or msg["from"] != self.version:
-                    self.gaps += 1  # a patch from a version this member never had
-                    continue
-                self.view = apply_patch(self.view, expand_ops(msg["ops"], self.keys))
-                self.version += 1
-                if "legal_edit" in msg:
-                    self.legal = apply_legal_edit(self.base, msg["legal_edit"])
-                elif "legal" in msg:
-                    self.legal = msg["legal"]
-                if self.legal:
-                    self.base = self.legal
-            async with self.changed:
-                self.changed.notify_all()
-
-    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
-        self.ids += 1
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.replies[self.ids] = fut
-        await self.ws.send(msgpack.packb({"type": kind, "id": self.ids, **fields}))
-        return await asyncio.wait_for(fut, 20)
-
-    async def wait_version(self, version: int) -> None:
-        async with self.changed:
-            await asyncio.wait_for(self.changed.wait_for(lambda: self.version >= version), 10)
+async def giants_room(url: str) -> tuple[list[RawMember], RawMember, str]:
+    """Two seated members and a spectator in a new 2-player GIANTS room."""
+    seats = [await member(url, "ann"), await member(url, "bob")]
+    watcher = await member(url, "sam")
+    room = (await seats[0].request("create_room", game="giants", players=2))["data"]["room"]
+    assert (await watcher.request("watch", room=room))["type"] == "ok"
+    for i, m in enumerate(seats):
+        assert (await m.request("join", room=room, seat=i))["type"] == "ok"
+    return seats, watcher, room
 
 
-async def member(url: str, name: str) -> Member:
-    m = Member(await connect(url))
-    assert (await m.request("hello", protocol=3, name=name))["type"] == "ok"
-    return m
-
-
-async def agree(redis_url: str, prefix: str, room: str, members: list[Member]) -> int:
+async def agree(redis_url: str, prefix: str, room: str, members: list[RawMember]) -> int:
     """Every member's copy equals the stored game: its view (the engine's view for its
     seat) at its own version, and a seat's legal list the engine's. The stored version."""
     stored = await stored_room(redis_url, prefix, room)
     public = stored.version - stored.hidden
     for m in members:
         await m.wait_version(public)
-        assert m.version == public and m.gaps == 0, (m.seat, m.version, public, m.gaps)
+        assert m.version == public and not m.odd, (m.seat, m.version, public, m.odd)
         assert m.view is not None
         assert m.view["game"] == plain(stored.engine.view(stored.state, m.seat)), m.seat
         assert m.view["room"]["to_act"] == stored.to_act
@@ -113,13 +60,8 @@ async def test_a_move_whose_write_fails_sends_nothing_built_from_it(
 ) -> None:
     server = await server_factory(redis_url=fault_proxy.url, **FAST)
     sha = server.store._commit.sha.encode()
-    seats = [await member(server.url, "ann"), await member(server.url, "bob")]
-    watcher = await member(server.url, "sam")
+    seats, watcher, room = await giants_room(server.url)
     everyone = [*seats, watcher]
-    room = (await seats[0].request("create_room", game="giants", players=2))["data"]["room"]
-    assert (await watcher.request("watch", room=room))["type"] == "ok"
-    for i, m in enumerate(seats):
-        assert (await m.request("join", room=room, seat=i))["type"] == "ok"
     version = await agree(redis_url, key_prefix, room, everyone)
     rng = random.Random(7)
     failed = 0
@@ -156,13 +98,8 @@ async def test_a_move_left_in_doubt_sends_nothing_until_the_room_reloads(
     from what every member really has."""
     server = await server_factory(redis_url=fault_proxy.url, redis_timeout=0.5, redis_retry_window=1.0)
     sha = server.store._commit.sha.encode()
-    seats = [await member(server.url, "ann"), await member(server.url, "bob")]
-    watcher = await member(server.url, "sam")
+    seats, watcher, room = await giants_room(server.url)
     everyone = [*seats, watcher]
-    room = (await seats[0].request("create_room", game="giants", players=2))["data"]["room"]
-    assert (await watcher.request("watch", room=room))["type"] == "ok"
-    for i, m in enumerate(seats):
-        assert (await m.request("join", room=room, seat=i))["type"] == "ok"
     version = await agree(redis_url, key_prefix, room, everyone)
     actor = next(m for m in seats if m.legal)
     frames = [len(m.frames) for m in everyone]

@@ -13,73 +13,13 @@ import asyncio
 import random
 from typing import Any
 
-import msgpack
 import pytest
-from websockets.asyncio.client import connect
 
 from engines import registry
-from protocol import apply_legal_edit, apply_patch, expand_ops
 from server.legal_lists import EDIT_FROM, list_bytes
+from tests.server.raw_member import RawMember, member
 
 pytestmark = pytest.mark.redis
-
-
-class Member:
-    """A raw client: the view from snapshot + patches, the legal list from `legal`
-    and `legal_edit`, and for each patch what it carried."""
-
-    def __init__(self, ws: Any, protocol: int) -> None:
-        self.ws, self.protocol = ws, protocol
-        self.ids = 0
-        self.replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self.view: dict[str, Any] | None = None
-        self.keys: list[str] = []
-        self.seat: int | None = None
-        self.legal: list[str] = []
-        self.base: list[str] = []
-        self.acts = 0  # actions this member has seen applied (each patch with `act`)
-        self.seen: list[tuple[int, list[str]]] = []  # (acts, legal list) after each patch
-        self.edits = 0
-        self.whole = 0
-        self.changed = asyncio.Event()
-        self.reader = asyncio.ensure_future(self.read())
-
-    async def read(self) -> None:
-        async for frame in self.ws:
-            msg = msgpack.unpackb(frame, strict_map_key=False)
-            if msg["type"] in ("ok", "error"):
-                self.replies.pop(msg["id"]).set_result(msg)
-            elif msg["type"] == "snapshot":
-                self.view, self.keys, self.seat = msg["view"], msg["keys"], msg["seat"]
-                self.legal = self.base = msg["legal"]
-            elif msg["type"] == "patch":
-                assert self.view is not None
-                self.view = apply_patch(self.view, expand_ops(msg["ops"], self.keys))
-                if "legal_edit" in msg:
-                    assert self.protocol >= 3 and "legal" not in msg
-                    self.legal = apply_legal_edit(self.base, msg["legal_edit"])
-                    self.edits += 1
-                elif "legal" in msg:
-                    self.legal = msg["legal"]
-                    self.whole += bool(self.legal)
-                if self.legal:
-                    self.base = self.legal
-                self.acts += "act" in msg
-                self.seen.append((self.acts, list(self.legal)))
-            self.changed.set()
-
-    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
-        self.ids += 1
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.replies[self.ids] = fut
-        await self.ws.send(msgpack.packb({"type": kind, "id": self.ids, **fields}))
-        return await asyncio.wait_for(fut, 10)
-
-
-async def member(url: str, name: str, protocol: int = 3) -> Member:
-    m = Member(await connect(url), protocol)
-    assert (await m.request("hello", protocol=protocol, name=name))["type"] == "ok"
-    return m
 
 
 async def test_each_seat_rebuilds_its_own_legal_list_and_no_other(giants_server: Any) -> None:
@@ -93,16 +33,19 @@ async def test_each_seat_rebuilds_its_own_legal_list_and_no_other(giants_server:
         assert (await m.request("join", room=room, seat=i))["type"] == "ok"
     rng = random.Random(3)
     moves = 0
+
+    def ready() -> list[RawMember]:
+        return [m for m in seats if m.legal and m.seat not in m.view["room"]["answered"]]  # type: ignore[index]
+
     while moves < 160:
         assert all(m.view is not None for m in seats)
-        ready = [m for m in seats if m.legal and m.seat not in m.view["room"]["answered"]]  # type: ignore[index]
-        if not ready:
-            for m in seats:
-                m.changed.clear()
-            await asyncio.wait([asyncio.ensure_future(m.changed.wait()) for m in seats], timeout=5,
-                               return_when=asyncio.FIRST_COMPLETED)
+        if not ready():
+            waits = [asyncio.ensure_future(m.wait_for(lambda: bool(ready()), 60)) for m in seats]
+            await asyncio.wait(waits, timeout=5, return_when=asyncio.FIRST_COMPLETED)
+            for w in waits:
+                w.cancel()
             continue
-        actor = ready[0]
+        actor = ready()[0]
         reply = await actor.request("act", room=room, action=rng.choice(actor.legal))
         assert reply["type"] == "ok", reply  # the rebuilt list held only legal actions
         moves += 1
@@ -141,6 +84,7 @@ async def test_each_seat_rebuilds_its_own_legal_list_and_no_other(giants_server:
         can = editable(m.seen)
         assert 0 < m.edits <= can <= m.edits + max(2, can // 10), (m.edits, can)
     assert old.edits == watcher.edits == 0 and all(legal == [] for m in (old, watcher) for _, legal in m.seen)
+    assert not any(m.odd for m in (*seats, watcher, old)), [m.odd for m in (*seats, watcher, old)]
 
 
 async def test_a_protocol_2_seat_gets_whole_lists(giants_server: Any) -> None:
@@ -157,6 +101,7 @@ async def test_a_protocol_2_seat_gets_whole_lists(giants_server: Any) -> None:
     while min(m.acts for m in (ann, bob)) < 10:
         await asyncio.sleep(0.01)
     assert ann.whole + bob.whole >= 9 and ann.edits == bob.edits == 0
+    assert not ann.odd and not bob.odd
     for m in (ann, bob):
         await m.ws.close()
 

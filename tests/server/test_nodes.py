@@ -10,6 +10,7 @@ import asyncio
 import os
 import random
 import signal
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
@@ -172,18 +173,29 @@ async def test_server_run_bot_plays_on_at_the_new_owner(serve_process, client_fa
         )
 
 
-async def test_members_of_a_dead_node_stop_showing_connected(serve_process, client_factory) -> None:
-    """Bob plays through node two; node two is killed. The owner notices the node's
-    heartbeat is gone and drops its members: Alice sees Bob's seat disconnected."""
-    one, two = serve_process(*FAST), serve_process(*FAST)
+async def bob_on_a_killed_node(one: Any, two: Any, client_factory: Any) -> tuple[Any, str]:
+    """Alice (node one) and Bob (node two) seated in a room of node two's; then node
+    two is killed. Alice and the room."""
     alice = await client_factory(one.url, "alice")
     bob = await client_factory(two.url, "bob")
     room, _ = await two_player_room(alice, bob)
     assert alice.rooms[room].view["room"]["seats"][1]["connected"]
     two.proc.send_signal(signal.SIGKILL)
     two.proc.wait(10)
+    return alice, room
+
+
+async def bob_shows_left(alice: Any, room: str) -> None:
+    """Alice's view shows Bob's seat disconnected, after a `left` event."""
     await alice.wait_for(lambda: not alice.rooms[room].view["room"]["seats"][1]["connected"], timeout=20)
     assert any(e["type"] == "left" and e["seat"] == 1 for e in alice.rooms[room].events)
+
+
+async def test_members_of_a_dead_node_stop_showing_connected(serve_process, client_factory) -> None:
+    """Bob plays through node two; node two is killed. The owner notices the node's
+    heartbeat is gone and drops its members: Alice sees Bob's seat disconnected."""
+    alice, room = await bob_on_a_killed_node(serve_process(*FAST), serve_process(*FAST), client_factory)
+    await bob_shows_left(alice, room)
 
 
 async def test_a_dead_node_another_survivor_forgot_first_still_loses_its_members(
@@ -193,21 +205,16 @@ async def test_a_dead_node_another_survivor_forgot_first_still_loses_its_members
     took it off the node list (done here by the test, at once, as that survivor
     would): the owner never sees it expired, only gone, and drops its members too."""
     victim = f"victim-{os.urandom(3).hex()}"
-    one, two = serve_process(*FAST), serve_process(*FAST, "--node-id", victim)
-    alice = await client_factory(one.url, "alice")
-    bob = await client_factory(two.url, "bob")
-    room, _ = await two_player_room(alice, bob)
-    assert alice.rooms[room].view["room"]["seats"][1]["connected"]
-    two.proc.send_signal(signal.SIGKILL)
-    two.proc.wait(10)
+    alice, room = await bob_on_a_killed_node(
+        serve_process(*FAST), serve_process(*FAST, "--node-id", victim), client_factory
+    )
     redis = aioredis.from_url(redis_url)
     try:
         await redis.hdel(f"{key_prefix}nodes", victim)
         await redis.delete(f"{key_prefix}node:{victim}")
     finally:
         await redis.aclose()
-    await alice.wait_for(lambda: not alice.rooms[room].view["room"]["seats"][1]["connected"], timeout=20)
-    assert any(e["type"] == "left" and e["seat"] == 1 for e in alice.rooms[room].events)
+    await bob_shows_left(alice, room)
 
 
 async def test_many_relayed_requests_at_once_all_get_answers(serve_process, client_factory) -> None:
