@@ -46,6 +46,10 @@ from server.store import Store
 
 log = logging.getLogger("giants.node")
 
+# The stored form this node writes, in its heartbeat's info: 2 = a plain move may be its
+# log entry only (server.store). Nodes before it list no `writes` (1); while one of them
+# is live, this node's store writes the room's hash with every move (`_note_live`).
+WRITES = 2
 SWEEP_EVERY = 15  # periods between backstop sweeps for orphaned rooms (5 lease TTLs)
 # Leases per command batch (one loop turn each). A pass over 1,000 rooms in one batch held the loop
 # ~7 ms to build it and Redis ~5 ms to run it (5 µs a script), every period: a stall
@@ -115,7 +119,10 @@ class Node:
         return self.lease_ttl / 3
 
     def info(self) -> dict[str, Any]:
-        return {"id": self.id, "address": self.address, "rooms": len(self.rooms), "started": self.started}
+        return {
+            "id": self.id, "address": self.address, "rooms": len(self.rooms), "started": self.started,
+            "writes": WRITES,
+        }
 
     # -- leases -----------------------------------------------------------------------
 
@@ -354,6 +361,18 @@ class Node:
 
     def _note_live(self, nodes: dict[str, dict[str, Any] | None]) -> None:
         self._alive = {n for n, info in nodes.items() if info is not None and n != self.id}
+        older = sorted(n for n, info in nodes.items() if info is not None and info.get("writes", 1) < WRITES)
+        if bool(older) == self.store.plain_moves:
+            self.store.plain_moves = not older
+            if older:
+                log.warning(
+                    "node %s: node(s) %s run an earlier version, which cannot read a room whose last "
+                    "moves are log entries only: every move writes the room's hash too until they leave",
+                    self.id, ", ".join(older),
+                )
+            else:
+                log.info("node %s: every live node reads log-only moves; plain moves write their log entry only",
+                         self.id)
         self.live_peers = [
             incarnation(n, info.get("started", 0.0)) for n, info in nodes.items() if info is not None and n != self.id
         ]

@@ -100,6 +100,10 @@ class Store(LeaseStore, RoomReads):
         self.cluster = cluster
         self.timeout = timeout
         self.retry_window = retry_window
+        # False while a node of an earlier version shares this Redis (`server.node` says
+        # so from the node list): every write then stores the room's hash too, as those
+        # nodes read a room (their restore refuses a log longer than the hash's `actions`).
+        self.plain_moves = True
         self.redis: aioredis.Redis
         # No silent retries inside redis-py: ours are explicit and only of idempotent
         # calls (the commit script recognises its own write id, see `settle`).
@@ -392,7 +396,7 @@ class Store(LeaseStore, RoomReads):
             fields += ["hidden", str(hidden)]
         if seats is not None:
             fields += ["seats", pack(seats)]
-        move = not fields and derived and snapshot is None and log_entry is not None and actions == count + 1
+        move = self.plain_moves and not fields and derived and snapshot is None and log_entry is not None and actions == count + 1
         if not move:
             # The hash too: the new version, the write id, the action count, what changed.
             if send_deadline:

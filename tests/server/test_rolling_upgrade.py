@@ -1,0 +1,71 @@
+"""A rolling upgrade: nodes of this version share Redis with nodes of an earlier one.
+
+Earlier nodes restore a room only if its log is exactly as long as its hash's
+`actions`; this version writes a plain move as its log entry alone (the hash falls
+behind the log). While the node list holds a live node whose heartbeat does not say
+it reads that form (`writes` missing, as every earlier node's), every move writes the
+hash too, so any node can take any room over; once the last such node is gone, plain
+moves are log entries again. The earlier node here is what such a node leaves in
+Redis: its heartbeat, written by the same call with the info it carried.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+import pytest
+
+from server.store import Store
+from tests.fault_checks import eventually
+from tests.server.multinode import move, two_player_room
+
+pytestmark = pytest.mark.redis
+
+
+async def hash_and_log_lengths(store: Store, room: str) -> tuple[int, int]:
+    """The room hash's `actions` and how many entries its log holds."""
+    actions = await store.redis.hget(store.k_room(room), "actions")
+    return int(actions), int(await store.redis.llen(store.k_log(room)))
+
+
+async def test_moves_write_the_hash_while_an_earlier_node_is_live(
+    server_factory: Any, client_factory: Any, redis_url: str, key_prefix: str
+) -> None:
+    store = Store(redis_url, key_prefix)
+    try:
+        earlier = {"id": "earlier", "address": "127.0.0.1:1", "rooms": 0, "started": time.time()}
+        await store.heartbeat("earlier", earlier, 120_000)
+        server = await server_factory(lease_ttl=0.6)
+        alice, bob = await client_factory(server.url, "alice"), await client_factory(server.url, "bob")
+        room, _ = await two_player_room(alice, bob)
+        rng, acked = random.Random(5), []
+        for _ in range(6):
+            await move([alice, bob], room, rng, acked)
+            actions, logged = await hash_and_log_lengths(store, room)
+            assert actions == logged, "an earlier node could not restore this room"
+
+        await store.forget_node("earlier")  # it stopped (or its heartbeat expired and a node forgot it)
+        await eventually(lambda: server.store.plain_moves, timeout=10)
+        for _ in range(6):
+            await move([alice, bob], room, rng, acked)
+        actions, logged = await hash_and_log_lengths(store, room)
+        assert logged == len(acked) and actions < logged, "plain moves are log entries only again"
+    finally:
+        await store.close()
+
+
+async def test_a_node_of_this_version_says_so_in_its_heartbeat(
+    server_factory: Any, redis_url: str, key_prefix: str
+) -> None:
+    """What the check above reads: without it, nodes of this version would write every
+    move's hash forever once two of them share a Redis."""
+    one, two = await server_factory(), await server_factory()
+    store = Store(redis_url, key_prefix)
+    try:
+        nodes = await store.nodes()
+        assert {n: info["writes"] for n, info in nodes.items() if info} == {one.node.id: 2, two.node.id: 2}
+        assert one.store.plain_moves and two.store.plain_moves
+    finally:
+        await store.close()
