@@ -20,6 +20,7 @@ Use `parse_picture` / `render_picture` to read and write the readable 7 x 7 cros
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import compress
 
 from engines.base import NotationError
 
@@ -125,6 +126,20 @@ def moves_for(board: bytes, colour: int) -> list[Move]:
     if captures:
         return [Move(i, True) for i in captures]
     return [Move(i) for i, piece in enumerate(board) if piece == EMPTY]
+
+
+CAPTURE_NAMES: tuple[str, ...] = tuple("x" + name for name in NAMES)
+_VACANT = bytes(256).replace(b"\0", b"\1", 1)  # translate: an EMPTY cell to 1, a ringfort to 0
+
+
+def notation_for(board: bytes, colour: int) -> list[str]:
+    """`moves_for` written in notation (TA-11), in its order, without building moves:
+    the names of the besieged hills (TA-4), else of the vacant ones (TA-5), picked at
+    C speed."""
+    captures = besieged(board, colour)
+    if captures:
+        return [CAPTURE_NAMES[i] for i in captures]
+    return list(compress(NAMES, board.translate(_VACANT)))
 
 
 def has_move(board: bytes, colour: int) -> bool:

@@ -50,6 +50,7 @@ from engines.tara.board import (
     format_move,
     has_move,
     moves_for,
+    notation_for,
     other,
     parse_move,
     place,
@@ -248,6 +249,11 @@ class Tara(Engine[TaraState, Move]):
         if state.finished or seat != state.mover:
             return []
         return moves_for(state.board, state.to_move)
+
+    def legal_notation(self, state: TaraState, seat: Seat) -> list[str]:
+        if state.finished or seat != state.mover:
+            return []
+        return notation_for(state.board, state.to_move)
 
     def apply(self, state: TaraState, seat: Seat, action: Move) -> Transition[TaraState]:
         if state.finished:

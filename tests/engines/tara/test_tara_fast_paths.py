@@ -1,0 +1,75 @@
+"""Tara's fast paths agree with the rules written out the slow, obvious way.
+
+The engine writes its legal notation directly (no move objects), keeps per-state work
+on the state and builds views from the last one; each is checked here against a
+straightforward reading of shared/specs/tara.md over random playouts and random
+boards with fixed seeds.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+from engines import get_engine
+from engines.tara import BLACK, EMPTY, NAMES, NEIGHBOURS, PAIRS, WHITE, Tara, TaraState
+from engines.tara.board import HILLS, besieged, format_move, moves_for, notation_for
+
+ENGINE: Tara = get_engine("tara")  # type: ignore[assignment]
+
+
+def besieged_ref(board: bytes, colour: int) -> list[int]:
+    """TA-2/TA-4: enemy hills whose every orthogonal neighbour holds `colour`."""
+    enemy = BLACK if colour == WHITE else WHITE
+    return [i for i in range(HILLS) if board[i] == enemy and all(board[j] == colour for j in NEIGHBOURS[i])]
+
+
+def notation_ref(board: bytes, colour: int) -> list[str]:
+    """TA-4/TA-5/TA-11: the captures (`xD4`) if any, else a build (`D4`) on every vacant hill."""
+    captures = besieged_ref(board, colour)
+    if captures:
+        return ["x" + NAMES[i] for i in captures]
+    return [NAMES[i] for i in range(HILLS) if board[i] == EMPTY]
+
+
+def links_ref(board: bytes, colour: int) -> int:
+    """TA-6: adjacent pairs of `colour`'s ringforts."""
+    return sum(1 for i, j in PAIRS if board[i] == colour and board[j] == colour)
+
+
+def random_boards(seed: int, count: int) -> Iterator[bytes]:
+    rng = random.Random(seed)
+    for _ in range(count):
+        weights = [rng.random() for _ in range(3)]
+        yield bytes(rng.choices((EMPTY, WHITE, BLACK), weights, k=HILLS))
+
+
+def playout_states(seed: int) -> Iterator[TaraState]:
+    """Every state of a random 2-game match played through the engine."""
+    rng = random.Random(seed)
+    state = ENGINE.new_game(2, {}, seed)
+    yield state
+    while ENGINE.outcome(state) is None:
+        seat = state.mover
+        state = ENGINE.apply(state, seat, rng.choice(ENGINE.legal_actions(state, seat))).state
+        yield state
+
+
+def test_notation_matches_the_rules_on_random_boards() -> None:
+    # TA-4 (captures compulsory), TA-5 (builds on vacant hills), TA-11 (notation).
+    for board in random_boards(1, 3000):
+        for colour in (WHITE, BLACK):
+            assert besieged(board, colour) == besieged_ref(board, colour)
+            assert notation_for(board, colour) == notation_ref(board, colour)
+            assert notation_for(board, colour) == [format_move(m) for m in moves_for(board, colour)]
+
+
+def test_legal_notation_matches_legal_actions_in_playouts() -> None:
+    # TA-4/TA-5/TA-7: the room's list is the formatted legal actions, for both seats.
+    for seed in range(40):
+        for state in playout_states(seed):
+            for seat in (0, 1):
+                expected = [ENGINE.format_action(state, a) for a in ENGINE.legal_actions(state, seat)]
+                assert ENGINE.legal_notation(state, seat) == expected
+                if expected:
+                    assert expected == notation_ref(state.board, state.to_move)
