@@ -139,6 +139,11 @@ def notation_for(board: bytes, colour: int) -> list[str]:
     captures = besieged(board, colour)
     if captures:
         return [CAPTURE_NAMES[i] for i in captures]
+    return vacant_names(board)
+
+
+def vacant_names(board: bytes) -> list[str]:
+    """The names of the vacant hills in index order (TA-5's builds, in notation)."""
     return list(compress(NAMES, board.translate(_VACANT)))
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engines.base import (
@@ -37,6 +37,7 @@ from engines.registry import register
 from engines.tara.board import (
     BLACK,
     BRIDGES,
+    CAPTURE_NAMES,
     COLOUR_NAMES,
     EMPTY,
     HILLS,
@@ -50,11 +51,11 @@ from engines.tara.board import (
     format_move,
     has_move,
     moves_for,
-    notation_for,
     other,
     parse_move,
     place,
     territory,
+    vacant_names,
 )
 
 # Per game: exactly 45 builds (a build fills a hill, nothing empties one) plus at most
@@ -136,6 +137,28 @@ def score_game(board: bytes, white_seat: Seat, out: Seat | None) -> GameResult:
     )
 
 
+class _Memo:
+    """A state's own derived data, computed on first use: the hills its player to
+    move must capture (asked by `apply`, the legal list and the view of one state)."""
+
+    __slots__ = ("captures",)
+
+    def __init__(self) -> None:
+        self.captures: list[int] | None = None
+
+
+def captures_of(state: TaraState) -> list[int]:
+    """TA-4: `besieged(state.board, state.to_move)`, computed once per state (read only)."""
+    memo = state.memo
+    if memo is None:
+        memo = _Memo()
+        object.__setattr__(state, "memo", memo)  # a cache on a frozen state
+    captures = memo.captures
+    if captures is None:
+        captures = memo.captures = besieged(state.board, state.to_move)
+    return captures
+
+
 @dataclass(frozen=True, slots=True)
 class TaraState:
     games: int  # games in the match (1 or 2)
@@ -147,6 +170,9 @@ class TaraState:
     turns: int  # actions applied in the current game
     results: tuple[GameResult, ...]
     last_move: str | None = None
+    # Work done on this state, kept with it (`_Memo`): a cache, not part of its value
+    # or snapshot, never copied by `replace` (the copy may differ in what it depends on).
+    memo: _Memo | None = field(default=None, init=False, compare=False, repr=False)
 
     @property
     def finished(self) -> bool:
@@ -194,7 +220,7 @@ def new_match_game(games: int, lots: Seat, game_index: int, results: tuple[GameR
 def explain_illegal(state: TaraState, move: Move) -> str:
     """A sentence saying why `move` is not legal now (for the error reply)."""
     name = NAMES[move.hill]
-    captures = besieged(state.board, state.to_move)
+    captures = captures_of(state)
     if captures:
         choices = " ".join("x" + NAMES[i] for i in captures)
         if not move.capture:
@@ -253,7 +279,10 @@ class Tara(Engine[TaraState, Move]):
     def legal_notation(self, state: TaraState, seat: Seat) -> list[str]:
         if state.finished or seat != state.mover:
             return []
-        return notation_for(state.board, state.to_move)
+        captures = captures_of(state)
+        if captures:
+            return [CAPTURE_NAMES[i] for i in captures]
+        return vacant_names(state.board)
 
     def apply(self, state: TaraState, seat: Seat, action: Move) -> Transition[TaraState]:
         if state.finished:
@@ -271,7 +300,7 @@ class Tara(Engine[TaraState, Move]):
     @staticmethod
     def _is_legal(state: TaraState, move: Move) -> bool:
         # Checked directly instead of regenerating every move: the hot path of playouts.
-        captures = besieged(state.board, state.to_move)
+        captures = captures_of(state)
         if captures:
             return move.capture and move.hill in captures
         return not move.capture and state.board[move.hill] == EMPTY
@@ -309,7 +338,7 @@ class Tara(Engine[TaraState, Move]):
         """
         events.append({"type": "out", "seat": state.seat_of(caller), "colour": COLOUR_NAMES[caller]})
         state = replace(state, out=caller, to_move=other(caller))
-        if besieged(state.board, state.to_move):
+        if captures_of(state):
             return state
         return self._end_game(state, events)
 
@@ -374,7 +403,7 @@ class Tara(Engine[TaraState, Move]):
             "colours": colours if playing else None,
             "to_move": COLOUR_NAMES[state.to_move] if playing else None,
             "seat_to_move": state.mover if playing else None,
-            "must_capture": [NAMES[i] for i in besieged(board, state.to_move)] if playing else [],
+            "must_capture": [NAMES[i] for i in captures_of(state)] if playing else [],
             "out": COLOUR_NAMES[state.out] or None,
             "turns": state.turns,
             "bridges": bridges,

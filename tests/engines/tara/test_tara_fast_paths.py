@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 
 from engines import get_engine
 from engines.tara import BLACK, EMPTY, NAMES, NEIGHBOURS, PAIRS, WHITE, Tara, TaraState
 from engines.tara.board import HILLS, besieged, format_move, moves_for, notation_for
+from engines.tara.engine import captures_of
 
 ENGINE: Tara = get_engine("tara")  # type: ignore[assignment]
 
@@ -73,3 +75,14 @@ def test_legal_notation_matches_legal_actions_in_playouts() -> None:
                 assert ENGINE.legal_notation(state, seat) == expected
                 if expected:
                     assert expected == notation_ref(state.board, state.to_move)
+
+
+def test_captures_kept_with_a_state_are_its_own() -> None:
+    # TA-4: what one state computed once is never another state's answer, even for a
+    # copy with another player to move (`replace` starts without the cache).
+    for seed in range(10):
+        for state in playout_states(seed):
+            assert captures_of(state) == besieged_ref(state.board, state.to_move)
+            flipped = replace(state, to_move=BLACK if state.to_move == WHITE else WHITE)
+            assert captures_of(flipped) == besieged_ref(state.board, flipped.to_move)
+            assert captures_of(state) == besieged_ref(state.board, state.to_move)
