@@ -154,6 +154,7 @@ class Gate(asyncio.Protocol):
             handed = await self.handover.pass_on(self, room)
         except Exception:  # Redis away, too slow: served here
             log.debug("hand-over of a connection for room %s failed", room, exc_info=True)
+            self.handover.unrouted.inc()
             handed = False
         if handed:
             self.done()
@@ -191,6 +192,13 @@ class Handover:
             "giants_handover_failed",
             "Connections whose room's owner is a sibling worker that could not take them: gone, or it took no "
             "connection for 2 s while its queue was full (served here, through the relay).",
+            registry=registry,
+        )
+
+        self.unrouted = Counter(
+            "giants_handover_unrouted",
+            "Connections naming a room whose owner could not be looked up in Redis within 1 s (Redis slow or "
+            "away): served here, through the relay if a sibling worker owns the room.",
             registry=registry,
         )
 

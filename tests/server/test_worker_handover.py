@@ -242,3 +242,30 @@ def test_clients_name_the_room_as_a_query_parameter() -> None:
     assert with_room_hint("ws://127.0.0.1:8765", "abc") == "ws://127.0.0.1:8765/?room=abc"
     assert with_room_hint("wss://h/giants?x=1", "a-b_9") == "wss://h/giants?x=1&room=a-b_9"
     assert with_room_hint("ws://h:1", None) == "ws://h:1"
+
+
+async def test_a_member_whose_room_owner_is_not_found_in_time_is_served_where_it_landed(
+    workers, client_factory, fault_proxy, key_prefix
+) -> None:
+    """Redis does not answer the lookup of the room's lease holder: after 1 s the
+    connection is served by the worker it reached (through the relay) and counted in
+    `giants_handover_unrouted_total`. Long leases: no orphan sweep reads the lease then."""
+    # Started from a thread: the proxy lives on this test's event loop, which must run meanwhile.
+    sp = await asyncio.to_thread(
+        serve_workers, workers, "--redis-url", fault_proxy.url, "--key-prefix", key_prefix, "--lease-ttl", "30"
+    )
+    first = await client_factory(sp.url, "first")
+    room = (await first.ok("create_room", game="giantslayer"))["room"]
+    fault_proxy.drop_reply(f"room:{{{room}}}:lease".encode())  # the lookup's MGET
+    late = []
+    for i in range(60):  # until one lands on the worker that does not own the room
+        late.append(await client_factory(f"{sp.url}/?room={room}", f"late{i}"))
+        if fault_proxy.triggered:
+            break
+    assert fault_proxy.triggered, "no connection reached the other worker"
+    for member in late:
+        await member.ok("watch", room=room)
+        assert member.rooms[room].view["room"]["status"] == "waiting"
+    seen = per_node(sp.url)
+    assert total(seen, "giants_handover_unrouted_total") == 1
+    assert total(seen, "giants_handover_failed_total") == 0
