@@ -119,6 +119,7 @@ class GiantsServer:
             "shutting_down": self.shutting_down,
             "node": self.node.id if self.node is not None else None,
             "leases": len(self.node.rooms) if self.node is not None else 0,
+            "peers": len(self.node.live_peers) if self.node is not None else 0,
         }
 
     def render_metrics(self, accept: str) -> tuple[bytes, str]:

@@ -236,6 +236,11 @@ async def test_forwarded_for_gives_each_client_its_own_limits(serve_process, hap
     for i in range(3):  # leastconn: one per node
         await clients(proxy.url, f"first{i}", local="127.0.0.2")
     assert await asyncio.to_thread(connection_counts, nodes) == [1, 1, 1]
+    # A node counts the connections of the nodes it saw alive at its last look at the
+    # node list; on a slow machine the last started may not be among them yet.
+    async with asyncio.timeout(30):
+        while not all(h["peers"] == 2 for h in await asyncio.to_thread(lambda: [node_health(n) for n in nodes])):
+            await asyncio.sleep(0.1)
 
     async with connect(proxy.url, compression=None, local_addr=("127.0.0.2", 0)) as ws:
         with pytest.raises(ConnectionClosed) as closed:
