@@ -17,7 +17,7 @@ tables keep move generation fast enough for search bots.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from operator import itemgetter
 from typing import Any
@@ -191,6 +191,9 @@ class GiantslayerState:
     quiet_moves: tuple[Move, ...]  # the moves that produced history[1:]
     results: tuple[RoundResult, ...]
     last_move: str | None = None
+    # `quiet_moves` in notation, kept along by `_play` so a view copies it instead of
+    # formatting every quiet move again (None: not known yet, e.g. after a restore).
+    quiet_texts: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def finished(self) -> bool:
@@ -230,6 +233,7 @@ def new_round(rounds: int, round_index: int, results: tuple[RoundResult, ...]) -
         history=(position_key(INITIAL_BOARD, True),),
         quiet_moves=(),
         results=results,
+        quiet_texts=(),
     )
 
 
@@ -540,30 +544,39 @@ class Giantslayer(Engine[GiantslayerState, Move]):
                 captured = True
         end_reason: str | None = None
         if not state.white_to_move:
-            if all_on_edge(board):
+            blacks = cells_of(board, BLACK)  # one scan serves GS-8, GS-7 and GS-9
+            if EDGE.issuperset(blacks):
                 end_reason = "escape"  # GS-8: before any flank capture
             else:
-                victims = flanked(board)  # GS-7: start of White's turn
+                victims = [i for i in blacks if AROUND[i](board).count(WHITE) >= 2]  # GS-7: `flanked`
                 if victims:
                     for cell in victims:
                         board[cell] = EMPTY
                     events.append({"type": "flank", "captured": [NAMES[c] for c in victims]})
                     captured = True
-                if not count(board, BLACK):
-                    end_reason = "all_killed"  # GS-9
-                elif all_on_edge(board):
-                    end_reason = "escape"  # GS-9
+                    blacks = [i for i in blacks if i not in victims]
+                    if not blacks:
+                        end_reason = "all_killed"  # GS-9
+                    elif EDGE.issuperset(blacks):
+                        end_reason = "escape"  # GS-9
+                # no victims: the black stones are those GS-8 found not all on the edge
         new_board = bytes(board)
         white_next = not state.white_to_move
         key = position_key(new_board, white_next)
         history: tuple[bytes, ...]
         quiet_moves: tuple[Move, ...]
+        quiet_texts: tuple[str, ...]
+        text = format_move(move)
         if captured:
-            quiet_plies, history, quiet_moves = 0, (key,), ()
+            quiet_plies, history, quiet_moves, quiet_texts = 0, (key,), (), ()
         else:
             quiet_plies = state.quiet_plies + 1
             history = (*state.history, key)
             quiet_moves = (*state.quiet_moves, move)
+            known = state.quiet_texts
+            if known is None:
+                known = tuple([format_move(m) for m in state.quiet_moves])
+            quiet_texts = (*known, text)
         if end_reason is None:
             if quiet_plies >= QUIET_PLY_LIMIT:
                 end_reason = "no_capture_limit"  # GS-11
@@ -578,7 +591,8 @@ class Giantslayer(Engine[GiantslayerState, Move]):
             history=history,
             quiet_moves=quiet_moves,
             results=state.results,
-            last_move=format_move(move),
+            last_move=text,
+            quiet_texts=quiet_texts,
         )
         if end_reason is not None:
             after = self._end_round(after, end_reason, events)
@@ -635,7 +649,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
             "black_left": count(state.board, BLACK),
             "white_left": count(state.board, WHITE),
             "quiet_plies": state.quiet_plies,
-            "quiet_moves": [format_move(m) for m in state.quiet_moves],
+            "quiet_moves": _quiet_texts(state),
             "results": results,
             "totals": totals,
             "last_move": state.last_move,
@@ -698,6 +712,11 @@ def _result_views(state: GiantslayerState) -> tuple[list[dict[str, Any]], list[i
             _RESULT_VIEWS.clear()
         entry = _RESULT_VIEWS[id(results)] = (results, [r.to_data() for r in results], list(state.totals()))
     return entry[1], entry[2]
+
+
+def _quiet_texts(state: GiantslayerState) -> list[str]:
+    texts = state.quiet_texts
+    return list(texts) if texts is not None else [format_move(m) for m in state.quiet_moves]
 
 
 def _rebuild_history(

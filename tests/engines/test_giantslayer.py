@@ -298,6 +298,18 @@ def test_view_rebuilds_the_exact_position_for_search_bots() -> None:
     assert rebuilt.quiet_plies == state.quiet_plies
 
 
+def test_view_lists_the_quiet_plies_in_notation_also_after_a_restore() -> None:
+    """GS-11/GS-14: the view's quiet_moves are the plies since the last capture, written
+    out, whether the state was played to (texts carried along) or restored (rebuilt)."""
+    state = play(position(white="a5 e1 i5", black="f8"), "a5-b5", "f8-f7", "b5-a5")
+    assert ENGINE.view(state, None)["quiet_moves"] == ["a5-b5", "f8-f7", "b5-a5"]
+    restored = ENGINE.restore(ENGINE.snapshot(state))
+    assert ENGINE.view(restored, None) == ENGINE.view(state, None)
+    after = play(restored, "f7-f6")
+    assert ENGINE.view(after, None)["quiet_moves"] == ["a5-b5", "f8-f7", "b5-a5", "f7-f6"]
+    assert ENGINE.view(after, None) == ENGINE.view(play(state, "f7-f6"), None)
+
+
 def test_fast_legality_check_agrees_with_move_generation() -> None:
     """apply() validates one move directly (GS-5, GS-6, GS-12); it must agree with the full list."""
     import random
