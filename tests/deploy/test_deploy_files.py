@@ -1,15 +1,20 @@
 """The files in deploy/ agree with the server and with each other.
 
-compose.yaml and kubernetes.yaml cannot be run here (no container engine, no cluster),
-so what can be checked without them is checked: every GIANTS_* setting they (and the
-Dockerfile and systemd unit) set is one `giants serve` reads, with a value it accepts;
-the image, port and health path are the same everywhere; the proxy's defaults name the
-compose services. Read as text: no YAML parser is a dependency of the project.
+The image and compose.yaml are run for real by deploy/smoke.py (a container engine and
+minutes: not part of this suite; docs/operations.md, "Deployment files"); kubernetes.yaml
+has no cluster here. What can be checked without them is checked: every GIANTS_* setting
+they (and the Dockerfile and systemd unit) set is one `giants serve` reads, with a value
+it accepts; the image, port and health path are the same everywhere; the proxy's
+defaults name the compose services; the images' defaults are the official ones. Read as
+text: no YAML parser is a dependency of the project.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
+import runpy
+import subprocess
 from dataclasses import fields
 from pathlib import Path
 
@@ -47,7 +52,7 @@ def test_compose_and_kubernetes_run_the_same_image_port_health_and_settings() ->
     kube = (DEPLOY / "kubernetes.yaml").read_text()
     docker = (DEPLOY / "Dockerfile").read_text()
     haproxy = (DEPLOY / "haproxy.cfg").read_text()
-    assert re.search(r"^\s+image: giants-table:latest", compose, re.MULTILINE)
+    assert re.search(r"^\s+image: \$\{GIANTS_IMAGE:-giants-table:latest\}", compose, re.MULTILINE)
     assert re.search(r"^\s+image: giants-table:latest", kube, re.MULTILINE)
     # One port everywhere: the image listens on 8765, compose's proxy reaches the nodes
     # there, Kubernetes probes and serves it.
@@ -73,5 +78,38 @@ def test_compose_trusts_exactly_the_proxy_address_it_gives_haproxy() -> None:
     [proxy_ip] = re.findall(r"ipv4_address: ([\d.]+)", compose)
     assert settings_in("compose.yaml")["GIANTS_TRUSTED_PROXIES"] == proxy_ip
     [subnet] = re.findall(r"subnet: ([\d.]+)/24", compose)
-    assert proxy_ip.rsplit(".", 1)[0] == subnet.rsplit(".", 1)[0]
+    assert ipaddress.ip_address(proxy_ip) in ipaddress.ip_network(f"{subnet}/24")
+    # Other containers get addresses only from ip_range: never the proxy's (a node that
+    # took it on a restart kept the proxy from starting, seen with podman).
+    [pool] = re.findall(r"ip_range: ([\d./]+)", compose)
+    assert ipaddress.ip_network(pool).subnet_of(ipaddress.ip_network(f"{subnet}/24"))
+    assert ipaddress.ip_address(proxy_ip) not in ipaddress.ip_network(pool)
     assert "option forwardfor" in (DEPLOY / "haproxy.cfg").read_text()
+
+
+def test_images_default_to_the_official_ones_and_can_be_swapped() -> None:
+    """A plain `docker compose up` pulls the official images; each can be replaced
+    through the environment (deploy/local-bases.sh's Debian-built ones, a mirror)."""
+    compose = (DEPLOY / "compose.yaml").read_text()
+    docker = (DEPLOY / "Dockerfile").read_text()
+    assert "ARG BASE_IMAGE=python:3.11-slim\nFROM ${BASE_IMAGE}" in docker
+    assert "BASE_IMAGE: ${BASE_IMAGE:-python:3.11-slim}" in compose
+    images = re.findall(r"^\s+image: (\S+)", compose, re.MULTILINE)
+    assert sorted(images) == sorted(
+        ["${GIANTS_IMAGE:-giants-table:latest}", "${REDIS_IMAGE:-redis:7-alpine}", "${PROXY_IMAGE:-haproxy:2.9-alpine}"]
+    )
+    assert "nofile: ${PROXY_NOFILE:-65536}" in compose
+
+
+def test_smoke_script_and_local_bases_name_the_same_services_and_images() -> None:
+    """deploy/smoke.py drives the compose services by name and points compose at the
+    images deploy/local-bases.sh builds (both are run by hand: docs/operations.md)."""
+    smoke = runpy.run_path(str(DEPLOY / "smoke.py"), run_name="deploy_smoke")  # its names, nothing run
+    compose = (DEPLOY / "compose.yaml").read_text()
+    assert list(smoke["NODES"]) == re.findall(r"^  (node\d):", compose, re.MULTILINE)
+    bases = (DEPLOY / "local-bases.sh").read_text()
+    built = set(re.findall(r"^build (\w+) ", bases, re.MULTILINE))
+    assert {image.split("/")[1].split(":")[0].removeprefix("giants-base-") for image in smoke["LOCAL_BASES"].values()} == built
+    for name in smoke["LOCAL_BASES"]:
+        assert "${" + name + ":-" in compose
+    assert subprocess.run(["sh", "-n", str(DEPLOY / "local-bases.sh")]).returncode == 0
