@@ -1,4 +1,4 @@
-"""Tara — Four Treasures (singles): the engine, its state, views and the match.
+"""Tara — Four Treasures (singles): the engine, its turns and the match.
 
 Rules as `shared/specs/tara.md` decides them (TA-1 … TA-11); docs/rules/tara.md tells
 them in the project's words. A room plays a match of `games` games (2 by default,
@@ -9,13 +9,15 @@ every game while the seats keep their match totals).
 OUT (TA-7) needs no action: when the player to move has no capture and no vacant
 hill, the engine calls OUT for them and hands the opponent the one extra turn (a
 capture, or nothing, which ends the game at once).
+
+The state and TA-9 scoring are `engines.tara.state`, the view `engines.tara.views`.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from engines.base import (
@@ -35,8 +37,6 @@ from engines.base import (
 )
 from engines.registry import register
 from engines.tara.board import (
-    BLACK,
-    BRIDGES,
     CAPTURE_NAMES,
     COLOUR_NAMES,
     EMPTY,
@@ -46,175 +46,29 @@ from engines.tara.board import (
     SYMBOLS,
     WHITE,
     Move,
-    besieged,
-    bridges_used,
     format_move,
     has_move,
     moves_for,
     other,
     parse_move,
     place,
-    territory,
     vacant_names,
 )
+from engines.tara.state import (
+    GameResult,
+    StateMemo,
+    TaraState,
+    captures_of,
+    new_match_game,
+    score_game,
+)
+from engines.tara.views import game_view
 
 # Per game: exactly 45 builds (a build fills a hill, nothing empties one) plus at most
 # 38 captures — each capture turns an all-enemy neighbourhood of k >= 2 hills into k
 # same-colour pairs, and only 76 pairs exist while builds never break one.
 MAX_TURNS_PER_GAME = HILLS + len(PAIRS) // 2
 MAX_GAMES = 2
-
-
-@dataclass(frozen=True, slots=True)
-class GameResult:
-    """One finished game, per seat (index = seat): TA-8 counts and TA-9 points."""
-
-    starter: Seat
-    bridges: tuple[int, int]
-    territory: tuple[int, int]
-    points: tuple[int, int]
-    reason: str  # "bridges", "territory" or "draw"
-    out: Seat | None  # the seat that called OUT (None if the game ended otherwise)
-
-    @property
-    def winner(self) -> Seat | None:
-        return None if self.reason == "draw" else (0 if self.points[0] > self.points[1] else 1)
-
-    def to_data(self) -> dict[str, Any]:
-        return {
-            "starter": self.starter,
-            "bridges": list(self.bridges),
-            "territory": list(self.territory),
-            "points": list(self.points),
-            "winner": self.winner,
-            "reason": self.reason,
-            "out": self.out,
-        }
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> GameResult:
-        def pair(key: str) -> tuple[int, int]:
-            a, b = data[key]
-            return (int(a), int(b))
-
-        out = data["out"]
-        return cls(
-            starter=int(data["starter"]),
-            bridges=pair("bridges"),
-            territory=pair("territory"),
-            points=pair("points"),
-            reason=str(data["reason"]),
-            out=None if out is None else int(out),
-        )
-
-
-def score_game(board: bytes, white_seat: Seat, out: Seat | None) -> GameResult:
-    """TA-9: more bridges wins 2 + difference; else more territory 2 + difference; else 1-1."""
-    bridges = [0, 0]
-    land = [0, 0]
-    for colour, seat in ((WHITE, white_seat), (BLACK, 1 - white_seat)):
-        bridges[seat] = bridges_used(board, colour)
-        land[seat] = territory(board, colour)
-    points = [0, 0]
-    if bridges[0] != bridges[1]:
-        reason, counts = "bridges", bridges
-    elif land[0] != land[1]:
-        reason, counts = "territory", land
-    else:
-        reason, counts = "draw", [0, 0]
-    if reason == "draw":
-        points = [1, 1]
-    else:
-        winner = 0 if counts[0] > counts[1] else 1
-        points[winner] = 2 + abs(counts[0] - counts[1])
-    return GameResult(
-        starter=white_seat,
-        bridges=(bridges[0], bridges[1]),
-        territory=(land[0], land[1]),
-        points=(points[0], points[1]),
-        reason=reason,
-        out=out,
-    )
-
-
-class _Memo:
-    """A state's own derived data, computed on first use: the hills its player to
-    move must capture (asked by `apply`, the legal list and the view of one state)."""
-
-    __slots__ = ("captures",)
-
-    def __init__(self) -> None:
-        self.captures: list[int] | None = None
-
-
-def captures_of(state: TaraState) -> list[int]:
-    """TA-4: `besieged(state.board, state.to_move)`, computed once per state (read only)."""
-    memo = state.memo
-    if memo is None:
-        memo = _Memo()
-        object.__setattr__(state, "memo", memo)  # a cache on a frozen state
-    captures = memo.captures
-    if captures is None:
-        captures = memo.captures = besieged(state.board, state.to_move)
-    return captures
-
-
-@dataclass(frozen=True, slots=True)
-class TaraState:
-    games: int  # games in the match (1 or 2)
-    lots: Seat  # the seat the lots chose to start game one (TA-10)
-    game_index: int  # 0-based; the current game (== games once the match is over)
-    board: bytes
-    to_move: int  # colour to move, WHITE or BLACK
-    out: int  # EMPTY, or the colour that called OUT this game (TA-7)
-    turns: int  # actions applied in the current game
-    results: tuple[GameResult, ...]
-    last_move: str | None = None
-    # Work done on this state, kept with it (`_Memo`): a cache, not part of its value
-    # or snapshot, never copied by `replace` (the copy may differ in what it depends on).
-    memo: _Memo | None = field(default=None, init=False, compare=False, repr=False)
-
-    @property
-    def finished(self) -> bool:
-        return len(self.results) == self.games
-
-    @property
-    def white_seat(self) -> Seat:
-        """The starter of the current game; starters alternate from the lots (TA-10).
-
-        Once the match is over (game_index == games) the board is the last game's, so
-        its colours are that game's: the next game's starter would swap the seats'
-        bridges and territory in the final view.
-        """
-        index = min(self.game_index, self.games - 1)
-        return self.lots if index % 2 == 0 else 1 - self.lots
-
-    def seat_of(self, colour: int) -> Seat:
-        return self.white_seat if colour == WHITE else 1 - self.white_seat
-
-    @property
-    def mover(self) -> Seat:
-        return self.seat_of(self.to_move)
-
-    def totals(self) -> tuple[int, int]:
-        return (
-            sum(r.points[0] for r in self.results),
-            sum(r.points[1] for r in self.results),
-        )
-
-
-def new_match_game(games: int, lots: Seat, game_index: int, results: tuple[GameResult, ...]) -> TaraState:
-    """An empty board with White (this game's starter) to move."""
-    return TaraState(
-        games=games,
-        lots=lots,
-        game_index=game_index,
-        board=bytes(HILLS),
-        to_move=WHITE,
-        out=EMPTY,
-        turns=0,
-        results=results,
-    )
 
 
 def explain_illegal(state: TaraState, move: Move) -> str:
@@ -323,6 +177,11 @@ class Tara(Engine[TaraState, Move]):
             opponent if not state.out and has_move(board, opponent) else colour,
             state.out, state.turns + 1, state.results, text,
         )
+        memo = state.memo
+        if memo is not None:  # the last view an ancestor had, to build this one's from
+            last = (state.board, memo.view) if memo.view is not None else memo.last
+            if last is not None:
+                object.__setattr__(after, "memo", StateMemo(last))
         if state.out:
             # That was the extra turn after OUT (TA-7): the game ends.
             return Transition(self._end_game(after, events), tuple(events))
@@ -382,37 +241,7 @@ class Tara(Engine[TaraState, Move]):
         return VIEW_KEYS
 
     def view(self, state: TaraState, seat: Seat | None) -> View:
-        # Perfect information: every seat and spectator sees the same document. The
-        # board is keyed by hill name so a move changes one entry.
-        board = state.board
-        colours = ["", ""]
-        colours[state.white_seat] = "white"
-        colours[1 - state.white_seat] = "black"
-        bridges = [0, 0]
-        land = [0, 0]
-        for colour in (WHITE, BLACK):
-            bridges[state.seat_of(colour)] = bridges_used(board, colour)
-            land[state.seat_of(colour)] = territory(board, colour)
-        playing = not state.finished
-        return {
-            "hills": {name: SYMBOLS[board[i]] for i, name in enumerate(NAMES)},
-            "game": min(state.game_index + 1, state.games),
-            "games": state.games,
-            "lots": state.lots,
-            "starter": state.white_seat if playing else None,
-            "colours": colours if playing else None,
-            "to_move": COLOUR_NAMES[state.to_move] if playing else None,
-            "seat_to_move": state.mover if playing else None,
-            "must_capture": [NAMES[i] for i in captures_of(state)] if playing else [],
-            "out": COLOUR_NAMES[state.out] or None,
-            "turns": state.turns,
-            "bridges": bridges,
-            "bridges_left": [BRIDGES - b for b in bridges],
-            "territory": land,
-            "results": [r.to_data() for r in state.results],
-            "totals": list(state.totals()),
-            "last_move": state.last_move,
-        }
+        return game_view(state)  # perfect information: the same for everyone
 
     def state_from_view(self, view: View) -> TaraState:
         try:

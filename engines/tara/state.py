@@ -1,0 +1,171 @@
+"""Tara's state: the match position (`TaraState`), its finished games (`GameResult`)
+and TA-9 scoring; `StateMemo` keeps a state's derived data with it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engines.base import Seat
+from engines.tara.board import BLACK, EMPTY, HILLS, WHITE, besieged, bridges_used, territory
+
+
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    """One finished game, per seat (index = seat): TA-8 counts and TA-9 points."""
+
+    starter: Seat
+    bridges: tuple[int, int]
+    territory: tuple[int, int]
+    points: tuple[int, int]
+    reason: str  # "bridges", "territory" or "draw"
+    out: Seat | None  # the seat that called OUT (None if the game ended otherwise)
+
+    @property
+    def winner(self) -> Seat | None:
+        return None if self.reason == "draw" else (0 if self.points[0] > self.points[1] else 1)
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "starter": self.starter,
+            "bridges": list(self.bridges),
+            "territory": list(self.territory),
+            "points": list(self.points),
+            "winner": self.winner,
+            "reason": self.reason,
+            "out": self.out,
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> GameResult:
+        def pair(key: str) -> tuple[int, int]:
+            a, b = data[key]
+            return (int(a), int(b))
+
+        out = data["out"]
+        return cls(
+            starter=int(data["starter"]),
+            bridges=pair("bridges"),
+            territory=pair("territory"),
+            points=pair("points"),
+            reason=str(data["reason"]),
+            out=None if out is None else int(out),
+        )
+
+
+def score_game(board: bytes, white_seat: Seat, out: Seat | None) -> GameResult:
+    """TA-9: more bridges wins 2 + difference; else more territory 2 + difference; else 1-1."""
+    bridges = [0, 0]
+    land = [0, 0]
+    for colour, seat in ((WHITE, white_seat), (BLACK, 1 - white_seat)):
+        bridges[seat] = bridges_used(board, colour)
+        land[seat] = territory(board, colour)
+    points = [0, 0]
+    if bridges[0] != bridges[1]:
+        reason, counts = "bridges", bridges
+    elif land[0] != land[1]:
+        reason, counts = "territory", land
+    else:
+        reason, counts = "draw", [0, 0]
+    if reason == "draw":
+        points = [1, 1]
+    else:
+        winner = 0 if counts[0] > counts[1] else 1
+        points[winner] = 2 + abs(counts[0] - counts[1])
+    return GameResult(
+        starter=white_seat,
+        bridges=(bridges[0], bridges[1]),
+        territory=(land[0], land[1]),
+        points=(points[0], points[1]),
+        reason=reason,
+        out=out,
+    )
+
+
+class StateMemo:
+    """A state's own derived data, computed on first use: the hills its player to
+    move must capture (asked by `apply`, the legal list and the view of one state),
+    its view (`engines.tara.views`), and until then the last view an ancestor had
+    with that ancestor's board (`last`, passed on by `apply`), to build it from.
+
+    It holds boards and views, never a state (no chain of ancestors stays alive), and
+    lives and dies with its state; nothing in it changes once it is set.
+    """
+
+    __slots__ = ("captures", "last", "view")
+
+    def __init__(self, last: tuple[bytes, dict[str, Any]] | None = None) -> None:
+        self.captures: list[int] | None = None
+        self.view: dict[str, Any] | None = None
+        self.last = last
+
+
+def captures_of(state: TaraState) -> list[int]:
+    """TA-4: `besieged(state.board, state.to_move)`, computed once per state (read only)."""
+    memo = state.memo
+    if memo is None:
+        memo = StateMemo()
+        object.__setattr__(state, "memo", memo)  # a cache on a frozen state
+    captures = memo.captures
+    if captures is None:
+        captures = memo.captures = besieged(state.board, state.to_move)
+    return captures
+
+
+@dataclass(frozen=True, slots=True)
+class TaraState:
+    games: int  # games in the match (1 or 2)
+    lots: Seat  # the seat the lots chose to start game one (TA-10)
+    game_index: int  # 0-based; the current game (== games once the match is over)
+    board: bytes
+    to_move: int  # colour to move, WHITE or BLACK
+    out: int  # EMPTY, or the colour that called OUT this game (TA-7)
+    turns: int  # actions applied in the current game
+    results: tuple[GameResult, ...]
+    last_move: str | None = None
+    # Work done on this state, kept with it (`StateMemo`): a cache, not part of its value
+    # or snapshot, never copied by `replace` (the copy may differ in what it depends on).
+    memo: StateMemo | None = field(default=None, init=False, compare=False, repr=False)
+
+    @property
+    def finished(self) -> bool:
+        return len(self.results) == self.games
+
+    @property
+    def white_seat(self) -> Seat:
+        """The starter of the current game; starters alternate from the lots (TA-10).
+
+        Once the match is over (game_index == games) the board is the last game's, so
+        its colours are that game's: the next game's starter would swap the seats'
+        bridges and territory in the final view.
+        """
+        index = min(self.game_index, self.games - 1)
+        return self.lots if index % 2 == 0 else 1 - self.lots
+
+    def seat_of(self, colour: int) -> Seat:
+        return self.white_seat if colour == WHITE else 1 - self.white_seat
+
+    @property
+    def mover(self) -> Seat:
+        return self.seat_of(self.to_move)
+
+    def totals(self) -> tuple[int, int]:
+        return (
+            sum(r.points[0] for r in self.results),
+            sum(r.points[1] for r in self.results),
+        )
+
+
+def new_match_game(games: int, lots: Seat, game_index: int, results: tuple[GameResult, ...]) -> TaraState:
+    """An empty board with White (this game's starter) to move."""
+    return TaraState(
+        games=games,
+        lots=lots,
+        game_index=game_index,
+        board=bytes(HILLS),
+        to_move=WHITE,
+        out=EMPTY,
+        turns=0,
+        results=results,
+    )

@@ -1,0 +1,103 @@
+"""Tara's view: one document for every seat and spectator (perfect information).
+
+The board is keyed by hill name so a move changes one entry. A state's view is
+built once and kept on it (`StateMemo.view`); a state `apply` made is handed its
+parent's view (or the last one an ancestor had), and builds its own from it: the
+hills map is that view's copied with the changed hills rewritten, and every other
+part equal to that view's is that very object, which the room's diff passes by
+identity (`protocol.patch`). Views are read, never changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engines.tara.board import (
+    BLACK,
+    BRIDGES,
+    COLOUR_NAMES,
+    HILLS,
+    NAMES,
+    SYMBOLS,
+    WHITE,
+    bridges_used,
+)
+from engines.tara.state import StateMemo, TaraState, captures_of
+
+
+def game_view(state: TaraState) -> dict[str, Any]:
+    """`state`'s view, built on first use and kept with it."""
+    memo = state.memo
+    if memo is None:
+        memo = StateMemo()
+        object.__setattr__(state, "memo", memo)  # a cache on a frozen state
+    view = memo.view
+    if view is None:
+        view = memo.view = build_view(state, memo.last)
+        memo.last = None  # the ancestor's view is not needed any more
+    return view
+
+
+def build_view(state: TaraState, last: tuple[bytes, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The view, from nothing or from `last`: (an earlier board of the same game,
+    the view of a state holding it). The result is equal either way."""
+    board = state.board
+    white = state.white_seat
+    playing = len(state.results) != state.games
+    wb, bb = bridges_used(board, WHITE), bridges_used(board, BLACK)
+    wl, bl = board.count(WHITE), board.count(BLACK)
+    bridges = [wb, bb] if white == 0 else [bb, wb]
+    land = [wl, bl] if white == 0 else [bl, wl]
+    colours = (["white", "black"] if white == 0 else ["black", "white"]) if playing else None
+    must = [NAMES[i] for i in captures_of(state)] if playing else []
+    if last is None:
+        hills = {name: SYMBOLS[cell] for name, cell in zip(NAMES, board, strict=True)}
+        left = [BRIDGES - b for b in bridges]
+        results = [r.to_data() for r in state.results]
+        totals = list(state.totals())
+    else:
+        board0, was = last
+        hills = was["hills"]
+        if board != board0:
+            hills = hills.copy()
+            # The hills whose bytes differ, highest bit first (lowest index first).
+            changed = int.from_bytes(board, "big") ^ int.from_bytes(board0, "big")
+            while changed:
+                byte = (changed.bit_length() - 1) >> 3
+                i = HILLS - 1 - byte
+                hills[NAMES[i]] = SYMBOLS[board[i]]
+                changed &= (1 << (byte << 3)) - 1
+        if bridges == was["bridges"]:
+            bridges, left = was["bridges"], was["bridges_left"]
+        else:
+            left = [BRIDGES - b for b in bridges]
+        if land == was["territory"]:
+            land = was["territory"]
+        if colours == was["colours"]:
+            colours = was["colours"]
+        if must == was["must_capture"]:
+            must = was["must_capture"]
+        if len(was["results"]) == len(state.results):  # results only grow within a match
+            results, totals = was["results"], was["totals"]
+        else:
+            results = [r.to_data() for r in state.results]
+            totals = list(state.totals())
+    return {
+        "hills": hills,
+        "game": min(state.game_index + 1, state.games),
+        "games": state.games,
+        "lots": state.lots,
+        "starter": white if playing else None,
+        "colours": colours,
+        "to_move": COLOUR_NAMES[state.to_move] if playing else None,
+        "seat_to_move": state.mover if playing else None,
+        "must_capture": must,
+        "out": COLOUR_NAMES[state.out] or None,
+        "turns": state.turns,
+        "bridges": bridges,
+        "bridges_left": left,
+        "territory": land,
+        "results": results,
+        "totals": totals,
+        "last_move": state.last_move,
+    }
