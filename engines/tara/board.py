@@ -62,6 +62,16 @@ COLOUR_NAMES = ("", "white", "black")
 BRIDGES = 40  # TA-3: each player's supply
 
 
+# Bit masks over a board read as one integer, a byte per hill (hill i is bits 8i..8i+7
+# of `int.from_bytes(board.translate(ONLY[colour]), "little")`, 1 where `colour` is):
+# for each index step between adjacent hills (1 along a row, 6 or 7 between rows),
+# the hills whose neighbour that many hills on is adjacent (a pair of PAIRS).
+ONLY = tuple(bytes(int(byte == piece) for byte in range(256)) for piece in (EMPTY, WHITE, BLACK))
+_STEPS = sorted({j - i for i, j in PAIRS})
+_STEP_MASKS = tuple((8 * d, sum(1 << 8 * i for i, j in PAIRS if j - i == d)) for d in _STEPS)
+(_S1, _M1), (_S6, _M6), (_S7, _M7) = _STEP_MASKS  # the steps are 1, 6 and 7
+
+
 def other(colour: int) -> int:
     return BLACK if colour == WHITE else WHITE
 
@@ -129,7 +139,6 @@ def moves_for(board: bytes, colour: int) -> list[Move]:
 
 
 CAPTURE_NAMES: tuple[str, ...] = tuple("x" + name for name in NAMES)
-_VACANT = bytes(256).replace(b"\0", b"\1", 1)  # translate: an EMPTY cell to 1, a ringfort to 0
 
 
 def notation_for(board: bytes, colour: int) -> list[str]:
@@ -144,7 +153,7 @@ def notation_for(board: bytes, colour: int) -> list[str]:
 
 def vacant_names(board: bytes) -> list[str]:
     """The names of the vacant hills in index order (TA-5's builds, in notation)."""
-    return list(compress(NAMES, board.translate(_VACANT)))
+    return list(compress(NAMES, board.translate(ONLY[EMPTY])))
 
 
 def has_move(board: bytes, colour: int) -> bool:
@@ -152,8 +161,14 @@ def has_move(board: bytes, colour: int) -> bool:
 
 
 def links(board: bytes, colour: int) -> int:
-    """Adjacent pairs of `colour`'s ringforts: the bridges the rules ask for (TA-6)."""
-    return sum(1 for i, j in PAIRS if board[i] == colour and board[j] == colour)
+    """Adjacent pairs of `colour`'s ringforts: the bridges the rules ask for (TA-6).
+
+    Counted a whole board at a time: for each step between adjacent hills, the bits
+    set both at a hill and at its neighbour that step on.
+    """
+    m = int.from_bytes(board.translate(ONLY[colour]), "little")
+    return ((m & (m >> _S1) & _M1).bit_count() + (m & (m >> _S6) & _M6).bit_count()
+            + (m & (m >> _S7) & _M7).bit_count())
 
 
 def bridges_used(board: bytes, colour: int) -> int:

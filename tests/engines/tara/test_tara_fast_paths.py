@@ -16,7 +16,7 @@ import msgpack
 
 from engines import get_engine
 from engines.tara import BLACK, EMPTY, NAMES, NEIGHBOURS, PAIRS, WHITE, Tara, TaraState
-from engines.tara.board import HILLS, besieged, format_move, moves_for, notation_for
+from engines.tara.board import HILLS, besieged, format_move, links, moves_for, notation_for
 from engines.tara.state import captures_of
 from engines.tara.views import build_view
 
@@ -67,6 +67,15 @@ def test_notation_matches_the_rules_on_random_boards() -> None:
             assert besieged(board, colour) == besieged_ref(board, colour)
             assert notation_for(board, colour) == notation_ref(board, colour)
             assert notation_for(board, colour) == [format_move(m) for m in moves_for(board, colour)]
+
+
+def test_links_match_the_rules_on_random_boards() -> None:
+    # TA-2 (orthogonal adjacency, no corners) and TA-6 (a bridge per adjacent pair).
+    for board in random_boards(2, 3000):
+        for colour in (EMPTY, WHITE, BLACK):
+            assert links(board, colour) == links_ref(board, colour)
+    for colour in (WHITE, BLACK):
+        assert links(bytes([colour]) * HILLS, colour) == len(PAIRS) == 76
 
 
 def test_legal_notation_matches_legal_actions_in_playouts() -> None:
