@@ -112,19 +112,24 @@ def parse_move(text: str) -> Move:
 def besieged(board: bytes, colour: int) -> list[int]:
     """TA-4: enemy hills every one of whose neighbours holds a ringfort of `colour`.
 
-    Such a ringfort is necessarily isolated (it has no friendly neighbour).
+    Such a ringfort is necessarily isolated (it has no friendly neighbour). Found a
+    board at a time: a hill fails when, for some step between adjacent hills, its
+    neighbour that step on (or back) is not `colour`'s; the enemy hills left are it.
     """
-    enemy = other(colour)
-    found = []
-    start = board.find(enemy)
-    while start >= 0:  # bytes.find skips the other hills at C speed (the playout hot path)
-        for j in NEIGHBOURS[start]:
-            if board[j] != colour:
-                break
-        else:
-            found.append(start)
-        start = board.find(enemy, start + 1)
-    return found
+    enemy = int.from_bytes(board.translate(ONLY[other(colour)]), "little")
+    if not enemy:
+        return []
+    own = int.from_bytes(board.translate(ONLY[colour]), "little")
+    fail = (_M1 & ~(own >> _S1)) | ((_M1 & ~own) << _S1)
+    fail |= (_M6 & ~(own >> _S6)) | ((_M6 & ~own) << _S6)
+    fail |= (_M7 & ~(own >> _S7)) | ((_M7 & ~own) << _S7)
+    found = enemy & ~fail
+    hills = []
+    while found:  # lowest hill first
+        low = found & -found
+        hills.append((low.bit_length() - 1) >> 3)
+        found ^= low
+    return hills
 
 
 def moves_for(board: bytes, colour: int) -> list[Move]:
