@@ -69,6 +69,8 @@ from engines.tara.views import game_view
 # same-colour pairs, and only 76 pairs exist while builds never break one.
 MAX_TURNS_PER_GAME = HILLS + len(PAIRS) // 2
 MAX_GAMES = 2
+NO_SEATS: frozenset[Seat] = frozenset()
+ONE_SEAT = (frozenset((0,)), frozenset((1,)))  # to_act's answers, made once
 
 
 def explain_illegal(state: TaraState, move: Move) -> str:
@@ -123,7 +125,7 @@ class Tara(Engine[TaraState, Move]):
     # -- turn structure -----------------------------------------------------------
 
     def to_act(self, state: TaraState) -> frozenset[Seat]:
-        return frozenset() if state.finished else frozenset((state.mover,))
+        return NO_SEATS if len(state.results) == state.games else ONE_SEAT[state.mover]
 
     def legal_actions(self, state: TaraState, seat: Seat) -> list[Move]:
         if state.finished or seat != state.mover:

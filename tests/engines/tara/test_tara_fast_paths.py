@@ -94,6 +94,9 @@ def test_captures_kept_with_a_state_are_its_own() -> None:
     # copy with another player to move (`replace` starts without the cache).
     for seed in range(10):
         for state in playout_states(seed):
+            # TA-10: the seat to move plays this game's colour to move.
+            if not state.finished:
+                assert ENGINE.to_act(state) == {state.mover} == {state.seat_of(state.to_move)}
             assert captures_of(state) == besieged_ref(state.board, state.to_move)
             flipped = replace(state, to_move=BLACK if state.to_move == WHITE else WHITE)
             assert captures_of(flipped) == besieged_ref(state.board, flipped.to_move)
