@@ -20,7 +20,7 @@ from engines.tara.board import (
     NAMES,
     SYMBOLS,
     WHITE,
-    bridges_used,
+    links,
 )
 from engines.tara.state import StateMemo, TaraState, captures_of
 
@@ -38,23 +38,30 @@ def game_view(state: TaraState) -> dict[str, Any]:
     return view
 
 
+def _colours(white: int) -> list[str]:
+    return ["white", "black"] if white == 0 else ["black", "white"]
+
+
 def build_view(state: TaraState, last: tuple[bytes, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The view, from nothing or from `last`: (an earlier board of the same game,
     the view of a state holding it). The result is equal either way."""
     board = state.board
     white = state.white_seat
     playing = len(state.results) != state.games
-    wb, bb = bridges_used(board, WHITE), bridges_used(board, BLACK)
+    wb, bb = links(board, WHITE), links(board, BLACK)
+    if wb > BRIDGES or bb > BRIDGES:  # TA-6: the count saturates at the supply
+        wb, bb = min(wb, BRIDGES), min(bb, BRIDGES)
     wl, bl = board.count(WHITE), board.count(BLACK)
     bridges = [wb, bb] if white == 0 else [bb, wb]
     land = [wl, bl] if white == 0 else [bl, wl]
-    colours = (["white", "black"] if white == 0 else ["black", "white"]) if playing else None
-    must = [NAMES[i] for i in captures_of(state)] if playing else []
+    captures = captures_of(state) if playing else None
+    must = [NAMES[i] for i in captures] if captures else []
     if last is None:
         hills = {name: SYMBOLS[cell] for name, cell in zip(NAMES, board, strict=True)}
         left = [BRIDGES - b for b in bridges]
         results = [r.to_data() for r in state.results]
         totals = list(state.totals())
+        colours = _colours(white) if playing else None
     else:
         board0, was = last
         hills = was["hills"]
@@ -73,8 +80,10 @@ def build_view(state: TaraState, last: tuple[bytes, dict[str, Any]] | None = Non
             left = [BRIDGES - b for b in bridges]
         if land == was["territory"]:
             land = was["territory"]
-        if colours == was["colours"]:
+        if playing and was["starter"] == white:  # the same seat plays white
             colours = was["colours"]
+        else:
+            colours = _colours(white) if playing else None
         if must == was["must_capture"]:
             must = was["must_capture"]
         if len(was["results"]) == len(state.results):  # results only grow within a match
@@ -90,7 +99,7 @@ def build_view(state: TaraState, last: tuple[bytes, dict[str, Any]] | None = Non
         "starter": white if playing else None,
         "colours": colours,
         "to_move": COLOUR_NAMES[state.to_move] if playing else None,
-        "seat_to_move": state.mover if playing else None,
+        "seat_to_move": (white if state.to_move == WHITE else 1 - white) if playing else None,
         "must_capture": must,
         "out": COLOUR_NAMES[state.out] or None,
         "turns": state.turns,
