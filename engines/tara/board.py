@@ -87,14 +87,22 @@ class Move:
     capture: bool = False
 
 
+CAPTURE_NAMES: tuple[str, ...] = tuple("x" + name for name in NAMES)
+_MOVES = {**{name: Move(i) for i, name in enumerate(NAMES)},
+          **{"X" + name: Move(i, True) for i, name in enumerate(NAMES)}}
+
+
 def format_move(move: Move) -> str:
     """TA-11: `D4` for a build, `xD4` for a capture."""
-    return ("x" if move.capture else "") + NAMES[move.hill]
+    return CAPTURE_NAMES[move.hill] if move.capture else NAMES[move.hill]
 
 
 def parse_move(text: str) -> Move:
     """Read `D4` or `xD4` (any case, surrounding spaces allowed); NotationError otherwise."""
     raw = text.strip().upper()
+    move = _MOVES.get(raw)
+    if move is not None:  # the common form, `D4` or `XD4`: one move object per form
+        return move
     capture = raw.startswith("X")
     name = raw[1:].strip() if capture else raw
     hill = BY_NAME.get(name)
@@ -141,9 +149,6 @@ def moves_for(board: bytes, colour: int) -> list[Move]:
     if captures:
         return [Move(i, True) for i in captures]
     return [Move(i) for i, piece in enumerate(board) if piece == EMPTY]
-
-
-CAPTURE_NAMES: tuple[str, ...] = tuple("x" + name for name in NAMES)
 
 
 def notation_for(board: bytes, colour: int) -> list[str]:
@@ -196,7 +201,10 @@ def place(board: bytes, hill: int, colour: int) -> tuple[bytes, int]:
 
     Returns the new board and the bridges this move used (after saturation, TA-6).
     """
-    needed = sum(1 for j in NEIGHBOURS[hill] if board[j] == colour)
+    needed = 0
+    for j in NEIGHBOURS[hill]:
+        if board[j] == colour:
+            needed += 1
     # n ringforts have at most 2n links, so far from the cap no count is needed.
     if 2 * board.count(colour) + needed > BRIDGES:
         needed = min(needed, BRIDGES - bridges_used(board, colour))

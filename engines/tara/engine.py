@@ -37,6 +37,7 @@ from engines.base import (
 )
 from engines.registry import register
 from engines.tara.board import (
+    BLACK,
     CAPTURE_NAMES,
     COLOUR_NAMES,
     EMPTY,
@@ -141,9 +142,10 @@ class Tara(Engine[TaraState, Move]):
         return vacant_names(state.board)
 
     def apply(self, state: TaraState, seat: Seat, action: Move) -> Transition[TaraState]:
-        if state.finished:
+        if len(state.results) == state.games:
             raise GameOverError("the match is over")
-        if seat != state.mover:
+        mover = state.mover
+        if seat != mover:
             raise NotYourTurnError(
                 f"it is {COLOUR_NAMES[state.to_move]}'s turn (seat {state.mover})"
             )
@@ -151,7 +153,7 @@ class Tara(Engine[TaraState, Move]):
             raise IllegalActionError(f"{action!r} is not a Tara move")
         if not self._is_legal(state, action):
             raise IllegalActionError(f"{format_move(action)}: {explain_illegal(state, action)}")
-        return self._play(state, action)
+        return self._play(state, action, mover)
 
     @staticmethod
     def _is_legal(state: TaraState, move: Move) -> bool:
@@ -161,18 +163,19 @@ class Tara(Engine[TaraState, Move]):
             return move.capture and move.hill in captures
         return not move.capture and state.board[move.hill] == EMPTY
 
-    def _play(self, state: TaraState, move: Move) -> Transition[TaraState]:
-        colour = state.to_move
-        board, used = place(state.board, move.hill, colour)  # a capture replaces in place
-        text = format_move(move)
+    def _play(self, state: TaraState, move: Move, mover: Seat) -> Transition[TaraState]:
+        colour, hill = state.to_move, move.hill
+        board, used = place(state.board, hill, colour)  # a capture replaces in place
+        name = NAMES[hill]
+        text = CAPTURE_NAMES[hill] if move.capture else name
         events: list[Event] = [{
             "type": "capture" if move.capture else "build",
-            "seat": state.mover,
+            "seat": mover,
             "colour": COLOUR_NAMES[colour],
-            "hill": NAMES[move.hill],
+            "hill": name,
             "bridges": used,
         }]
-        opponent = other(colour)
+        opponent = BLACK if colour == WHITE else WHITE
         # Built directly rather than with dataclasses.replace: this is the playout hot path.
         after = TaraState(
             state.games, state.lots, state.game_index, board,

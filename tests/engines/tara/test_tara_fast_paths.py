@@ -16,7 +16,16 @@ import msgpack
 
 from engines import get_engine
 from engines.tara import BLACK, EMPTY, NAMES, NEIGHBOURS, PAIRS, WHITE, Tara, TaraState
-from engines.tara.board import HILLS, besieged, format_move, links, moves_for, notation_for
+from engines.tara.board import (
+    HILLS,
+    Move,
+    besieged,
+    format_move,
+    links,
+    moves_for,
+    notation_for,
+    parse_move,
+)
 from engines.tara.state import captures_of
 from engines.tara.views import build_view
 
@@ -119,3 +128,13 @@ def test_views_built_from_an_ancestors_are_built_from_nothing() -> None:
                 assert msgpack.packb(view) == msgpack.packb(fresh)  # the same types, keys in one order
                 assert ENGINE.view(state, 0) is view  # kept with the state
                 assert build_view(ENGINE.state_from_view(view)) == view  # restored rooms see the same
+
+
+def test_notation_reads_back_every_move_in_every_spelling() -> None:
+    # TA-11: `D4` builds, `xD4` captures, any case, spaces around (and after the x).
+    for hill, name in enumerate(NAMES):
+        for move in (Move(hill), Move(hill, True)):
+            text = format_move(move)
+            assert text == ("x" if move.capture else "") + name
+            for spelling in (text, text.lower(), text.upper(), f"  {text} ", text.replace("x", "x ")):
+                assert parse_move(spelling) == move
