@@ -143,8 +143,26 @@ def format_move(move: Move) -> str:
     return ("x" if move.trample else "-").join([NAMES[i] for i in path])
 
 
+# Moves read so far, by their text (every move a room applies is read first): a Move is
+# immutable, so one object serves every reading. Short texts only, emptied when full.
+_PARSED: dict[str, Move] = {}
+_PARSED_MAX = 4096
+_PARSED_TEXT_MAX = 40
+
+
 def parse_move(text: str) -> Move:
     """Read `a5-b5`, `e6xe8xc8` or `pass`; raise NotationError for anything else."""
+    move = _PARSED.get(text)
+    if move is None:
+        move = _parse_move(text)
+        if len(text) <= _PARSED_TEXT_MAX:
+            if len(_PARSED) >= _PARSED_MAX:
+                _PARSED.clear()
+            _PARSED[text] = move
+    return move
+
+
+def _parse_move(text: str) -> Move:
     raw = text.strip().lower()
     if raw == "pass":
         return PASS
