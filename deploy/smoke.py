@@ -191,7 +191,7 @@ class Game:
                         if code in (ErrorCode.INTERNAL_ERROR, ErrorCode.STORAGE_UNAVAILABLE):
                             await asyncio.sleep(0.2)
                             break
-                        raise
+                        raise SystemExit(f"{player.name}'s move {action} after {len(self.acked)} moves: {exc}") from exc
                     self.acked.append((copy.seat, action))
                     return time.monotonic()
             else:
@@ -292,18 +292,22 @@ async def main(args: argparse.Namespace) -> int:
     compose.run("down", "-v", check=False)
     started = time.monotonic()
     compose.run("up", "-d", "--build")
-    nodes = await nodes_behind_proxy(http)
-    log(f"/healthz through the proxy: {sorted(nodes)} healthy, {time.monotonic() - started:.0f} s after `up`")
     results: dict[str, list[dict[str, Any]]] = {"kill": [], "stop": []}
-    for round_ in range(args.rounds):
-        for how in ("kill", "stop"):
-            results[how].append(await failover(compose, url, http, how, seed=10 * round_ + len(how)))
-    for node in NODES:  # what the nodes logged at WARNING and above, for a person to read
-        done = subprocess.run([compose.engine, "logs", compose.container(node)], capture_output=True, text=True)
-        worse = [line for line in (done.stdout + done.stderr).splitlines() if " WARNING " in line or " ERROR " in line or "Traceback" in line]
-        log(f"{node}: {len(worse)} log lines at WARNING or above" + "".join(f"\n    {line}" for line in worse[:20]))
-    if not args.keep:
-        compose.run("down", "-v")
+    try:
+        nodes = await nodes_behind_proxy(http)
+        log(f"/healthz through the proxy: {sorted(nodes)} healthy, {time.monotonic() - started:.0f} s after `up`")
+        for round_ in range(args.rounds):
+            for how in ("kill", "stop"):
+                results[how].append(await failover(compose, url, http, how, seed=10 * round_ + len(how)))
+    finally:
+        for node in NODES:  # what the nodes logged at WARNING and above (and INFO on a failure)
+            done = subprocess.run([compose.engine, "logs", compose.container(node)], capture_output=True, text=True)
+            lines = (done.stdout + done.stderr).splitlines()
+            if sys.exc_info()[0] is None:
+                lines = [line for line in lines if " WARNING " in line or " ERROR " in line or "Traceback" in line]
+            log(f"{node}: {len(lines)} log lines" + "".join(f"\n    {line}" for line in lines[-30:]))
+        if not args.keep:
+            compose.run("down", "-v")
     print(json.dumps(results, indent=2))
     return 0
 
