@@ -24,9 +24,9 @@ def _returned(state: GameState, seat: int) -> list[str]:
 
 
 def _release_front(state: GameState, seat: int) -> None:
-    for st in state.statues.values():
+    for sid, st in list(state.statues.items()):
         if st.front == seat:
-            st.front = None  # it already stands on Q or C
+            state.own_statue(sid).front = None  # it already stands on Q or C
 
 
 def start_returns(state: GameState, events: list[Event]) -> None:
@@ -72,7 +72,7 @@ def apply_returns(state: GameState, seat: int, action: object, events: list[Even
         if p.markers < 1:
             raise IllegalActionError("no marker behind your screen")
         p.markers -= 1
-        st.marker = seat
+        state.own_statue(action.statue).marker = seat
         events.append({"type": "mark", "seat": seat, "statue": action.statue})
     elif isinstance(action, Pass):
         _release_front(state, seat)
@@ -148,7 +148,7 @@ def apply_cleanup(state: GameState, seat: int, action: object, events: list[Even
         st = state.statues.get(action.statue)
         if st is None or st.marker != seat:
             raise IllegalActionError("release only a statue carrying your marker (GI-25)")
-        st.marker = None
+        state.own_statue(action.statue).marker = None
         state.seats[seat].markers += 1
         events.append({"type": "release", "seat": seat, "statue": action.statue})
     elif isinstance(action, Pass):

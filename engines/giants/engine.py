@@ -133,7 +133,7 @@ class GiantsEngine(Engine[GameState, Action]):
             raise GameOverError("the game is over")
         if seat not in self.to_act(state):
             raise NotYourTurnError(f"seat {seat} is not to act now")
-        new = state.clone()
+        new = state.successor()
         events: list[Event] = []
         phase = state.phase
         if phase == AUCTION:

@@ -180,7 +180,7 @@ def _apply_power(state: GameState, seat: int, a: Power, events: list[Event]) -> 
             raise IllegalActionError("no base behind your screen")
         _take_figure(state, seat, a.figure)
         p.bases -= 1
-        st.reserved = seat
+        state.own_ahu(ahu.id).reserved = seat
         event["ahu"] = ahu.id
     elif a.power == "clay":
         if a.hex != ISLAND.clay_pit or state.headdresses < 1:

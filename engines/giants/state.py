@@ -1,8 +1,13 @@
 """The GIANTS game state (hidden parts included) and its snapshot form.
 
-`GameState` is mutable inside this package only: `apply` clones the caller's state
-first and mutates the clone, so callers may treat every state as immutable. New games
-share their empty Ahu and forests (read only, `new_state`): change a clone.
+`GameState` is mutable inside this package only: `apply` copies the caller's state
+first (`successor`) and changes the copy, so callers may treat every state as immutable.
+The copy shares the hexes' token maps, the statues and the Ahu with its original (most
+of them do not change in a move, and the views and their diff then pass them by
+identity); `apply` changes one only through `own_hex`, `own_statue`, `own_ahu`,
+`add_piece` and `remove_piece`, which put a private copy in its place first. New games
+share their empty Ahu and forests (read only, `new_state`). `clone` copies everything:
+a clone may be changed in place anywhere (tests build situations that way).
 
 Board pieces are counted per hex and per token, because figures of one kind and one
 owner are interchangeable: `w<seat>` worker, `s<seat>` sorcerer, `c<seat>` chief,
@@ -195,6 +200,35 @@ class GameState:
             list(self.order), self.claimed_in_round, self.reason, self.view_memo,
         )
 
+    def successor(self) -> GameState:
+        """The copy `apply` changes: hexes, statues and Ahu shared with this state, so
+        change them only through the `own_*`/`*_piece` methods below."""
+        return GameState(
+            self.players, self.seed, self.first, self.turn, self.phase,
+            [p.clone() for p in self.seats], list(self.stock), list(self.offer),
+            list(self.faces), self.tablets, self.headdresses, self.neutrals,
+            dict(self.forests), dict(self.board), dict(self.statues), self.next_statue,
+            dict(self.ahu), self.current, list(self.passed),
+            list(self.order), self.claimed_in_round, self.reason, self.view_memo,
+        )
+
+    def own_hex(self, cell: Hex) -> dict[str, list[int]]:
+        """The tokens of `cell` as this state's own map, to change (created empty)."""
+        tokens = self.board.get(cell)
+        mine = {t: list(v) for t, v in tokens.items()} if tokens else {}
+        self.board[cell] = mine
+        return mine
+
+    def own_statue(self, sid: str) -> Statue:
+        """Statue `sid` as this state's own object, to change."""
+        mine = self.statues[sid] = self.statues[sid].clone()
+        return mine
+
+    def own_ahu(self, aid: str) -> AhuState:
+        """Ahu `aid` as this state's own object, to change."""
+        mine = self.ahu[aid] = self.ahu[aid].clone()
+        return mine
+
     # -- small helpers used by every phase ------------------------------------------
 
     def seat_order(self, start: int | None = None) -> list[int]:
@@ -203,11 +237,11 @@ class GameState:
         return [(s + i) % self.players for i in range(self.players)]
 
     def add_piece(self, cell: Hex, token: str, count: int = 1) -> None:
-        entry = self.board.setdefault(cell, {}).setdefault(token, [0, 0])
+        entry = self.own_hex(cell).setdefault(token, [0, 0])
         entry[0] += count
 
     def remove_piece(self, cell: Hex, token: str) -> None:
-        tokens = self.board[cell]
+        tokens = self.own_hex(cell)
         entry = tokens[token]
         entry[0] -= 1
         entry[1] = min(entry[1], entry[0])

@@ -263,12 +263,13 @@ def apply_transport(state: GameState, seat: int, a: Transport, events: list[Even
         plan.append((cell, named, check_use(tokens, named, seat, statue.size)))
     scored: dict[str, int] = {}
     for cell, use, points in plan:
-        tokens = state.board[cell]
+        tokens = state.own_hex(cell)
         for token in use:
             tokens[token][1] += 1
         for owner, pts in points.items():
             state.seats[owner].points += pts
             scored[str(owner)] = scored.get(str(owner), 0) + pts
+    statue = state.own_statue(a.statue)
     statue.hex = path[-1]
     statue.front = None
     events.append({
@@ -299,6 +300,7 @@ def apply_erect(state: GameState, seat: int, a: Erect, events: list[Event]) -> N
         if p.bases < 1:
             raise IllegalActionError("no base behind your screen")
         p.bases -= 1
+    st = state.own_ahu(ahu.id)
     st.reserved, st.owner, st.size = None, seat, statue.size
     _finish_statue(state, a.statue)
     # The base goes colour side down: the event does not say whose it is (GI-28).
@@ -315,7 +317,7 @@ def apply_crown(state: GameState, seat: int, a: Crown, events: list[Event]) -> N
         raise IllegalActionError(f"{ahu.id} has no erected Moai without a headdress")
     if not _worker_next_to(state, seat, ahu.id):
         raise IllegalActionError("one of your workers must stand next to the Ahu")
-    st.headdress = True
+    state.own_ahu(ahu.id).headdress = True
     _finish_statue(state, a.statue)
     events.append({"type": "headdress", "seat": seat, "statue": a.statue, "ahu": ahu.id})
 
@@ -328,7 +330,7 @@ def apply_mark(state: GameState, seat: int, a: Mark, events: list[Event]) -> Non
     if p.markers < 1:
         raise IllegalActionError("no marker behind your screen")
     p.markers -= 1
-    statue.marker = seat
+    state.own_statue(a.statue).marker = seat
     events.append({"type": "mark", "seat": seat, "statue": a.statue})
 
 
