@@ -41,24 +41,48 @@ def start(state: GameState) -> None:
     state.current = state.first
 
 
-def _power_actions(state: GameState, seat: int, figure: str) -> list[Power]:
+def _powers(state: GameState, seat: int, figure: str, text: bool) -> list[Any]:
+    """The powers `figure` may use (GI-14), as actions or (`text`) their notation."""
     p = state.seats[seat]
-    out: list[Power] = []
+    made = _POWER_TEXT[figure] if text else _POWER[figure]
+    out: list[Any] = []
     if p.reserve_workers > 0:
-        out.append(Power(figure, "village", ISLAND.village))
+        out.append(made["village"])
     if p.reserve_markers > 0:
-        out.append(Power(figure, "hut", ISLAND.hut))
+        out.append(made["hut"])
+    forests = state.forests
     for cell in ISLAND.land_order:
-        if state.forests.get(cell, 0) > 0:
-            out.append(Power(figure, "forest", cell))
+        if forests.get(cell, 0) > 0:
+            out.append(made[cell])
     if p.bases > 0:
-        for ahu in ISLAND.ahu:
-            st = state.ahu[ahu.id]
+        ahu = state.ahu
+        for site in ISLAND.ahu:
+            st = ahu[site.id]
             if st.reserved is None and st.size == 0:
-                out.extend(Power(figure, "reserve", cell, ahu.id) for cell in ahu.adjacent)
+                out.extend(made[site.id])
     if state.headdresses > 0:
-        out.append(Power(figure, "clay", ISLAND.clay_pit))
+        out.append(made["clay"])
     return out
+
+
+def _power_table(figure: str) -> dict[Any, Any]:
+    """Every power action of `figure`, keyed by power (village, hut, clay), forest hex
+    or Ahu id (a tuple: one action per adjacent hex)."""
+    table: dict[Any, Any] = {
+        "village": Power(figure, "village", ISLAND.village), "hut": Power(figure, "hut", ISLAND.hut),
+        "clay": Power(figure, "clay", ISLAND.clay_pit),
+    }
+    table.update((cell, Power(figure, "forest", cell)) for cell in ISLAND.land_order)
+    table.update((site.id, tuple(Power(figure, "reserve", cell, site.id) for cell in site.adjacent))
+                 for site in ISLAND.ahu)
+    return table
+
+
+_POWER = {figure: _power_table(figure) for figure in ("sorcerer", "chief")}
+_POWER_TEXT = {
+    figure: {key: tuple(map(format_action, a)) if isinstance(a, tuple) else format_action(a) for key, a in table.items()}
+    for figure, table in _POWER.items()
+}
 
 
 def actions(state: GameState, seat: int) -> list[object]:
@@ -83,13 +107,11 @@ def _collect(state: GameState, seat: int, text: bool) -> list[Any]:
     if p.sorcerer:
         for k in range(logs + 1):
             out.extend(place[("sorcerer", k)])
-        powers = _power_actions(state, seat, "sorcerer")
-        out.extend(map(format_action, powers) if text else powers)
+        out.extend(_powers(state, seat, "sorcerer", text))
     if p.chief:
         out.extend(place[("chief", 0)])
         if p.tablets >= CHIEF_POWER_COST:
-            powers = _power_actions(state, seat, "chief")
-            out.extend(map(format_action, powers) if text else powers)
+            out.extend(_powers(state, seat, "chief", text))
     if p.markers > 0 and state.tablets > 0:
         out.append("tablet" if text else _TABLET)
     if state.players == 2 and p.markers > 0:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from giants_builders import ENGINE, act, at_place, legal_texts
 
 from engines import IllegalActionError, NotYourTurnError
-from engines.giants.actions import Pass
-from engines.giants.state import TRANSPORT
+from engines.giants import placement
+from engines.giants.actions import Pass, Power, format_action
+from engines.giants.board import ISLAND
+from engines.giants.state import PLACE, TRANSPORT, GameState
 
 
 def test_gi12_a_worker_goes_on_any_land_hex_with_up_to_two_logs() -> None:
@@ -122,3 +126,41 @@ def test_gi17_passed_players_are_skipped_and_the_phase_ends_when_all_pass() -> N
     state, events = act(state, 1, "pass")
     assert state.phase == TRANSPORT and state.current == 0
     assert events[-1] == {"type": "phase", "phase": "transport", "first": 0}
+
+
+def _powers_written_out(state: GameState, seat: int, figure: str) -> list[Power]:
+    """GI-13/GI-14's powers of `figure`, built action by action (what the tables replace)."""
+    p = state.seats[seat]
+    out: list[Power] = []
+    if p.reserve_workers > 0:
+        out.append(Power(figure, "village", ISLAND.village))
+    if p.reserve_markers > 0:
+        out.append(Power(figure, "hut", ISLAND.hut))
+    out += [Power(figure, "forest", cell) for cell in ISLAND.land_order if state.forests.get(cell, 0) > 0]
+    if p.bases > 0:
+        for ahu in ISLAND.ahu:
+            st = state.ahu[ahu.id]
+            if st.reserved is None and st.size == 0:
+                out += [Power(figure, "reserve", cell, ahu.id) for cell in ahu.adjacent]
+    if state.headdresses > 0:
+        out.append(Power(figure, "clay", ISLAND.clay_pit))
+    return out
+
+
+@pytest.mark.parametrize(("players", "seed"), [(2, 5), (3, 8), (5, 13)])
+def test_gi13_gi14_power_lists_from_tables_are_the_powers_written_out(players: int, seed: int) -> None:
+    """The sorcerer's and chief's powers (GI-13, GI-14) come from tables built once; on
+    every placement state of random games they are the powers built one by one, and
+    their notation is those actions formatted."""
+    rng = random.Random(seed)
+    state, checked = ENGINE.new_game(players, {}, seed), 0
+    while ENGINE.outcome(state) is None:
+        seat = rng.choice(sorted(ENGINE.to_act(state)))
+        if state.phase == PLACE:
+            for figure in ("sorcerer", "chief"):
+                expected = _powers_written_out(state, seat, figure)
+                assert placement._powers(state, seat, figure, False) == expected
+                assert placement._powers(state, seat, figure, True) == list(map(format_action, expected))
+                checked += 1
+        state, _ = act(state, seat, rng.choice(ENGINE.legal_notation(state, seat)))
+    assert checked > 20
