@@ -222,6 +222,12 @@ class Relay(RelayRequests):
             return
         peer = self.peer(node_id, msg["conn"], msg.get("name", "anonymous"), msg.get("p", 1))
         args = msg["a"]
+        if "mem" in msg and op not in ADMITTED and not room.member_seat(peer)[0]:
+            # A member of the room at its previous owner, vouched for by its node, whose
+            # re-attachment here has not come yet (that node heard of the new owner after
+            # this request was sent on): attach it now, as the re-attachment would.
+            peer.rooms.add(room.id)
+            await room.reattach([(peer, msg["mem"][0])])
         try:
             if op == "leave":
                 await room.leave(peer, *args)

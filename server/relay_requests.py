@@ -306,8 +306,13 @@ class RelayRequests:
         rid = next(self._rids)
         fut: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
         self._pending[rid] = fut
-        msg = {"t": "req", "rid": rid, "from": self.node_id, "conn": getattr(conn, "id", ""),
+        conn_id = getattr(conn, "id", "")
+        msg = {"t": "req", "rid": rid, "from": self.node_id, "conn": conn_id,
                "name": conn.name, "p": conn.protocol, "room": remote.id, "op": op, "a": args}
+        if conn_id in remote.members:
+            # A member here: this node vouches for it, as its re-attachment does ("att"),
+            # which may reach a new owner after this request (server.relay._serve).
+            msg["mem"] = [remote.members[conn_id]]
         self.requests_relayed += 1
         try:
             channel = self.channels.inbox(owner)

@@ -100,3 +100,38 @@ async def test_a_join_refused_by_the_fence_is_sent_on_to_the_new_owner(server_fa
     assert reply["data"]["seat"] == 1
     await bob.wait_for(lambda: room in bob.rooms and bob.rooms[room].view["room"]["status"] == "playing")
     assert two.lobby.rooms[room].seats[1].taken
+
+
+async def test_a_members_request_that_reaches_the_new_owner_before_its_reattachment_is_run(
+    server_factory, client_factory
+) -> None:
+    """Found by deploy/smoke.py (a graceful stop while the players moved): Bob plays
+    through node two; node three takes the room over, and Bob's move, sent back to two
+    as moved by the old owner, reached three before two's re-attachment of Bob did
+    (its "att" message: two learns of the new owner from three's broadcast). Three did
+    not know Bob and answered `not_in_room`. The request says its sender is a member
+    (two vouches for it, as for a re-attachment): three attaches Bob first."""
+    one = await server_factory(lease_ttl=30)
+    two = await server_factory(lease_ttl=30)
+    three = await server_factory(lease_ttl=30)
+    alice = await client_factory(one.url, "alice")
+    bob = await client_factory(two.url, "bob")
+    room, _ = await two_player_room(alice, bob)
+    rng, acked = random.Random(4), []
+    await move([alice, bob], room, rng, acked)  # White (Alice) first: now Bob is to act
+    assert bob.rooms[room].legal
+
+    late = asyncio.Event()
+    reattach_at = two.relay.reattach_at
+
+    async def reattach_late(room_id: str, owner: str | None) -> None:
+        await late.wait()  # two hears of the new owner only after Bob's move got there
+        await reattach_at(room_id, owner)
+
+    two.relay.reattach_at = reattach_late
+    await take_over(three, room)
+    reply = await bob.request("act", room=room, action=rng.choice(bob.rooms[room].legal))
+    assert reply["type"] == "ok", reply
+    late.set()
+    await asyncio.sleep(0.2)  # the late re-attachment changes nothing: Bob is there once
+    assert sum(1 for m in three.lobby.rooms[room].members if m.seat == 1) == 1
