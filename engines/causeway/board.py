@@ -182,21 +182,72 @@ def occupied_neighbours(
 
 def split_without(
     stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]], origin: Hex
-) -> dict[Hex, int] | None:
+) -> list[set[Hex]] | None:
     """GC-3 for leaps from `origin`: how the Causeway falls apart once the giant leaves.
 
-    None when it stays one group (the common case); otherwise a component number for
-    every remaining occupied cell. A leap lands next to the run it passed over, so only
-    the emptied origin can split the group, and the landing cell may join the parts
-    again: `joins_all` decides. When the origin's occupied neighbours form one unbroken
-    arc around it they stay linked and nothing can split; otherwise a search from the
-    first arc looks for the others and usually meets them after a few cells.
+    None when it stays one group (the common case); otherwise its parts but one, each
+    the set of its cells (every other occupied cell but `origin` is in the last part).
+    A leap lands next to the run it passed over, so only the emptied origin can split
+    the group, and the landing cell may join the parts again: `joins_all` decides. When
+    the origin's occupied neighbours form one unbroken arc around it they stay linked
+    and nothing can split. With two arcs, searches from both take turns: they meet
+    when the arcs are linked, and the first to run out has found the smaller part, so
+    neither walks the whole Causeway.
     """
     ring = _AROUND.get(origin) or around(origin)
     full = [c in stacks or c in giants for c in ring]
     starts = [ring[i] for i in range(6) if full[i] and not full[i - 1]]
     if len(starts) <= 1:
         return None
+    if len(starts) == 2:
+        return _split_two(stacks, giants, origin, starts[0], starts[1])
+    labels = _labels_without(stacks, giants, origin, starts)
+    if labels is None:
+        return None
+    parts: list[set[Hex]] = [set() for _ in range(max(labels.values()))]
+    for cell, part in labels.items():
+        if part:
+            parts[part - 1].add(cell)
+    return parts
+
+
+def _split_two(
+    stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]], origin: Hex, a: Hex, b: Hex
+) -> list[set[Hex]] | None:
+    """`split_without` for two arcs starting on `a` and `b`."""
+    get = _AROUND.get
+    seen_a, seen_b = {origin, a}, {origin, b}
+    todo_a, todo_b = [a], [b]
+    i = 0
+    while True:
+        if i == len(todo_a):  # a's side is closed: the Causeway parts there
+            seen_a.discard(origin)
+            return [seen_a]
+        if i == len(todo_b):
+            seen_b.discard(origin)
+            return [seen_b]
+        for n in get(todo_a[i]) or around(todo_a[i]):
+            if n in seen_a or not (n in stacks or n in giants):
+                continue
+            if n in seen_b:
+                return None
+            seen_a.add(n)
+            todo_a.append(n)
+        for n in get(todo_b[i]) or around(todo_b[i]):
+            if n in seen_b or not (n in stacks or n in giants):
+                continue
+            if n in seen_a:
+                return None
+            seen_b.add(n)
+            todo_b.append(n)
+        i += 1
+
+
+def _labels_without(
+    stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]], origin: Hex, starts: list[Hex]
+) -> dict[Hex, int] | None:
+    """A component number (0 first) for every occupied cell but `origin`, from the arcs
+    `starts` around it; None if they are all linked (three arcs: rare)."""
     get = _AROUND.get
     wanted = set(starts[1:])
     todo = [starts[0]]
@@ -227,13 +278,29 @@ def split_without(
     return label
 
 
-def joins_all(split: dict[Hex, int] | None, landing: Hex) -> bool:
-    """Does a giant landing on `landing` leave one Causeway (see `split_without`)?"""
+def joins_all(
+    split: list[set[Hex]] | None,
+    landing: Hex,
+    stacks: dict[Hex, str],
+    giants: dict[Hex, tuple[int, str]],
+    origin: Hex,
+) -> bool:
+    """Does a giant leaving `origin` for `landing` leave one Causeway (see
+    `split_without`): does `landing` touch every part?"""
     if split is None:
         return True
-    q, r = landing
-    touched = {split.get((q + dq, r + dr), -1) for dq, dr in DIRECTIONS}
-    return touched >= set(split.values())
+    touched: set[int] = set()
+    last = False  # the part `split` leaves out
+    for n in _AROUND.get(landing) or around(landing):
+        if n == origin or not (n in stacks or n in giants):
+            continue
+        for i, part in enumerate(split):
+            if n in part:
+                touched.add(i)
+                break
+        else:
+            last = True
+    return last and len(touched) == len(split)
 
 
 def stone_count(stacks: dict[Hex, str]) -> int:

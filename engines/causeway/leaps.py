@@ -53,7 +53,7 @@ class Leaping:
         raise NotImplementedError
 
     def _leap_run(
-        self, state: CausewayState, start: Hex, colour: int, direction: int, split: dict[Hex, int] | None
+        self, state: CausewayState, start: Hex, colour: int, direction: int, split: list[set[Hex]] | None
     ) -> tuple[list[Hex], Hex] | None:
         """The cells a leap passes over and its landing cell, or None if it is illegal.
 
@@ -78,12 +78,12 @@ class Leaping:
                     return None
             run.append(cell)
             q, r = q + dq, r + dr
-        if not run or not joins_all(split, cell):  # GC-3
+        if not run or not joins_all(split, cell, stacks, giants, start):  # GC-3
             return None
         return run, cell
 
     def _leaps(
-        self, state: CausewayState, start: Hex, colour: int, direction: int, split: dict[Hex, int] | None
+        self, state: CausewayState, start: Hex, colour: int, direction: int, split: list[set[Hex]] | None
     ) -> list[Leap]:
         found = self._leap_run(state, start, colour, direction, split)
         if found is None:

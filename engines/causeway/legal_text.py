@@ -22,6 +22,7 @@ from engines.causeway.board import (
     SPECIAL,
     CausewayState,
     Hex,
+    around,
     name,
     split_without,
 )
@@ -54,10 +55,19 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
         out.extend([head + n for n in engine.step_names(state, cell, trapped)])
     if trapped:  # GC-B5 / GC-S3: a trapped giant never leaps
         return
-    split = split_without(state.stacks, state.giants, cell)
-    stacks, supply = state.stacks, state.supply[colour]
+    stacks, giants, supply = state.stacks, state.giants, state.supply[colour]
+    # A leap's run starts on the neighbour in its direction: only occupied ones can, and
+    # the GC-3 split is worked out only once some run is found (most giants have one arc).
+    ring = around(cell)
+    split: list[set[Hex]] | None = None
+    unsplit = True  # `split` not worked out yet
     own = (BLANK[colour], SPECIAL[colour])  # the mover's stones
     for direction in range(6):
+        first = ring[direction]
+        if first not in stacks and first not in giants:
+            continue
+        if unsplit:
+            split, unsplit = split_without(stacks, giants, cell), False
         found = engine._leap_run(state, cell, colour, direction, split)
         if found is None:
             continue

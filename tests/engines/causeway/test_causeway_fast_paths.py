@@ -1,0 +1,71 @@
+"""Giant's Causeway's fast paths agree with the plain rules they stand for.
+
+The legal list and `apply` use shortcuts (the GC-3 split found by two searches taking
+turns, ...): over random games with fixed seeds in every rule set, each gives what the
+rule worked out the plain way gives.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import pytest
+
+from engines import hexgrid
+from engines.causeway import CausewayState
+from engines.causeway.board import frontier, joins_all, split_without
+from engines.causeway.engine import CausewayEngine
+from engines.registry import get_engine
+
+RULES = ["barrier", "spellstone", "quick"]
+
+
+def positions(engine: CausewayEngine, seeds: range) -> Iterator[CausewayState]:
+    """Every position of random games (the move chosen from the legal list in notation)."""
+    for seed in seeds:
+        rng = random.Random(seed)
+        state = engine.new_game(2, {}, seed)
+        while engine.outcome(state) is None:
+            yield state
+            seat = state.to_move
+            text = rng.choice(engine.legal_notation(state, seat))
+            state = engine.apply(state, seat, engine.parse_action(state, seat, text)).state
+        yield state
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_gc3_a_landing_joins_the_causeway_exactly_when_it_stays_one_group(rules: str) -> None:
+    """GC-3: for every giant and every cell it could land on (empty, beside some other
+    occupied cell), `joins_all` of `split_without` says whether the Causeway without the
+    giant's cell and with the landing cell is one group."""
+    engine = get_engine("causeway", rules)
+    assert isinstance(engine, CausewayEngine)
+    checked = splits = 0
+    for state in positions(engine, range(3)):
+        occupied = set(state.stacks) | set(state.giants)
+        for origin in state.giants:
+            split = split_without(state.stacks, state.giants, origin)
+            splits += split is not None
+            rest = occupied - {origin}
+            for landing in sorted(frontier(state.stacks, state.giants)):
+                if not any(n in rest for n in hexgrid.neighbors(landing)):
+                    continue
+                expected = hexgrid.is_connected(rest | {landing})
+                assert joins_all(split, landing, state.stacks, state.giants, origin) == expected, (origin, landing)
+                checked += 1
+    assert checked and splits
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_the_legal_list_in_notation_is_the_listed_actions_written(rules: str) -> None:
+    """The list a room sends (`legal_notation`, written directly) is `legal_actions`
+    (the rules as action objects: GC-B2..B6 / GC-S1..S5) formatted, in order."""
+    engine = get_engine("causeway", rules)
+    checked = 0
+    for state in positions(engine, range(10, 16)):
+        for seat in (0, 1):
+            expected = [engine.format_action(state, a) for a in engine.legal_actions(state, seat)]
+            assert engine.legal_notation(state, seat) == expected
+            checked += bool(expected)
+    assert checked
