@@ -19,8 +19,7 @@ from engines.causeway.board import (
     Hex,
     Work,
     cell_name,
-    frontier,
-    names,
+    frontier_of,
     neighbours,
 )
 from engines.causeway.engine import CausewayEngine
@@ -28,32 +27,6 @@ from engines.registry import register
 
 BARRIER_LIMIT = 3  # GC-B7
 PLY_CAP = 200  # GC-B11
-
-# Both giants of a side, and `apply`'s check after `legal_actions`, ask for the same
-# frontier of the same position: keep the last one. States never change their maps
-# after creation and the cache holds them, so identity is a safe key.
-# The names come along for the legal list in notation (`step_names`), made once too.
-_last_frontier: tuple[object, object, list[Hex], list[str] | None] = (None, None, [], None)
-
-
-def _frontier(state: CausewayState) -> list[Hex]:
-    global _last_frontier
-    stacks, giants, cells, _ = _last_frontier
-    if stacks is not state.stacks or giants is not state.giants:
-        cells = sorted(frontier(state.stacks, state.giants))
-        _last_frontier = (state.stacks, state.giants, cells, None)
-    return cells
-
-
-def _frontier_names(state: CausewayState) -> list[str]:
-    global _last_frontier
-    cells = _frontier(state)
-    stacks, giants, _, texts = _last_frontier
-    if texts is None:
-        texts = names(cells)
-        _last_frontier = (stacks, giants, cells, texts)
-    return texts
-
 
 @register
 class Barrier(CausewayEngine):
@@ -91,10 +64,10 @@ class Barrier(CausewayEngine):
         if trapped:
             return [n for n in sorted(neighbours(cell)) if not state.occupied(n)]
         # The giant's own cell keeps counting as occupied: the blank laid there stays.
-        return _frontier(state)
+        return frontier_of(state)[0]
 
     def step_names(self, state: CausewayState, cell: Hex, trapped: bool) -> list[str]:
-        return super().step_names(state, cell, trapped) if trapped else _frontier_names(state)
+        return super().step_names(state, cell, trapped) if trapped else frontier_of(state)[1]
 
     def drop_sizes(self, droppable: int, supply: int) -> list[int]:
         """GC-B6: 1 or 2; none only when no jumped stack is below height 3."""

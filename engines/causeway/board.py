@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,8 +125,9 @@ class CausewayState:
     # The view's parts worked out for this position's maps, by map name ("stacks",
     # "giants", "won", "destroyed" -> (that map, its parts...), `views.view_of`): kept
     # with the state, so they live and die with it, and handed to the next state for
-    # each map a move passes on unchanged (`engine.pass_on`). Not an argument, never
-    # compared.
+    # each map a move passes on unchanged (`engine.pass_on`); and "frontier"
+    # (`frontier_of`), carried to the next state (`carry_frontier`). Not an argument,
+    # never compared.
     memo: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def occupied(self, cell: Hex) -> bool:
@@ -172,6 +174,53 @@ def frontier(stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]]) -> set[
         out.update(get(cell) or around(cell))
     out -= occupied
     return out
+
+
+def frontier_of(state: CausewayState) -> tuple[list[Hex], list[str]]:
+    """`frontier` sorted, and its cells' names: kept in the state's memo, where the next
+    state finds it and changes only the cells around those a move filled or emptied
+    (`carry_frontier`) instead of walking the whole Causeway. Read, never changed."""
+    entry: tuple[list[Hex], list[str]] | None = state.memo.get("frontier")
+    if entry is None:
+        cells = sorted(frontier(state.stacks, state.giants))
+        entry = state.memo["frontier"] = (cells, names(cells))
+    return entry
+
+
+def carry_frontier(before: CausewayState, after: CausewayState, filled: tuple[Hex, ...], emptied: tuple[Hex, ...]) -> None:
+    """Give `after` the frontier `before` kept, if it kept one: `filled` and `emptied`
+    are the cells whose occupancy the move changed (all of them)."""
+    entry = before.memo.get("frontier")
+    if entry is None:
+        return
+    stacks, giants = after.stacks, after.giants
+    get = _AROUND.get
+    now: dict[Hex, bool] = {}  # the cells whose membership may have changed
+    for cell in filled:
+        now[cell] = False
+        for n in get(cell) or around(cell):
+            if n not in stacks and n not in giants:
+                now[n] = True  # an empty cell beside one filled now
+    for cell in emptied:
+        for x in (cell, *(get(cell) or around(cell))):
+            if x not in stacks and x not in giants:
+                now[x] = any(n in stacks or n in giants for n in get(x) or around(x))
+    cells, texts = entry
+    copied = False
+    for x, inside in now.items():
+        i = bisect_left(cells, x)
+        there = i < len(cells) and cells[i] == x
+        if inside == there:
+            continue
+        if not copied:
+            cells, texts, copied = list(cells), list(texts), True
+        if inside:
+            cells.insert(i, x)
+            texts.insert(i, _NAMES.get(x) or name(x))
+        else:
+            del cells[i]
+            del texts[i]
+    after.memo["frontier"] = (cells, texts)
 
 
 def occupied_neighbours(

@@ -44,6 +44,7 @@ from engines.causeway.board import (
     Hex,
     Work,
     around,
+    carry_frontier,
     cell_name,
     frontier,
     names,
@@ -328,6 +329,7 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
             history=(position_key(work.stacks, work.giants, supply, 1 - colour),),
         )
         pass_on(state, after)
+        carry_frontier(state, after, (place.cell,), ())
         return Transition(after, tuple(work.events))
 
     def _finish(
@@ -377,6 +379,13 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
             end=end,
         )
         pass_on(state, after)
+        if isinstance(action, Step):  # the cells a move filled or emptied (GC-B4, GC-B5)
+            carry_frontier(state, after, (action.to,), ())
+        elif isinstance(action, Leap):
+            landing = [c for c in after.giants if c not in state.giants]
+            carry_frontier(state, after, tuple(landing), (action.start,))
+        else:
+            carry_frontier(state, after, (), ())
         if phase == PHASE_DESTROY:
             work.events.append({"type": "destroy_due", "colour": COLOUR_NAMES[mover]})
         elif phase == PHASE_OVER:

@@ -14,7 +14,7 @@ import pytest
 
 from engines import hexgrid
 from engines.causeway import CausewayState
-from engines.causeway.board import frontier, joins_all, split_without
+from engines.causeway.board import cell_name, frontier, frontier_of, joins_all, split_without
 from engines.causeway.engine import CausewayEngine
 from engines.registry import get_engine
 
@@ -69,3 +69,27 @@ def test_the_legal_list_in_notation_is_the_listed_actions_written(rules: str) ->
             assert engine.legal_notation(state, seat) == expected
             checked += bool(expected)
     assert checked
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_the_frontier_carried_from_move_to_move_is_the_one_worked_out_afresh(rules: str) -> None:
+    """GC-B4's step targets (every empty cell beside the Causeway) come from the last
+    position's frontier changed around the cells a move filled or emptied (steps,
+    leaps, placements, GC-B2..B6 / GC-S1..S5): after every move of random games it is
+    the sorted frontier of the new position, with its cells' names."""
+    engine = get_engine("causeway", rules)
+    carried = 0
+    for seed in range(20, 26):
+        rng = random.Random(seed)
+        state = engine.new_game(2, {}, seed)
+        frontier_of(state)
+        while engine.outcome(state) is None:
+            seat = state.to_move
+            action = engine.parse_action(state, seat, rng.choice(engine.legal_notation(state, seat)))
+            state = engine.apply(state, seat, action).state
+            kept = state.memo.get("frontier")
+            assert kept is not None
+            cells = sorted(frontier(state.stacks, state.giants))
+            assert kept == (cells, [cell_name(c) for c in cells]), engine.format_action(state, action)
+            carried += 1
+    assert carried
