@@ -23,7 +23,6 @@ from engines.causeway.board import (
     Work,
     around,
     cell_name,
-    occupied_neighbours,
 )
 from engines.causeway.engine import CausewayEngine
 from engines.registry import register
@@ -85,8 +84,14 @@ class Spellstone(CausewayEngine):
                 if owner == colour:
                     continue
                 for n in around(other):
-                    # The laid blank stays on `cell`, so a cell beside it never qualifies.
-                    if n not in stacks and n not in giants and occupied_neighbours(n, stacks, giants) == [other]:
+                    # An empty cell whose only occupied neighbour is `other`. The laid
+                    # blank stays on `cell`, so a cell beside it never qualifies.
+                    if n in stacks or n in giants:
+                        continue
+                    for m in around(n):
+                        if m != other and (m in stacks or m in giants):
+                            break
+                    else:
                         targets.add(n)
         return sorted(targets)
 

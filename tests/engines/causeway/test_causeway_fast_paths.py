@@ -93,3 +93,30 @@ def test_the_frontier_carried_from_move_to_move_is_the_one_worked_out_afresh(rul
             assert kept == (cells, [cell_name(c) for c in cells]), engine.format_action(state, action)
             carried += 1
     assert carried
+
+
+@pytest.mark.parametrize("rules", ["spellstone", "quick"])
+def test_step_targets_are_the_slide_rule_and_trap_steps_worked_out_plainly(rules: str) -> None:
+    """GC-S2: an adjacent empty cell unless both cells beside both are occupied; GC-S3:
+    a trapper may also go to any empty cell whose only occupied neighbour is one
+    opponent giant. Over random games, every untrapped giant's targets are those."""
+    engine = get_engine("causeway", rules)
+    assert isinstance(engine, CausewayEngine)
+    traps = 0
+    for state in positions(engine, range(30, 40)):
+        occupied = set(state.stacks) | set(state.giants)
+        for cell, (colour, kind) in state.giants.items():
+            expected = set()
+            for b in hexgrid.neighbors(cell):
+                both = set(hexgrid.neighbors(cell)) & set(hexgrid.neighbors(b))
+                if b not in occupied and not both <= occupied:
+                    expected.add(b)
+            if kind == "trapper":
+                for other, (owner, _) in state.giants.items():
+                    for n in hexgrid.neighbors(other):
+                        touching = [m for m in hexgrid.neighbors(n) if m in occupied]
+                        if owner != colour and n not in occupied and touching == [other]:
+                            expected.add(n)
+                            traps += 1
+            assert engine.step_targets(state, cell, False) == sorted(expected), cell
+    assert traps
