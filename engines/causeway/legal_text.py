@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from engines.causeway.board import (
     BLANK,
     DIRECTION_NAMES,
+    DIRECTIONS,
     PHASE_DESTROY,
     PHASE_OVER,
     PHASE_SETUP,
@@ -23,6 +24,7 @@ from engines.causeway.board import (
     CausewayState,
     Hex,
     around,
+    joins_all,
     name,
     split_without,
 )
@@ -56,28 +58,47 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
     if trapped:  # GC-B5 / GC-S3: a trapped giant never leaps
         return
     stacks, giants, supply = state.stacks, state.giants, state.supply[colour]
-    # A leap's run starts on the neighbour in its direction: only occupied ones can, and
-    # the GC-3 split is worked out only once some run is found (most giants have one arc).
+    # A leap's run (`_leap_run`, walked here) starts on the neighbour in its direction:
+    # only occupied ones can, and the GC-3 split is worked out only once some run is
+    # found (most giants have one arc of neighbours: no split).
     ring = around(cell)
     split: list[set[Hex]] | None = None
     unsplit = True  # `split` not worked out yet
+    blocker = SPECIAL[1 - colour]  # GC-B5 / GC-S4: the opponent's barriers / spellstones
+    special = engine.SPECIAL_NAME is not None
     own = (BLANK[colour], SPECIAL[colour])  # the mover's stones
     for direction in range(6):
-        first = ring[direction]
-        if first not in stacks and first not in giants:
+        landing = ring[direction]
+        if landing not in stacks and landing not in giants:
             continue
+        dq, dr = DIRECTIONS[direction]
+        open_stacks: list[Hex] = []  # the stacks passed over that take a drop
+        plain = True  # no drop completes a tower without the mover's majority
+        while True:
+            stack = stacks.get(landing)
+            if stack is not None:
+                if stack[-1] == blocker:
+                    break
+                if len(stack) < 3:
+                    open_stacks.append(landing)
+                    if special and len(stack) == 2 and own[0] not in stack and own[1] not in stack:
+                        plain = False
+            else:
+                giant = giants.get(landing)
+                if giant is None:
+                    break
+                if not engine.leapable(giant[1]):
+                    break
+            landing = (landing[0] + dq, landing[1] + dr)
+        if landing in stacks or landing in giants:
+            continue  # blocked
         if unsplit:
             split, unsplit = split_without(stacks, giants, cell), False
-        found = engine._leap_run(state, cell, colour, direction, split)
-        if found is None:
+        if not joins_all(split, landing, stacks, giants, cell):
             continue
         head = f"{start}^{DIRECTION_NAMES[direction]}"
-        open_stacks = [c for c in found[0] if c in stacks and len(stacks[c]) < 3]
         # A choice is asked for only where a drop completes a tower without the mover's
         # majority (`_choice_sets`): without one, every drop set is written as it is.
-        plain = engine.SPECIAL_NAME is None or not any(
-            len(stacks[c]) == 2 and own[0] not in stacks[c] and own[1] not in stacks[c] for c in open_stacks
-        )
         for size in engine.drop_sizes(len(open_stacks), supply):
             if size == 0:
                 out.append(head)
