@@ -379,13 +379,14 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
             end=end,
         )
         pass_on(state, after)
-        if isinstance(action, Step):  # the cells a move filled or emptied (GC-B4, GC-B5)
-            carry_frontier(state, after, (action.to,), ())
-        elif isinstance(action, Leap):
-            landing = [c for c in after.giants if c not in state.giants]
-            carry_frontier(state, after, tuple(landing), (action.start,))
-        else:
-            carry_frontier(state, after, (), ())
+        if "frontier" in state.memo:  # kept for barrier's steps: the cells filled or emptied
+            if isinstance(action, Step):
+                carry_frontier(state, after, (action.to,), ())
+            elif isinstance(action, Leap):
+                landing = [c for c in after.giants if c not in state.giants]
+                carry_frontier(state, after, tuple(landing), (action.start,))
+            else:
+                carry_frontier(state, after, (), ())
         if phase == PHASE_DESTROY:
             work.events.append({"type": "destroy_due", "colour": COLOUR_NAMES[mover]})
         elif phase == PHASE_OVER:
