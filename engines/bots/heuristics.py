@@ -62,7 +62,7 @@ def two_seat(value_seat0: float) -> list[float]:
 @heuristic("giantslayer")
 def giantslayer(view: View, players: int) -> list[float]:
     """Captures so far, stones about to be flanked, and how close the giants are to the edge."""
-    from engines import giantslayer as gs
+    from engines.giantslayer import board as gs
     from engines.hexgrid import length
 
     board: Sequence[str] = view["board"]

@@ -1,0 +1,353 @@
+"""Giantslayer's board, notation and move rules (GS-1 … GS-12, GS-14), no state.
+
+Board cells are indexed 0–60 in (q, r) order; precomputed neighbour, jump and ray
+tables keep move generation fast enough for search bots, and the legal list is
+written in notation straight from them (`white_notation`, `black_notation`). Notation
+(GS-14): a cell is a column letter a–i (q = -4 … 4) and a rank 1–9 (rank = 5 - r),
+so the impassable centre is `e5`. A white slide or a black step is `from-to`
+(`a5-b5`), a trample chain `from x landing x landing …` (`e6xe8xc8`), and a forced
+pass (GS-12) is `pass`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import pairwise
+from operator import itemgetter
+
+from engines import hexgrid
+from engines.base import (
+    NotationError,
+)
+
+# ----------------------------------------------------------------------------- board
+
+RADIUS = 4
+CELLS: tuple[hexgrid.Hex, ...] = tuple(hexgrid.disk(RADIUS))  # GS-1: 61 cells
+INDEX: dict[hexgrid.Hex, int] = {cell: i for i, cell in enumerate(CELLS)}
+CENTRE = INDEX[(0, 0)]
+NAMES: tuple[str, ...] = tuple(f"{chr(ord('a') + q + RADIUS)}{RADIUS + 1 - r}" for q, r in CELLS)
+BY_NAME: dict[str, int] = {name: i for i, name in enumerate(NAMES)}
+# The one list every view shares (never mutated): a room's diff skips it by identity,
+# so the 61 names reach a client in its snapshot only.
+CELL_NAMES: list[str] = list(NAMES)
+EDGE: frozenset[int] = frozenset(i for i, c in enumerate(CELLS) if hexgrid.length(c) == RADIUS)  # GS-3
+
+EMPTY, WHITE, BLACK = 0, 1, 2
+SYMBOLS = ".WB"
+TO_SYMBOLS = bytes.maketrans(bytes(range(len(SYMBOLS))), SYMBOLS.encode())
+NO_CELL = -1
+
+
+def _neighbour(i: int, d: int, times: int = 1) -> int:
+    """Index of the cell `times` steps away, or NO_CELL if off the board or the centre (GS-2)."""
+    j = INDEX.get(hexgrid.step(CELLS[i], d, times), NO_CELL)
+    return NO_CELL if j == CENTRE else j
+
+
+NEIGHBOURS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(_neighbour(i, d) for d in range(6)) for i in range(len(CELLS))
+)
+JUMPS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(_neighbour(i, d, 2) if NEIGHBOURS[i][d] != NO_CELL else NO_CELL for d in range(6))
+    for i in range(len(CELLS))
+)
+# The trampled cell of each jump, keyed by (from, landing).
+JUMPED: dict[tuple[int, int], int] = {
+    (i, JUMPS[i][d]): NEIGHBOURS[i][d]
+    for i in range(len(CELLS))
+    for d in range(6)
+    if JUMPS[i][d] != NO_CELL
+}
+
+
+def _ray(i: int, d: int) -> tuple[int, ...]:
+    cells = []
+    k = 1
+    while (j := _neighbour(i, d, k)) != NO_CELL:  # stops at the edge and before the centre
+        cells.append(j)
+        k += 1
+    return tuple(cells)
+
+
+RAYS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(_ray(i, d) for d in range(6)) for i in range(len(CELLS))
+)
+
+STONES_PER_SIDE = {WHITE: 24, BLACK: 6}
+
+
+def initial_board() -> bytes:
+    """GS-4: White on the 24 edge cells, Black on the 6 cells around the centre."""
+    board = bytearray(len(CELLS))
+    for i, cell in enumerate(CELLS):
+        distance = hexgrid.length(cell)
+        if distance == RADIUS:
+            board[i] = WHITE
+        elif distance == 1:
+            board[i] = BLACK
+    return bytes(board)
+
+
+INITIAL_BOARD = initial_board()
+QUIET_PLY_LIMIT = 100  # GS-11
+MAX_ROUNDS = 10
+# Per round: at most 30 captures, each after at most 100 quiet plies (GS-11).
+PLIES_PER_ROUND_BOUND = (sum(STONES_PER_SIDE.values()) + 1) * (QUIET_PLY_LIMIT + 1)
+
+# ----------------------------------------------------------------------------- actions
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One ply. `path` is (from, to) for a slide or step, (from, landing, …) for a
+    trample chain, and empty for a pass."""
+
+    path: tuple[int, ...]
+    trample: bool = False
+
+
+PASS = Move(())
+
+
+def format_move(move: Move) -> str:
+    path = move.path
+    if not path:
+        return "pass"
+    if len(path) == 2 and not move.trample:
+        # One shared str per step or slide: a view's `quiet_moves` then repeats the
+        # previous view's objects, which the diff passes by identity.
+        return _pair(path[0], path[1])
+    return ("x" if move.trample else "-").join([NAMES[i] for i in path])
+
+
+# Moves read so far, by their text (every move a room applies is read first): a Move is
+# immutable, so one object serves every reading. Short texts only, emptied when full.
+_PARSED: dict[str, Move] = {}
+_PARSED_MAX = 4096
+_PARSED_TEXT_MAX = 40
+
+
+def parse_move(text: str) -> Move:
+    """Read `a5-b5`, `e6xe8xc8` or `pass`; raise NotationError for anything else."""
+    move = _PARSED.get(text)
+    if move is None:
+        move = _parse_move(text)
+        if len(text) <= _PARSED_TEXT_MAX:
+            if len(_PARSED) >= _PARSED_MAX:
+                _PARSED.clear()
+            _PARSED[text] = move
+    return move
+
+
+def _parse_move(text: str) -> Move:
+    raw = text.strip().lower()
+    if raw == "pass":
+        return PASS
+    trample = "x" in raw
+    if trample and "-" in raw:
+        raise NotationError(f"{text!r}: a move is either from-to or a trample chain with x")
+    parts = raw.split("x" if trample else "-")
+    if len(parts) < 2 or (not trample and len(parts) != 2):
+        raise NotationError(f"{text!r}: expected from-to (a5-b5), a chain (e6xe8xc8) or pass")
+    try:
+        path = tuple(BY_NAME[p.strip()] for p in parts)
+    except KeyError as exc:
+        raise NotationError(f"{text!r}: no cell {exc.args[0]!r} (cells run a1 … i9)") from None
+    return Move(path, trample)
+
+
+# ----------------------------------------------------------------------------- rules
+
+
+def white_moves(board: bytes) -> list[Move]:
+    """GS-5: slide one white stone any distance along a clear straight line."""
+    moves = []
+    for i, piece in enumerate(board):
+        if piece != WHITE:
+            continue
+        for ray in RAYS[i]:
+            for j in ray:
+                if board[j]:
+                    break
+                moves.append(Move((i, j)))
+    return moves
+
+
+def black_moves(board: bytes) -> list[Move]:
+    """GS-6: steps to an adjacent vacant cell, then every prefix of every trample chain."""
+    moves: list[Move] = []
+    work = bytearray(board)
+    for i, piece in enumerate(board):
+        if piece != BLACK:
+            continue
+        for j in NEIGHBOURS[i]:
+            if j != NO_CELL and not board[j]:
+                moves.append(Move((i, j)))
+        work[i] = EMPTY  # the jumping stone's own cell is vacant once it leaves
+        _trample_chains(work, i, (i,), moves)
+        work[i] = BLACK
+    return moves
+
+
+def _trample_chains(work: bytearray, at: int, path: tuple[int, ...], out: list[Move]) -> None:
+    for d in range(6):
+        over = NEIGHBOURS[at][d]
+        land = JUMPS[at][d]
+        if land != NO_CELL and work[over] == WHITE and not work[land]:
+            work[over] = EMPTY  # removed at once: later jumps see it vacant
+            chain = (*path, land)
+            out.append(Move(chain, trample=True))
+            _trample_chains(work, land, chain, out)
+            work[over] = WHITE
+
+
+# Notation of one step or slide, by from * 64 + to, built on first use: writing the
+# legal list (sent to the acting seat after every move) is then one lookup a move.
+_PAIRS: dict[int, str] = {}
+
+
+def _pair(i: int, j: int) -> str:
+    key = i * 64 + j
+    text = _PAIRS.get(key)
+    if text is None:
+        text = _PAIRS[key] = f"{NAMES[i]}-{NAMES[j]}"
+    return text
+
+
+# For each cell, its non-empty rays as (cell, notation of the slide there) pairs: a
+# white slide's text is then read off, not built (the legal list is written after every
+# move), and a ray off the board costs nothing.
+RAY_STEPS: tuple[tuple[tuple[tuple[int, str], ...], ...], ...] = tuple(
+    tuple(tuple((j, f"{NAMES[i]}-{NAMES[j]}") for j in ray) for ray in rays if ray) for i, rays in enumerate(RAYS)
+)
+# A white slide (from, to) -> the cells it crosses, its destination included: `is_legal`
+# checks a slide with one lookup instead of walking the six rays.
+SLIDE_CELLS: dict[tuple[int, int], tuple[int, ...]] = {
+    (i, ray[k]): ray[: k + 1] for i, rays in enumerate(RAYS) for ray in rays for k in range(len(ray))
+}
+
+
+def white_notation(board: bytes) -> list[str]:
+    """`white_moves` in notation, same order, without building Move objects."""
+    out: list[str] = []
+    append = out.append
+    find = board.find
+    i = find(WHITE)
+    while i >= 0:
+        for ray in RAY_STEPS[i]:
+            for j, text in ray:
+                if board[j]:
+                    break
+                append(text)
+        i = find(WHITE, i + 1)
+    return out
+
+
+# For each cell, its neighbours on the board as (cell, notation of the step there).
+NEIGHBOUR_STEPS: tuple[tuple[tuple[int, str], ...], ...] = tuple(
+    tuple((j, _pair(i, j)) for j in NEIGHBOURS[i] if j != NO_CELL) for i in range(len(CELLS))
+)
+
+
+def black_notation(board: bytes) -> list[str]:
+    """`black_moves` in notation, same order."""
+    out: list[str] = []
+    append = out.append
+    work = bytearray(board)
+    find = board.find
+    i = find(BLACK)
+    while i >= 0:
+        for j, text in NEIGHBOUR_STEPS[i]:
+            if not board[j]:
+                append(text)
+        work[i] = EMPTY
+        _trample_text(work, i, NAMES[i], out)
+        work[i] = BLACK
+        i = find(BLACK, i + 1)
+    return out
+
+
+# For each cell, its jumps on the board as (jumped cell, landing cell, landing's name).
+JUMP_STEPS: tuple[tuple[tuple[int, int, str], ...], ...] = tuple(
+    tuple((NEIGHBOURS[i][d], JUMPS[i][d], NAMES[JUMPS[i][d]]) for d in range(6) if JUMPS[i][d] != NO_CELL)
+    for i in range(len(CELLS))
+)
+
+
+def _trample_text(work: bytearray, at: int, text: str, out: list[str]) -> None:
+    for over, land, name in JUMP_STEPS[at]:
+        if work[over] == WHITE and not work[land]:
+            work[over] = EMPTY
+            chain = f"{text}x{name}"
+            out.append(chain)
+            _trample_text(work, land, chain, out)
+            work[over] = WHITE
+
+
+def moves_for(board: bytes, white_to_move: bool) -> list[Move]:
+    moves = white_moves(board) if white_to_move else black_moves(board)
+    return moves or [PASS]  # GS-12: a side with no legal move passes
+
+
+def is_legal(board: bytes, white_to_move: bool, move: Move) -> bool:
+    """Check one move without generating them all (the hot path of `apply`)."""
+    path = move.path
+    if not path:
+        return moves_for(board, white_to_move) == [PASS]
+    start = path[0]
+    if not 0 <= start < len(board) or board[start] != (WHITE if white_to_move else BLACK):
+        return False
+    if white_to_move:
+        if move.trample or len(path) != 2:
+            return False
+        crossed = SLIDE_CELLS.get((start, path[1]))
+        return crossed is not None and not any(map(board.__getitem__, crossed))
+    if not move.trample:
+        return len(path) == 2 and path[1] in NEIGHBOURS[start] and not board[path[1]]
+    work = bytearray(board)
+    work[start] = EMPTY
+    for a, b in pairwise(path):
+        over = JUMPED.get((a, b))
+        if over is None or work[over] != WHITE or work[b]:
+            return False
+        work[over] = EMPTY
+    return True
+
+
+def cells_of(board: bytes | bytearray, piece: int) -> list[int]:
+    """The cells holding `piece`, in cell order (found at C speed)."""
+    out: list[int] = []
+    find = board.find
+    i = find(piece)
+    while i >= 0:
+        out.append(i)
+        i = find(piece, i + 1)
+    return out
+
+
+def _around(i: int) -> Callable[[bytes | bytearray], tuple[int, ...]]:
+    """A getter of the pieces on cell i's neighbours, as a tuple (read at C speed)."""
+    cells = [j for j in NEIGHBOURS[i] if j != NO_CELL]
+    if len(cells) < 2:  # never flanked (itemgetter of one cell would not give a tuple)
+        return lambda board: ()
+    return itemgetter(*cells)
+
+
+AROUND = tuple(_around(i) for i in range(len(CELLS)))
+
+
+def flanked(board: bytes | bytearray) -> list[int]:
+    """GS-7: black stones with two or more white neighbours."""
+    return [i for i in cells_of(board, BLACK) if AROUND[i](board).count(WHITE) >= 2]
+
+
+def all_on_edge(board: bytes | bytearray) -> bool:
+    return EDGE.issuperset(cells_of(board, BLACK))
+
+
+def count(board: bytes | bytearray, piece: int) -> int:
+    return board.count(piece)
+
+
