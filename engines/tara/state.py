@@ -101,12 +101,18 @@ class StateMemo:
         self.last = last
 
 
-def captures_of(state: TaraState) -> list[int]:
-    """TA-4: `besieged(state.board, state.to_move)`, computed once per state (read only)."""
+def memo_of(state: TaraState) -> StateMemo:
+    """The state's memo, made on first use (a cache on a frozen state)."""
     memo = state.memo
     if memo is None:
         memo = StateMemo()
-        object.__setattr__(state, "memo", memo)  # a cache on a frozen state
+        object.__setattr__(state, "memo", memo)
+    return memo
+
+
+def captures_of(state: TaraState) -> list[int]:
+    """TA-4: `besieged(state.board, state.to_move)`, computed once per state (read only)."""
+    memo = memo_of(state)
     captures = memo.captures
     if captures is None:
         captures = memo.captures = besieged(state.board, state.to_move)

@@ -22,15 +22,12 @@ from engines.tara.board import (
     WHITE,
     links,
 )
-from engines.tara.state import StateMemo, TaraState, captures_of
+from engines.tara.state import TaraState, captures_of, memo_of
 
 
 def game_view(state: TaraState) -> dict[str, Any]:
     """`state`'s view, built on first use and kept with it."""
-    memo = state.memo
-    if memo is None:
-        memo = StateMemo()
-        object.__setattr__(state, "memo", memo)  # a cache on a frozen state
+    memo = memo_of(state)
     view = memo.view
     if view is None:
         view = memo.view = build_view(state, memo.last)

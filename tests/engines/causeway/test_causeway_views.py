@@ -22,6 +22,15 @@ def afresh(state: CausewayState) -> CausewayState:
                    destroyed=dict(state.destroyed))
 
 
+def applies(engine: Any, state: CausewayState, seat: int, action: Any) -> bool:
+    """Whether `apply` accepts `action` (it refuses an illegal one with IllegalActionError)."""
+    try:
+        engine.apply(state, seat, action)
+    except IllegalActionError:
+        return False
+    return True
+
+
 @pytest.mark.parametrize("rules", ["barrier", "spellstone", "quick"])
 def test_views_over_games_are_those_built_afresh(rules: str) -> None:
     """A view hands back the last view's parts for the maps a move left alone (the room's
@@ -111,11 +120,7 @@ def test_apply_takes_exactly_the_listed_leaps(rules: str) -> None:
                         for choice in [None, *specials]:
                             drops = tuple(Drop(c, choice if i == len(cells) - 1 else None) for i, c in enumerate(cells))
                             leap = Leap(start, direction, drops)
-                            try:
-                                engine.apply(state, seat, leap)
-                                ok = True
-                            except IllegalActionError:
-                                ok = False
+                            ok = applies(engine, state, seat, leap)
                             assert ok == (format_action(leap) in listed), format_action(leap)
                             tried += 1
                             accepted += ok
@@ -139,11 +144,7 @@ def test_apply_takes_exactly_the_listed_placements(rules: str) -> None:
             for piece in ("giant", "blank", "trapper", "spikey"):
                 for cell in hexgrid.disk(4):
                     place = Place(piece, cell)
-                    try:
-                        engine.apply(state, seat, place)
-                        ok = True
-                    except IllegalActionError:
-                        ok = False
+                    ok = applies(engine, state, seat, place)
                     assert ok == (format_action(place) in listed), format_action(place)
                     tried += 1
                     accepted += ok
