@@ -260,6 +260,7 @@ class GiantsServer:
         lobby.on_adopted = relay.announce
         lobby.on_moved = relay.room_lost
         node.on_lost = lobby.lost
+        node.on_earlier = lobby.write_hashes
         node.on_orphans = lobby.take_over_many
         node.on_dead = relay.forget_nodes
         self.router = Router(lobby, relay)

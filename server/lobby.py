@@ -153,6 +153,8 @@ class Lobby(LobbyListing, LobbyRestore):
         if room.actions == 0:
             self.fresh.add(room)
         self.node.own(room.id, room.fence)
+        if room.logged and not self.store.plain_moves:
+            self._spawn(room.write_hash())  # a live earlier node could not restore it as stored
         self._adopted.append(room.id)  # listed before the next read of the live ids
         if len(self._adopted) > 1000:
             self._listed = (0.0, [])  # read the ids again rather than grow this list
@@ -282,6 +284,14 @@ class Lobby(LobbyListing, LobbyRestore):
         room.start_timers()
         log.info("node %s took room %s over (fence %d)", self.node.id, room_id, fence)
         return room
+
+    def write_hashes(self) -> None:
+        """A node of an earlier version is live (`Node.on_earlier`): write the hash of
+        every room here whose last moves are log entries only, so that node could take
+        any of them over (a rollback); the writes run in the background."""
+        for room in list(self.rooms.values()):
+            if room.logged:
+                self._spawn(room.write_hash())
 
     async def owner(self, room_id: str) -> str | None:
         """The node holding the room's lease (None: nobody; it may be taken over)."""

@@ -90,6 +90,9 @@ class Node:
         self.live_peers: list[str] = []  # the other live nodes' incarnations, as of the last tick
         self.rooms: dict[str, int] = {}  # owned room id -> the fence this node holds
         self.on_lost: Callable[[str], Awaitable[None]] | None = None
+        # Called when a live node of an earlier version appears (`_note_live`): the
+        # lobby writes the hash of every room whose last moves are log entries only.
+        self.on_earlier: Callable[[], None] | None = None
         self.on_orphans: Callable[[list[str]], Awaitable[None]] | None = None
         self.on_dead: Callable[[list[str]], Awaitable[None]] | None = None  # nodes that vanished
         self.on_tick: Callable[[], Awaitable[None]] | None = None  # after each heartbeat and renewal
@@ -370,6 +373,8 @@ class Node:
                     "moves are log entries only: every move writes the room's hash too until they leave",
                     self.id, ", ".join(older),
                 )
+                if self.on_earlier is not None:
+                    self.on_earlier()  # and the rooms already so are written now
             else:
                 log.info("node %s: every live node reads log-only moves; plain moves write their log entry only",
                          self.id)

@@ -191,6 +191,40 @@ class RoomStorage:
         if self.on_change is not None:
             self.on_change(self)  # server.lifecycle: idle, abandoned and retention timers
 
+    async def write_hash(self) -> None:
+        """Store the room's hash as of its version, with no change (its last moves were
+        log entries only, which nodes of an earlier version cannot restore).
+
+        Called by the lobby when such a node is live (`Node.on_earlier`); nothing to
+        do when the last write stored the hash. A failed write is logged and left: the
+        room's next move writes the hash anyway while that node is live."""
+        async with self.lock:
+            if self.closing or not self.logged or self.unsure:
+                return
+            try:
+                await self.store.commit(
+                    self.id,
+                    expected=self.version,
+                    version=self.version,  # nothing changed: members see no new version
+                    fence=self.fence,
+                    status=self.status,
+                    seats=None,
+                    deadline=self.deadline,
+                    outcome=self.outcome,
+                    actions=self.actions,
+                    now=time.time(),
+                    answered=self.answered,
+                    start_key=self.start_key,
+                    hidden=self.hidden,
+                    before=self,
+                    move_seconds=float(self.meta.get("deadline") or 0),
+                )
+            except Exception as exc:
+                log.warning("room %s: its hash could not be brought up to its log (%r); its next move will",
+                            self.id, exc)
+                return
+            self.logged = 0
+
     def _failed(self, unsure: bool) -> None:
         """A write failed: make sure the room's bots and deadline resume once Redis
         answers again (and that it reloads first if its memory may lag Redis)."""

@@ -69,3 +69,80 @@ async def test_a_node_of_this_version_says_so_in_its_heartbeat(
         assert one.store.plain_moves and two.store.plain_moves
     finally:
         await store.close()
+
+
+async def test_rooms_stored_log_only_are_written_whole_when_an_earlier_node_appears(
+    server_factory: Any, client_factory: Any, redis_url: str, key_prefix: str
+) -> None:
+    """A rollback: an earlier node joins while rooms' last moves are log entries only.
+    Without a move, the node owning them writes their hashes up to their logs, so the
+    earlier node could take any of them over; play then goes on at the same version."""
+    store = Store(redis_url, key_prefix)
+    try:
+        server = await server_factory(lease_ttl=0.6)
+        alice, bob = await client_factory(server.url, "alice"), await client_factory(server.url, "bob")
+        room, _ = await two_player_room(alice, bob)
+        rng, acked = random.Random(7), []
+        for _ in range(5):
+            await move([alice, bob], room, rng, acked)
+        actions, logged = await hash_and_log_lengths(store, room)
+        assert actions < logged == len(acked), "the moves were stored as log entries only"
+        version = server.lobby.rooms[room].version
+
+        earlier = {"id": "earlier", "address": "127.0.0.1:1", "rooms": 0, "started": time.time()}
+        await store.heartbeat("earlier", earlier, 120_000)
+
+        async def written() -> bool:
+            got_actions, got_logged = await hash_and_log_lengths(store, room)
+            return got_actions == got_logged
+
+        await eventually(written, timeout=10)
+        stored = await store.redis.hget(store.k_room(room), "version")
+        assert int(stored) == version == server.lobby.rooms[room].version, "no new version: nothing changed"
+        record = await store.load_room(room)
+        assert record is not None and record.version == version and record.moves_in_log == 0
+
+        for _ in range(3):  # the room plays on from there; every move writes the hash
+            await move([alice, bob], room, rng, acked)
+            actions, logged = await hash_and_log_lengths(store, room)
+            assert actions == logged == len(acked)
+    finally:
+        await store.forget_node("earlier")
+        await store.close()
+
+
+async def test_a_room_taken_over_while_an_earlier_node_is_live_is_written_whole(
+    server_factory: Any, client_factory: Any, redis_url: str, key_prefix: str
+) -> None:
+    """The room's node stops renewing (paused, or killed) before it sees the earlier
+    node; the node that takes the room over writes its hash up to its log."""
+    store = Store(redis_url, key_prefix)
+    try:
+        a = await server_factory(lease_ttl=0.6)
+        alice, bob = await client_factory(a.url, "alice"), await client_factory(a.url, "bob")
+        room, _ = await two_player_room(alice, bob)
+        rng, acked = random.Random(9), []
+        for _ in range(4):
+            await move([alice, bob], room, rng, acked)
+        await a.node.stop_renewing()  # A no longer looks at the node list
+        actions, logged = await hash_and_log_lengths(store, room)
+        assert actions < logged == len(acked)
+
+        earlier = {"id": "earlier", "address": "127.0.0.1:1", "rooms": 0, "started": time.time()}
+        await store.heartbeat("earlier", earlier, 120_000)
+        b = await server_factory(lease_ttl=0.6)
+        assert not b.store.plain_moves
+        await store.redis.delete(store.k_lease(room))  # A's lease is gone
+        taken = await b.lobby.take_over(room)
+        assert taken is not None
+
+        async def written() -> bool:
+            got_actions, got_logged = await hash_and_log_lengths(store, room)
+            return got_actions == got_logged == len(acked)
+
+        await eventually(written, timeout=10)
+        record = await store.load_room(room)
+        assert record is not None and record.version == taken.version and record.moves_in_log == 0
+    finally:
+        await store.forget_node("earlier")
+        await store.close()
