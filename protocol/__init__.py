@@ -35,7 +35,7 @@ from protocol.errors import (
     ProtocolError,
     UnknownType,
 )
-from protocol.legal import apply_legal_edit, legal_edit
+from protocol.legal import apply_legal_edit, legal_edit, legal_edit_joined
 from protocol.messages import (
     Abort,
     Act,
@@ -118,6 +118,7 @@ __all__ = [
     "key_refs",
     "key_table",
     "legal_edit",
+    "legal_edit_joined",
     "ok_frame",
     "patch_body",
     "patch_bytes",

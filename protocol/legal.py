@@ -78,6 +78,60 @@ def legal_edit(base: Sequence[str], new: Sequence[str]) -> list[Splice] | None:
     return splices if cost < sum(map(len, new)) + 2 * len(new) else None
 
 
+def legal_edit_joined(base: str, new: Sequence[str], sep: str) -> list[Splice] | None:
+    """`legal_edit(base.split(sep), new)`, the same splices or None, for a base kept as
+    one joined str (the server's per-member base).
+
+    A seat's next list mostly differs from its last in one run of entries (a figure's
+    placements gone, a few added): that run is found on the joined texts, by halving
+    searches whose comparisons run at C speed, and only the run is split; the base is
+    not split and neither list is indexed. Anything else (several runs, an entry moved,
+    a repeated entry, `sep` inside an entry of `new`) goes to `legal_edit`.
+    """
+    if not new:
+        return legal_edit(base.split(sep), new)
+    text = sep.join(new)
+    distinct = set(new)
+    if len(distinct) != len(new) or text.count(sep) != len(new) - 1:
+        return legal_edit(base.split(sep), new)  # repeated entries (None), or ambiguous
+    # Both lists with a separator at each end: every entry lies between two seps.
+    a, b = f"{sep}{base}{sep}", f"{sep}{text}{sep}"
+    # Longest common prefix: a[:lo] == b[:lo] holds throughout (the leading sep).
+    lo, hi = 1, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a.startswith(b[lo:mid], lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    k = b.rfind(sep, 0, lo)  # a sep both share: the entries before it are the same
+    p = b.count(sep, 0, k)  # how many
+    # Longest common suffix of what follows k (so the two never overlap).
+    la, lb = len(a), len(b)
+    lo, hi = 1, min(la, lb) - k
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a.endswith(b[lb - mid:lb - lo], 0, la - lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    j = b.find(sep, lb - lo)  # the first sep of the common suffix: entries after it are shared
+    ja = j - lb + la
+    added = new[p:p + b.count(sep, k, j)]
+    cut = a[k + 1:ja].split(sep) if ja > k else []
+    if len(set(cut)) != len(cut) or not distinct.isdisjoint(cut):
+        # An entry both removed and added (moved), or repeated in the base.
+        return legal_edit(base.split(sep), new)
+    # base is new's prefix, `cut`, new's suffix: no entry twice, so the run is
+    # exactly what legal_edit finds gone and fresh, in one gap.
+    if not cut and not added:
+        return []
+    if 2 * len(added) > len(new):
+        return None
+    cost = 4 + sum(map(len, added)) + 2 * len(added)
+    return [[p, len(cut), *added]] if cost < len(text) - len(new) + 1 + 2 * len(new) else None
+
+
 def apply_legal_edit(base: Sequence[str], splices: Any) -> list[str]:
     """`base` with `splices` applied (a new list; `base` is left as it was).
 

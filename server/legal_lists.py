@@ -19,7 +19,7 @@ from typing import Any
 
 from engines.base import Seat
 from server.seats import Member
-from server.wire import legal_edit
+from server.wire import legal_edit_joined
 
 LEGAL_SEP = "\n"  # joins a Member.legal_base (no action's notation holds a line break)
 EDIT_FROM = 1024  # about the packed bytes of a legal list worth editing
@@ -53,5 +53,5 @@ def legal_change(member: Member, legal: list[str], cache: dict[tuple[Seat | None
         return None
     key = (member.seat, base)
     if key not in cache:
-        cache[key] = legal_edit(base.split(LEGAL_SEP), legal)
+        cache[key] = legal_edit_joined(base, legal, LEGAL_SEP)
     return cache[key]

@@ -42,9 +42,13 @@ def start_turn(state: GameState, events: list[Event]) -> None:
 # ----------------------------------------------------------------------------- bids
 
 
+# The seats of a game of n players (constants, not state: one object per n).
+_ALL_SEATS = tuple(frozenset(range(n)) for n in range(6))
+
+
 def bidders(state: GameState) -> frozenset[int]:
     """GI-8: every seat may submit or replace its bid until the last one arrives."""
-    return frozenset(range(state.players))
+    return _ALL_SEATS[state.players]
 
 
 def bid_actions(state: GameState, seat: int) -> list[Bid]:

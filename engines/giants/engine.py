@@ -49,6 +49,9 @@ from engines.giants.state import (
 # steps are bounded by pieces: every placement uses a figure, marker or power, every
 # transport uses at least one fresh piece, marks use markers, looks use tablets.
 PLIES_PER_SEAT_TURN = 400
+# `to_act` in a sequential step: one frozenset per seat, made once (it is asked several
+# times a move; constants, not state).
+_ONE_SEAT = tuple(frozenset((seat,)) for seat in range(5))
 
 
 class GiantsEngine(Engine[GameState, Action]):
@@ -80,7 +83,7 @@ class GiantsEngine(Engine[GameState, Action]):
         if state.phase == AUCTION:
             return auction.bidders(state)
         assert state.current is not None and state.current >= 0
-        return frozenset((state.current,))
+        return _ONE_SEAT[state.current]
 
     def legal_actions(self, state: GameState, seat: Seat) -> list[Action]:
         if seat not in self.to_act(state):

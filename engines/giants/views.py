@@ -42,7 +42,9 @@ def _screen(p: Player) -> dict[str, Any]:
     }
 
 
-def _public_seat(state: GameState, seat: int) -> dict[str, Any]:
+def _public_seat(state: GameState, seat: int, was: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The seat's public part; its lists are `was`'s (the part it replaces) when equal,
+    so the diff passes them by identity."""
     p = state.seats[seat]
     data: dict[str, Any] = {
         "points": p.points,
@@ -55,10 +57,12 @@ def _public_seat(state: GameState, seat: int) -> dict[str, Any]:
         "reserve_markers": p.reserve_markers,
         "passed": state.passed[seat] if state.passed else False,
         "bid_made": p.bid is not None,
-        "looked": list(p.looked),  # which Ahu they paid to look under (not what they saw)
+        # which Ahu they paid to look under (not what they saw)
+        "looked": was["looked"] if was is not None and was["looked"] == p.looked else list(p.looked),
     }
     if state.phase != AUCTION and p.bid is not None:
-        data["bid"] = [p.bid.markers, p.bid.workers, p.bid.chief]  # revealed (GI-8)
+        bid = [p.bid.markers, p.bid.workers, p.bid.chief]  # revealed (GI-8)
+        data["bid"] = was["bid"] if was is not None and was.get("bid") == bid else bid
     return data
 
 
@@ -130,7 +134,7 @@ def _seats(state: GameState, last: _Memo | None, was: dict[str, Any]) -> dict[st
     changed = [s for s in range(state.players) if _seat_source(state, s) != _seat_source(last, s)]
     if not changed:
         return was
-    return {str(s): _public_seat(state, s) if s in changed else was[str(s)] for s in range(state.players)}
+    return {str(s): _public_seat(state, s, was[str(s)]) if s in changed else was[str(s)] for s in range(state.players)}
 
 
 def _memo(state: GameState) -> _Memo:

@@ -8,7 +8,7 @@ import msgpack
 import pytest
 
 from engines import registry
-from protocol import PatchError, apply_legal_edit, legal_edit
+from protocol import PatchError, apply_legal_edit, legal_edit, legal_edit_joined
 
 
 def test_the_documented_example() -> None:
@@ -63,3 +63,42 @@ def test_reordered_or_repeated_lists_are_sent_whole() -> None:
 def test_an_edit_that_does_not_fit_is_a_patch_error(splices: object) -> None:
     with pytest.raises(PatchError):
         apply_legal_edit(["a", "b", "c"], splices)
+
+
+def test_the_joined_base_edit_is_legal_edit_on_random_lists() -> None:
+    """legal_edit_joined's run search against the plain rule (split the base, legal_edit):
+    one run changed, several, entries moved or repeated, empty entries, the separator
+    inside an entry, empty lists."""
+    rng = random.Random(4)
+    for _ in range(20_000):
+        pool = [f"m{i}" for i in range(rng.randint(1, 12))] + ["", "a\nb"]
+        base = [rng.choice(pool) for _ in range(rng.randint(0, 8))]
+        new = [rng.choice(pool) for _ in range(rng.randint(0, 8))]
+        if rng.random() < 0.5:
+            base, new = list(dict.fromkeys(base)), list(dict.fromkeys(new))
+        if rng.random() < 0.5 and base:  # one run of the base replaced
+            i = rng.randrange(len(base))
+            j = rng.randrange(i, len(base) + 1)
+            new = base[:i] + [x for x in new if x not in base][: rng.randint(0, 3)] + base[j:]
+        text = "\n".join(base)
+        assert legal_edit_joined(text, new, "\n") == legal_edit(text.split("\n"), new), (base, new)
+
+
+def test_the_joined_base_edit_is_legal_edit_in_giants() -> None:
+    """Each seat's next list in random GIANTS games (bids GI-8, placement GI-12..GI-17,
+    transport GI-18..GI-24): the same splices as legal_edit on the split base."""
+    engine = registry.get_engine("giants")
+    for seed in range(4):
+        rng = random.Random(seed)
+        state = engine.new_game(2, {}, seed)
+        last: dict[int, list[str]] = {}
+        for _ in range(250):
+            if engine.outcome(state) is not None:
+                break
+            seat = min(engine.waiting_for(state))
+            legal = engine.legal_notation(state, seat)
+            if seat in last:
+                text = "\n".join(last[seat])
+                assert legal_edit_joined(text, legal, "\n") == legal_edit(last[seat], legal)
+            last[seat] = legal
+            state = engine.apply_text(state, seat, rng.choice(legal)).state
