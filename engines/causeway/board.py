@@ -368,3 +368,19 @@ def position_key(
     parts.extend(f"{get(c) or name(c)}{g[0]}{g[1][0]}" for c, g in sorted(giants.items()))
     parts.append(f"{supply[0]}/{supply[1]}/{to_move}")
     return hashlib.blake2b(";".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def key_of(
+    stacks_view: dict[str, str],
+    giants: dict[Hex, tuple[int, str]],
+    supply: tuple[int, int] | list[int],
+    to_move: int,
+) -> str:
+    """`position_key` from the stacks' view (`views.stacks_part`: "q,r" -> stones in
+    cell order), which a move works out anyway: the same text hashed, without sorting
+    and naming the stacks again."""
+    get = _NAMES.get
+    parts = list(map(str.__add__, stacks_view, stacks_view.values()))
+    parts.extend(f"{get(c) or name(c)}{g[0]}{g[1][0]}" for c, g in sorted(giants.items()))
+    parts.append(f"{supply[0]}/{supply[1]}/{to_move}")
+    return hashlib.blake2b(";".join(parts).encode(), digest_size=8).hexdigest()

@@ -47,6 +47,7 @@ from engines.causeway.board import (
     carry_frontier,
     cell_name,
     frontier,
+    key_of,
     names,
     neighbours,
     occupied_neighbours,
@@ -150,6 +151,7 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
                 phase=PHASE_SETUP,
                 history=(position_key(stacks, {}, supply, 0),),
             )
+            initial.memo["stacks"] = views.stacks_part(stacks)  # carried by every move (_finish)
         return initial
 
     def players(self, state: CausewayState) -> int:
@@ -317,18 +319,21 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         )
         phase = PHASE_SETUP if any(setup_left) else PHASE_PLAY
         supply = (work.supply[0], work.supply[1])
+        stacks = work.stacks if place.piece == BLANK_PIECE else state.stacks
+        part = views.next_stacks_part(state, stacks, (place.cell,))
         after = replace(  # the map not placed on stays the state's very object (see _finish)
             state,
-            stacks=work.stacks if place.piece == BLANK_PIECE else state.stacks,
+            stacks=stacks,
             giants=state.giants if place.piece == BLANK_PIECE else work.giants,
             supply=supply,
             setup_left=setup_left,
             to_move=1 - colour,
             phase=phase,
             ply=state.ply + 1,
-            history=(position_key(work.stacks, work.giants, supply, 1 - colour),),
+            history=(key_of(part[1], work.giants, supply, 1 - colour),),
         )
         pass_on(state, after)
+        after.memo["stacks"] = part
         carry_frontier(state, after, (place.cell,), ())
         return Transition(after, tuple(work.events))
 
@@ -340,8 +345,9 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         supply = (work.supply[0], work.supply[1])
         passes = state.passes + 1 if isinstance(action, Pass) else 0
         ply = state.ply + 1
-        key = position_key(work.stacks, work.giants, supply, to_move)
         stacks = state.stacks if work.stacks == state.stacks else work.stacks
+        part = views.next_stacks_part(state, stacks, _stacks_changed(action))
+        key = key_of(part[1], work.giants, supply, to_move)
         if stacks is not state.stacks and stone_count(stacks) != stone_count(state.stacks):
             history: tuple[str, ...] = (key,)  # a stone was added: earlier positions are gone for good
         else:
@@ -379,6 +385,7 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
             end=end,
         )
         pass_on(state, after)
+        after.memo["stacks"] = part
         if "frontier" in state.memo:  # kept for barrier's steps: the cells filled or emptied
             if isinstance(action, Step):
                 carry_frontier(state, after, (action.to,), ())
@@ -447,6 +454,17 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         if data.get("game") != "causeway" or data.get("schema") != 1:
             raise BadSnapshotError("not a Giant's Causeway snapshot (schema 1)")
         return views.state_of(dict(data), self.info.rules, snapshot=True)
+
+
+def _stacks_changed(action: Action) -> tuple[Hex, ...]:
+    """The cells whose stacks `action` may change or add (`views.next_stacks_part`): the
+    blank laid under a stepping giant (GC-B4 / GC-S2), a leap's drops and the towers its
+    choices take a barrier from or turn a spellstone on (GC-B6 / B7, GC-S5 / S6)."""
+    if isinstance(action, Step):
+        return (action.start,)
+    if isinstance(action, Leap):
+        return tuple(c for d in action.drops for c in (d.cell, d.choice) if c is not None)
+    return ()
 
 
 def pass_on(before: CausewayState, after: CausewayState) -> None:

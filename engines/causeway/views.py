@@ -15,6 +15,7 @@ played (the patch's `act`, the room's events) and the digest of the current posi
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any
 
 from engines.base import BadSnapshotError, View
@@ -111,10 +112,57 @@ def _stacks_view(memo: dict[str, Any], stacks: dict[Hex, str]) -> tuple[dict[str
     """`stacks` and `specials`."""
     entry = memo.get("stacks")
     if entry is None or entry[0] is not stacks:
-        tops = [s[-1] for s in stacks.values()]
-        specials = _pair((tops.count(SPECIAL[0]), tops.count(SPECIAL[1])))
-        entry = memo["stacks"] = (stacks, {name(c): s for c, s in sorted(stacks.items())}, specials)
+        entry = memo["stacks"] = stacks_part(stacks)
     return entry[1], entry[2]
+
+
+StacksPart = tuple[dict[Hex, str], dict[str, str], dict[str, int], list[Hex]]
+
+
+def stacks_part(stacks: dict[Hex, str]) -> StacksPart:
+    """The memo's "stacks" entry, worked out afresh: the map, its view (names in cell
+    order, which `board.key_of` reads too), `specials` and the sorted cells."""
+    cells = sorted(stacks)
+    tops = [s[-1] for s in stacks.values()]
+    specials = _pair((tops.count(SPECIAL[0]), tops.count(SPECIAL[1])))
+    return stacks, {name(c): stacks[c] for c in cells}, specials, cells
+
+
+def next_stacks_part(before: CausewayState, stacks: dict[Hex, str], changed: tuple[Hex, ...]) -> StacksPart:
+    """The "stacks" entry for `stacks`, the map of the position after `before` in which
+    a move changed or added the stacks on some of the cells `changed` (and no other):
+    `before`'s entry changed there, so the stacks are sorted and named once per game
+    rather than twice per move (the view and the repetition key both read it)."""
+    entry: StacksPart | None = before.memo.get("stacks")
+    if entry is None or entry[0] is not before.stacks:
+        return stacks_part(stacks)
+    if stacks is entry[0]:
+        return entry
+    _, old_view, specials, cells = entry
+    view = dict(old_view)
+    white = counts_white = specials["white"]
+    black = counts_black = specials["black"]
+    for cell in changed:
+        stack = stacks[cell]
+        text = name(cell)
+        was = view.get(text)
+        if was is None:  # a new stack: the view's order is the cells' order
+            if cells is entry[3]:
+                cells = list(cells)
+            at = bisect_left(cells, cell)
+            cells.insert(at, cell)
+            items = list(view.items())
+            items.insert(at, (text, stack))
+            view = dict(items)
+            was = " "
+        else:
+            view[text] = stack
+        if was[-1] != stack[-1]:  # the top changed: a barrier / spellstone came or went
+            white += (stack[-1] == SPECIAL[0]) - (was[-1] == SPECIAL[0])
+            black += (stack[-1] == SPECIAL[1]) - (was[-1] == SPECIAL[1])
+    if white != counts_white or black != counts_black:
+        specials = _pair((white, black))
+    return stacks, view, specials, cells
 
 
 def _giants_view(memo: dict[str, Any], giants: dict[Hex, tuple[int, str]]) -> dict[str, list[str]]:

@@ -11,10 +11,18 @@ import random
 from collections.abc import Iterator
 
 import pytest
+from causeway_position import position
 
 from engines import hexgrid
 from engines.causeway import CausewayState
-from engines.causeway.board import cell_name, frontier, frontier_of, joins_all, split_without
+from engines.causeway.board import (
+    cell_name,
+    frontier,
+    frontier_of,
+    joins_all,
+    position_key,
+    split_without,
+)
 from engines.causeway.engine import CausewayEngine
 from engines.registry import get_engine
 
@@ -120,3 +128,57 @@ def test_step_targets_are_the_slide_rule_and_trap_steps_worked_out_plainly(rules
                             traps += 1
             assert engine.step_targets(state, cell, False) == sorted(expected), cell
     assert traps
+
+
+
+def assert_plain_stacks_part(engine: CausewayEngine, state: CausewayState) -> None:
+    """The state's "stacks" entry and current repetition key are what the plain rule gives."""
+    stacks, view, counted, cells = state.memo["stacks"]
+    assert stacks is state.stacks
+    assert cells == sorted(state.stacks)
+    assert list(view.items()) == [(cell_name(c), s) for c, s in sorted(state.stacks.items())]
+    tops = [s[-1] for s in state.stacks.values()]
+    assert counted == {"white": tops.count("W"), "black": tops.count("B")}
+    assert engine.view(state, None)["stacks"] is view
+    keyed = 1 - state.to_move if state.phase == "destroy" else state.to_move
+    if state.phase != "over" or state.end != "repetition":  # the current position's key is the last
+        assert state.history[-1] == position_key(state.stacks, state.giants, state.supply, keyed)
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_the_stacks_view_and_the_repetition_key_carried_from_move_to_move_are_the_plain_ones(rules: str) -> None:
+    """A move changes the last position's sorted, named stacks only where it laid or
+    dropped a stone (steps GC-B4 / GC-S2, drops GC-B6 / GC-S5, completions GC-B7 /
+    GC-S6 / GC-Q1, placements GC-B2 / GC-S1), and the repetition key (GC-B11 / GC-S7:
+    cells + supplies + side to move) is read from that: in random games, after every
+    legal move of every tenth position, both are what the plain rule gives."""
+    engine = get_engine("causeway", rules)
+    assert isinstance(engine, CausewayEngine)
+    moves = specials = 0
+    for state in positions(engine, range(40, 46)):
+        assert_plain_stacks_part(engine, state)
+        specials += sum(state.memo["stacks"][2].values()) > 0
+        if state.ply % 10 == 0:
+            for text in engine.legal_notation(state, state.to_move):
+                assert_plain_stacks_part(engine, engine.apply_text(state, state.to_move, text).state)
+                moves += 1
+    assert moves and (specials or rules == "quick")
+
+
+@pytest.mark.parametrize(("rules", "picture"), [
+    ("barrier", "-1,0:@w 0,0:bb 1,0:bb 0,-1:@b 1,-1:bbW 2,-1:bbW 2,-2:bbW"),
+    ("spellstone", "-1,0:@wt 0,0:bb 1,0:bb 0,-1:@bs 1,-1:bbW 2,-1:bbW 2,-2:bbW -2,0:@ws 1,1:@bt"),
+])
+def test_the_stacks_view_after_a_fourth_special_moves_or_turns_one_is_the_plain_one(rules: str, picture: str) -> None:
+    """GC-B7 / GC-S6: a drop completing a tower on two opponent stones when three
+    barriers / spellstones are out changes a fourth cell, the one chosen: after every
+    legal move, the carried stacks view and key are the plain ones."""
+    engine = get_engine("causeway", rules)
+    assert isinstance(engine, CausewayEngine)
+    state = position(rules, picture)
+    engine.view(state, None)  # the entry the next moves change
+    chosen = 0
+    for text in engine.legal_notation(state, 0):
+        assert_plain_stacks_part(engine, engine.apply_text(state, 0, text).state)
+        chosen += "/" in text
+    assert chosen >= 3
