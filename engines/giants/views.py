@@ -89,18 +89,25 @@ class _Memo:
         self.own: dict[int | None, tuple[dict[str, Any], dict[str, Any] | None, list[Any] | None]] = {}
 
 
+# The view key of every land hex (where pieces stand), written once: a board change
+# looked up every occupied hex's key anew, twice.
+_HEX_KEYS = {h: hex_key(h) for h in ISLAND.land_order}
+
+
 def _board(state: GameState, last: _Memo | None, was: dict[str, Any]) -> dict[str, Any]:
-    board = state.board
+    board, keys = state.board, _HEX_KEYS
     if last is None:
-        return {hex_key(h): {t: list(v) for t, v in tokens.items()} for h, tokens in board.items()}
+        return {keys.get(h) or hex_key(h): {t: list(v) for t, v in tokens.items()} for h, tokens in board.items()}
     before = last.board
     if board == before:
         return was
     get = before.get
-    return {
-        hex_key(h): was[hex_key(h)] if get(h) == tokens else {t: list(v) for t, v in tokens.items()}
-        for h, tokens in board.items()
-    }
+    out: dict[str, Any] = {}
+    for h, tokens in board.items():
+        key = keys.get(h) or hex_key(h)
+        old = get(h)  # the hexes a move left alone are the very maps (`successor`)
+        out[key] = was[key] if old is tokens or old == tokens else {t: list(v) for t, v in tokens.items()}
+    return out
 
 
 def _statue(st: Statue) -> dict[str, Any]:
