@@ -13,12 +13,13 @@ network and Redis volume), then, through the proxy only (ws://127.0.0.1:8765):
    on after failover, and the room's stored log (replay) holds every acknowledged
    move, once, in order;
 3. the killed node is started again; a second game; the owner is stopped (SIGTERM,
-   a rolling restart): it hands the room over, nobody gets internal_error, every
-   acknowledged move is stored;
+   a rolling restart): it hands the room over and exits 0, nobody gets internal_error,
+   every acknowledged move is stored;
 4. the project is removed (`down -v`; --keep leaves it running).
 
-It prints what it measured (time from the kill or stop to the first move
-acknowledged after it, the reconnects) and exits non-zero on any failure. Not part of
+It prints what it measured (time from the kill to the first move acknowledged after
+it, how long the stop took, the exit codes, the reconnects, every error code a player
+got) and exits non-zero on any failure. Not part of
 the test suite: it builds an image and runs containers (a few minutes).
 docs/operations.md, "Deployment files", has the figures of the runs so far.
 """
@@ -108,6 +109,14 @@ class Compose:
         """`kill` (SIGKILL) or `stop` (SIGTERM, 20 s grace) a container."""
         args = ["kill", "-s", "KILL"] if how == "kill" else ["stop", "-t", "20"]
         subprocess.run([self.engine, *args, container], capture_output=True, check=True)
+
+    def exit_code(self, container: str) -> int:
+        """The exit code of a container that has stopped (137: SIGKILL; 0: a clean stop)."""
+        done = subprocess.run(
+            [self.engine, "inspect", "--format", "{{.State.ExitCode}}", container],
+            capture_output=True, text=True, check=True,
+        )
+        return int(done.stdout.strip())
 
     def health(self, node: str) -> dict[str, Any] | None:
         """The node's own /healthz, asked inside its container (None: no answer)."""
@@ -260,9 +269,11 @@ async def failover(compose: Compose, url: str, http: str, how: str, seed: int) -
             during += 1
             await asyncio.sleep(0.2)  # a few moves a second, as people play
         await stopping
+        # `stop` returns once the container has exited: its time is the node's shutdown.
         result["stop_command_s"] = round(time.monotonic() - issued, 2)
         result["moves_during_stop"] = during
         result["slowest_move_during_stop_s"] = round(slowest, 2)
+    result["exit_code"] = await asyncio.to_thread(compose.exit_code, container)
     after = time.monotonic()
     for _ in range(5):
         await game.move()
@@ -280,6 +291,8 @@ async def failover(compose: Compose, url: str, http: str, how: str, seed: int) -
         raise SystemExit(f"{how}: stored log {stored}\n != acknowledged {game.acked}")
     if how == "stop" and any("internal_error" in e for e in game.errors):
         raise SystemExit(f"stop: internal_error during a graceful hand-over: {game.errors}")
+    if how == "stop" and result["exit_code"] != 0:
+        raise SystemExit(f"stop: the node exited with {result['exit_code']}, not 0")
     await asyncio.to_thread(compose.run, "start", owner)
     await nodes_behind_proxy(http)
     return result

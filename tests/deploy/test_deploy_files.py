@@ -75,16 +75,27 @@ def test_compose_and_kubernetes_run_the_same_image_port_health_and_settings() ->
 
 def test_compose_trusts_exactly_the_proxy_address_it_gives_haproxy() -> None:
     compose = (DEPLOY / "compose.yaml").read_text()
-    [proxy_ip] = re.findall(r"ipv4_address: ([\d.]+)", compose)
-    assert settings_in("compose.yaml")["GIANTS_TRUSTED_PROXIES"] == proxy_ip
+    fixed = dict(re.findall(r"^  (\w+):\n(?:    .*\n)*?        ipv4_address: ([\d.]+)", compose, re.MULTILINE))
+    assert sorted(fixed) == ["proxy", "redis"]
+    assert settings_in("compose.yaml")["GIANTS_TRUSTED_PROXIES"] == fixed["proxy"]
     [subnet] = re.findall(r"subnet: ([\d.]+)/24", compose)
-    assert ipaddress.ip_address(proxy_ip) in ipaddress.ip_network(f"{subnet}/24")
-    # Other containers get addresses only from ip_range: never the proxy's (a node that
-    # took it on a restart kept the proxy from starting, seen with podman).
+    # Other containers get addresses only from ip_range: never a fixed one (a node that
+    # took the proxy's on a restart kept the proxy from starting, seen with podman).
     [pool] = re.findall(r"ip_range: ([\d./]+)", compose)
     assert ipaddress.ip_network(pool).subnet_of(ipaddress.ip_network(f"{subnet}/24"))
-    assert ipaddress.ip_address(proxy_ip) not in ipaddress.ip_network(pool)
+    for address in fixed.values():
+        assert ipaddress.ip_address(address) in ipaddress.ip_network(f"{subnet}/24")
+        assert ipaddress.ip_address(address) not in ipaddress.ip_network(pool)
     assert "option forwardfor" in (DEPLOY / "haproxy.cfg").read_text()
+
+
+def test_compose_nodes_reach_redis_by_its_fixed_address_not_a_name_lookup() -> None:
+    """A name lookup caught while podman's DNS reloads (a container joining or leaving
+    the network) waited the resolver's 5 s timeout: the nodes' Redis connect stalled
+    5 s (docs/operations.md, "Deployment files"). The URL names Redis' own address."""
+    compose = (DEPLOY / "compose.yaml").read_text()
+    [redis_ip] = re.findall(r"^  redis:\n(?:    .*\n)*?        ipv4_address: ([\d.]+)", compose, re.MULTILINE)
+    assert settings_in("compose.yaml")["GIANTS_REDIS_URL"] == f"redis://{redis_ip}:6379/0"
 
 
 def test_images_default_to_the_official_ones_and_can_be_swapped() -> None:
