@@ -51,7 +51,10 @@ def _powers(state: GameState, seat: int, figure: str, text: bool) -> list[Any]:
     if p.reserve_markers > 0:
         out.append(made["hut"])
     forests = state.forests
-    for cell in ISLAND.land_order:
+    # The forest hexes in listing order (a state's forests are the map's: the whole
+    # island is walked only for a state that holds others).
+    order = _FOREST_ORDER if forests.keys() <= _FOREST_SET else ISLAND.land_order
+    for cell in order:
         if forests.get(cell, 0) > 0:
             out.append(made[cell])
     if p.bases > 0:
@@ -63,6 +66,11 @@ def _powers(state: GameState, seat: int, figure: str, text: bool) -> list[Any]:
     if state.headdresses > 0:
         out.append(made["clay"])
     return out
+
+
+_FOREST_SET = frozenset(ISLAND.forests)
+_FOREST_ORDER = tuple(cell for cell in ISLAND.land_order if cell in _FOREST_SET)
+_LAND_INDEX = {cell: i for i, cell in enumerate(ISLAND.land_order)}
 
 
 def _power_table(figure: str) -> dict[Any, Any]:
@@ -117,9 +125,12 @@ def _collect(state: GameState, seat: int, text: bool) -> list[Any]:
     if state.players == 2 and p.markers > 0:
         if state.neutrals > 0:
             out.extend(neutral_new)
-        for cell in ISLAND.land_order:
-            if "n" in state.board.get(cell, {}):
-                out.extend(neutral_move[cell])
+        # Hexes with an unmarked neutral worker, in listing order: found among the
+        # occupied hexes (not by a look at every land hex).
+        index = _LAND_INDEX
+        cells = [cell for cell, tokens in state.board.items() if "n" in tokens and cell in index]
+        for cell in sorted(cells, key=index.__getitem__) if len(cells) > 1 else cells:
+            out.extend(neutral_move[cell])
     out.append("pass" if text else _PASS)
     return out
 

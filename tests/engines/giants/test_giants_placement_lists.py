@@ -1,0 +1,77 @@
+"""Phase 3's legal list (`placement.notation`, built from shared tuples and the few
+hexes that matter) against GI-12 … GI-17 written out plainly, hex by hex over the whole
+island, in every placement state of random games (fixed seeds)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from giants_builders import ENGINE
+
+from engines.giants.actions import Action, Neutral, Pass, Place, Power, Tablet, format_action
+from engines.giants.board import ISLAND
+from engines.giants.state import PLACE, GameState
+
+
+def _plain_powers(state: GameState, seat: int, figure: str) -> list[Action]:
+    """GI-13 (the sorcerer) / GI-14 (the chief): each power the seat could use now."""
+    p = state.seats[seat]
+    out: list[Action] = []
+    if p.reserve_workers > 0:
+        out.append(Power(figure, "village", ISLAND.village))  # +1 worker from reserve
+    if p.reserve_markers > 0:
+        out.append(Power(figure, "hut", ISLAND.hut))  # +1 marker from reserve
+    for cell in ISLAND.land_order:  # every unexhausted forest hex
+        if state.forests.get(cell, 0) > 0:
+            out.append(Power(figure, "forest", cell))
+    if p.bases > 0:  # a free Ahu, from any land hex next to it
+        for site in ISLAND.ahu:
+            st = state.ahu[site.id]
+            if st.reserved is None and st.size == 0:
+                out.extend(Power(figure, "reserve", cell, site.id) for cell in site.adjacent)
+    if state.headdresses > 0:
+        out.append(Power(figure, "clay", ISLAND.clay_pit))
+    return out
+
+
+def _plain_list(state: GameState, seat: int) -> list[str]:
+    p = state.seats[seat]
+    land = ISLAND.land_order
+    acts: list[Action] = []
+    logs = range(min(2, p.logs) + 1)  # GI-12: 0-2 logs from behind the screen
+    if p.workers > 0:
+        acts += [Place("worker", cell, k) for k in logs for cell in land]
+    if p.sorcerer:
+        acts += [Place("sorcerer", cell, k) for k in logs for cell in land]
+        acts += _plain_powers(state, seat, "sorcerer")
+    if p.chief:
+        acts += [Place("chief", cell, 0) for cell in land]  # the chief alone
+        if p.tablets >= 2:
+            acts += _plain_powers(state, seat, "chief")
+    if p.markers > 0 and state.tablets > 0:
+        acts.append(Tablet())  # GI-15
+    if state.players == 2 and p.markers > 0:  # GI-16
+        if state.neutrals > 0:
+            acts += [Neutral(None, cell) for cell in land]
+        for source in land:
+            if "n" in state.board.get(source, {}):  # an unmarked neutral worker there
+                acts += [Neutral(source, cell) for cell in land]
+    acts.append(Pass())  # GI-17
+    return [format_action(a) for a in acts]
+
+
+@pytest.mark.parametrize(("players", "seed"), [(2, 1), (2, 9), (3, 4), (5, 2)])
+def test_placement_lists_are_the_rule(players: int, seed: int) -> None:
+    rng = random.Random(seed)
+    state = ENGINE.new_game(players, {}, seed)
+    seen = neutral_moves = 0
+    while ENGINE.outcome(state) is None:
+        seat = rng.choice(sorted(ENGINE.to_act(state)))
+        legal = ENGINE.legal_notation(state, seat)
+        if state.phase == PLACE:
+            assert legal == _plain_list(state, seat), (state.turn, seat)
+            seen += 1
+            neutral_moves += any(">" in a for a in legal if a.startswith("neutral"))
+        state = ENGINE.apply_text(state, seat, rng.choice(legal)).state
+    assert seen > 50 and (players != 2 or neutral_moves > 0)
