@@ -52,6 +52,7 @@ class Barrier(CausewayEngine):
     START_SUPPLY = 20  # 21 blanks, one already on the board
     PLY_CAP = PLY_CAP
     SPECIAL_NAME = "barrier"
+    SPECIAL_LIMIT = BARRIER_LIMIT
 
     def traps(self, kind: str) -> bool:
         return True  # GC-B3: either giant traps

@@ -352,6 +352,17 @@ def joins_all(
     return last and len(touched) == len(split)
 
 
+def specials_out(state: CausewayState, colour: int) -> int:
+    """How many stacks `colour`'s barrier / spellstone tops (from the view's count, kept
+    in the state's memo, when there is one)."""
+    entry = state.memo.get("stacks")
+    if entry is not None and entry[0] is state.stacks:
+        count: int = entry[2][COLOUR_NAMES[colour]]
+        return count
+    mark = SPECIAL[colour]
+    return sum(1 for s in state.stacks.values() if s[-1] == mark)
+
+
 def stone_count(stacks: dict[Hex, str]) -> int:
     return sum(map(len, stacks.values()))
 

@@ -26,6 +26,7 @@ from engines.causeway.board import (
     Work,
     cell_name,
     joins_all,
+    specials_out,
     split_without,
 )
 from engines.causeway.notation import Drop, Leap
@@ -35,6 +36,7 @@ class Leaping:
     """Mixin for CausewayEngine: listing, checking and playing leaps."""
 
     SPECIAL_NAME: ClassVar[str | None]
+    SPECIAL_LIMIT: ClassVar[int] = 3  # barriers (GC-B7) / spellstones (GC-S6) a player may have out
 
     # The rule set's hooks (CausewayEngine documents them).
     def leapable(self, kind: str) -> bool:
@@ -104,11 +106,21 @@ class Leaping:
     ) -> list[tuple[Hex | None, ...]]:
         """Every combination of barrier / spellstone choices the drops may need."""
         stacks = state.stacks
-        plain: list[tuple[Hex | None, ...]] = [(None,) * len(targets)]
-        if self.SPECIAL_NAME is None or not any(
-            len(stacks[c]) == 2 and not _has_colour(stacks[c], colour) for c in targets
-        ):
-            return plain  # no drop completes a tower without a majority: nothing to choose
+        if self.SPECIAL_NAME is None:
+            return [(None,) * len(targets)]
+        lacking = sum(1 for c in targets if len(stacks[c]) == 2 and not _has_colour(stacks[c], colour))
+        # No drop completes a tower without a majority, or each that does finds fewer than
+        # the limit of the mover's barriers / spellstones out (GC-B7, GC-S6: it adds one):
+        # nothing to choose, and the walk below would find just that.
+        if not lacking or specials_out(state, colour) + lacking <= self.SPECIAL_LIMIT:
+            return [(None,) * len(targets)]
+        return self._choice_walk(state, colour, targets)
+
+    def _choice_walk(
+        self, state: CausewayState, colour: int, targets: tuple[Hex, ...]
+    ) -> list[tuple[Hex | None, ...]]:
+        """`_choice_sets` the plain way: resolve the drops in order on copies, branching
+        on every choice a completion asks for."""
         out: list[tuple[Hex | None, ...]] = []
 
         def walk(work: Work, index: int, chosen: tuple[Hex | None, ...]) -> None:

@@ -58,6 +58,7 @@ class Spellstone(CausewayEngine):
     START_SUPPLY = 17  # 20 blanks, 3 on the board
     PLY_CAP = PLY_CAP
     SPECIAL_NAME: ClassVar[str | None] = "spellstone"
+    SPECIAL_LIMIT = SPELLSTONE_LIMIT
 
     def traps(self, kind: str) -> bool:
         return kind == TRAPPER  # GC-S3

@@ -182,3 +182,43 @@ def test_the_stacks_view_after_a_fourth_special_moves_or_turns_one_is_the_plain_
         assert_plain_stacks_part(engine, engine.apply_text(state, 0, text).state)
         chosen += "/" in text
     assert chosen >= 3
+
+
+def leap_targets(engine: CausewayEngine, state: CausewayState) -> Iterator[tuple[int, tuple[tuple[int, int], ...]]]:
+    """(colour, drop targets) of every leap either side could list, drops' choices aside."""
+    for colour in (0, 1):
+        for origin, (owner, _) in state.giants.items():
+            if owner != colour:
+                continue
+            split = split_without(state.stacks, state.giants, origin)
+            for direction in range(6):
+                for leap in engine._leaps(state, origin, colour, direction, split):
+                    yield colour, tuple(d.cell for d in leap.drops)
+
+
+@pytest.mark.parametrize(("rules", "picture"), [
+    ("barrier", "-1,0:@w 0,0:bb 1,0:bb 0,-1:@b 1,-1:bbW 2,-1:bbW 2,-2:bbW"),
+    ("barrier", "-1,0:@w 0,0:bb 1,0:bb 0,-1:@b 1,-1:bbW 2,-1:bbW 2,-2:w"),
+    ("barrier", "-1,0:@w 0,0:bb 1,0:bb 0,-1:@b 1,-1:bbW 2,-1:b 2,-2:bbW"),
+    ("spellstone", "-1,0:@wt 0,0:bb 1,0:bb 0,-1:@bs 1,-1:bbW 2,-1:bbW 2,-2:bbW -2,0:@ws 1,1:@bt"),
+    ("spellstone", "-1,0:@wt 0,0:bb 1,0:bb 0,-1:@bs 1,-1:bbW 2,-1:bb 2,-2:bbW -2,0:@ws 1,1:@bt"),
+])
+def test_choices_are_asked_for_exactly_when_the_drops_resolved_in_order_ask(rules: str, picture: str) -> None:
+    """GC-B7 / GC-S6: a drop completing a tower on two opponent stones asks which
+    barrier moves / spellstone turns only when the mover already has three out.
+    `_choice_sets` answers "none" from the count alone when that can never happen; for
+    every leap of crowded positions and of random games, it is what resolving the drops
+    one by one on copies (`_choice_walk`) gives."""
+    engine = get_engine("causeway", rules)
+    assert isinstance(engine, CausewayEngine)
+    crowded = position(rules, picture)
+    engine.view(crowded, None)  # the count kept with the state
+    states = [crowded, *(s for s in positions(engine, range(50, 56)) if s.phase == "play")]
+    asked = checked = 0
+    for state in states:
+        for colour, targets in leap_targets(engine, state):
+            expected = engine._choice_walk(state, colour, targets)
+            assert engine._choice_sets(state, colour, targets) == expected, (colour, targets)
+            asked += expected != [(None,) * len(targets)]
+            checked += 1
+    assert asked and checked > 100
