@@ -75,39 +75,67 @@ def _unit_key(token: str, mover: int, players: int) -> tuple[int, int, int, int]
     return (1, 0, 0, 10 + rel * 4 + "nws".index(kind))
 
 
+def _unit_keys(mover: int, players: int) -> dict[str, tuple[int, int, int, int]]:
+    """`_unit_key` of every token a board can hold, for `mover` in a game of `players`."""
+    keys = _UNIT_KEYS.get((mover, players))
+    if keys is None:
+        tokens = ["l", "n", *(f"{k}{s}" for k in "nws" for s in range(players))]
+        keys = _UNIT_KEYS[mover, players] = {t: _unit_key(t, mover, players) for t in tokens}
+    return keys
+
+
+# Per (mover, players): at most 5 x 4 small maps of constants (no state).
+_UNIT_KEYS: dict[tuple[int, int], dict[str, tuple[int, int, int, int]]] = {}
+
+
 def best_use(
     tokens: dict[str, list[int]], mover: int, size: int, players: int
 ) -> tuple[Cost, tuple[str, ...]] | None:
-    """The default pieces for entering a hex with a statue of `size`, or None if too weak."""
-    figure_here = _has_figure(tokens)
-    units: list[tuple[tuple[int, int, int, int], str]] = []
-    chiefs: list[tuple[Cost, str]] = []
+    """The default pieces for entering a hex with a statue of `size`, or None if too weak.
+
+    The cheapest `size` single-strength pieces by `_unit_key` (taken kind by kind in key
+    order: pieces of one token are alike), or a chief alone, whichever costs less."""
+    figure_here = False
+    for token in tokens:
+        if token[0] in FIGURE_KINDS:
+            figure_here = True
+            break
+    keys = _unit_keys(mover, players)
+    units: list[tuple[tuple[int, int, int, int], str, int]] = []
+    chiefs: list[tuple[Cost, int, tuple[str, ...]]] = []
+    have = 0
     for token, (count, used) in tokens.items():
         free = count - used
         if free <= 0 or (token == "l" and not figure_here):
             continue
         if token[0] == "c":
-            pts = unit_points(token, mover, size)
-            own = 1 if int(token[1:]) == mover else 0
-            chiefs.append(((pts, own, 0, 1), token))
+            own = int(token[1:]) == mover
+            chiefs.append(((0, 1, 0, 1) if own else (size, 0, 0, 1), 1, (token,)))
             continue
-        key = _unit_key(token, mover, players)
-        units.extend([(key, token)] * min(free, size))
-    options: list[tuple[Cost, int, tuple[str, ...]]] = []
-    if len(units) >= size:
+        key = keys.get(token) or _unit_key(token, mover, players)
+        n = free if free < size else size
+        units.append((key, token, n))
+        have += n
+    best: tuple[Cost, int, tuple[str, ...]] | None = None
+    if have >= size:
         units.sort()
-        chosen = units[:size]
-        cost = (
-            sum(k[0] for k, _ in chosen), sum(k[1] for k, _ in chosen),
-            sum(k[2] for k, _ in chosen), size,
-        )
-        options.append((cost, 0, tuple(t for _, t in chosen)))
-    for cost, token in chiefs:
-        options.append((cost, 1, (token,)))
-    if not options:
+        use: list[str] = []
+        a = b = c = 0
+        for key, token, n in units:
+            take = min(n, size - len(use))
+            use += [token] * take
+            a += key[0] * take
+            b += key[1] * take
+            c += key[2] * take
+            if len(use) == size:
+                break
+        best = ((a, b, c, size), 0, tuple(use))
+    for option in chiefs:
+        if best is None or option < best:
+            best = option
+    if best is None:
         return None
-    cost, _, use = min(options)
-    return cost, use
+    return best[0], best[2]
 
 
 def check_use(
