@@ -84,16 +84,21 @@ class Spellstone(CausewayEngine):
             for other, (owner, _) in giants.items():
                 if owner == colour:
                     continue
-                for n in around(other):
-                    # An empty cell whose only occupied neighbour is `other`. The laid
-                    # blank stays on `cell`, so a cell beside it never qualifies.
-                    if n in stacks or n in giants:
-                        continue
-                    for m in around(n):
-                        if m != other and (m in stacks or m in giants):
-                            break
-                    else:
-                        targets.add(n)
+                # An empty cell whose only occupied neighbour is `other`. The laid blank
+                # stays on `cell`, so a cell beside it never qualifies. The i-th cell
+                # around `other` shares with it the cells around it on either side
+                # (i - 1 and i + 1), so those must be empty too; its other three
+                # neighbours lie in directions i - 1, i and i + 1 from it.
+                ring = around(other)
+                empty = [n not in stacks and n not in giants for n in ring]
+                for i in range(6):
+                    if empty[i] and empty[i - 1] and empty[i - 5]:
+                        outer = around(ring[i])
+                        for m in (outer[i - 1], outer[i], outer[i - 5]):
+                            if m in stacks or m in giants:
+                                break
+                        else:
+                            targets.add(ring[i])
         return sorted(targets)
 
     def drop_sizes(self, droppable: int, supply: int) -> list[int]:
