@@ -105,11 +105,13 @@ class GiantsEngine(Engine[GameState, Action]):
         return cast("list[Action]", out)
 
     def legal_notation(self, state: GameState, seat: Seat) -> list[str]:
-        """Placement and bid lists (the long ones) from strings written once."""
+        """Placement, bid and transport lists (the long ones) written directly as strings."""
         if state.phase == PLACE and seat in self.to_act(state):
             return placement.notation(state, seat)
         if state.phase == AUCTION and seat in self.to_act(state):
             return auction.bid_notation(state, seat)
+        if state.phase == TRANSPORT and seat in self.to_act(state):
+            return transport.notation(state, seat)
         return super().legal_notation(state, seat)
 
     def waiting_for(self, state: GameState) -> frozenset[Seat]:

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from collections.abc import Iterable
+from typing import Any
 
 from engines.base import Event, IllegalActionError
 from engines.giants.actions import Crown, Erect, Look, Mark, Pass, Transport
-from engines.giants.board import ISLAND, Hex, hex_key
+from engines.giants.board import ISLAND, Hex, format_hex, hex_key
 from engines.giants.placement import next_seat
 from engines.giants.state import RETURNS, GameState, Statue
 
@@ -88,37 +90,40 @@ def _unit_keys(mover: int, players: int) -> dict[str, tuple[int, int, int, int]]
 _UNIT_KEYS: dict[tuple[int, int], dict[str, tuple[int, int, int, int]]] = {}
 
 
-def best_use(
-    tokens: dict[str, list[int]], mover: int, size: int, players: int
-) -> tuple[Cost, tuple[str, ...]] | None:
-    """The default pieces for entering a hex with a statue of `size`, or None if too weak.
+Units = list[tuple[tuple[int, int, int, int], str, int]]  # (order key, token, free), sorted
 
-    The cheapest `size` single-strength pieces by `_unit_key` (taken kind by kind in key
-    order: pieces of one token are alike), or a chief alone, whichever costs less."""
+
+def _pieces(tokens: dict[str, list[int]], mover: int, players: int) -> tuple[Units, int, list[tuple[bool, str]]]:
+    """What a hex offers `mover`, whatever the size: its unused single-strength pieces
+    by token in `_unit_key` order (logs only beside a figure), how many in all, and
+    its unused chiefs (own or not)."""
     figure_here = False
     for token in tokens:
         if token[0] in FIGURE_KINDS:
             figure_here = True
             break
     keys = _unit_keys(mover, players)
-    units: list[tuple[tuple[int, int, int, int], str, int]] = []
-    chiefs: list[tuple[Cost, int, tuple[str, ...]]] = []
+    units: Units = []
+    chiefs: list[tuple[bool, str]] = []
     have = 0
     for token, (count, used) in tokens.items():
         free = count - used
         if free <= 0 or (token == "l" and not figure_here):
             continue
         if token[0] == "c":
-            own = int(token[1:]) == mover
-            chiefs.append(((0, 1, 0, 1) if own else (size, 0, 0, 1), 1, (token,)))
+            chiefs.append((int(token[1:]) == mover, token))
             continue
-        key = keys.get(token) or _unit_key(token, mover, players)
-        n = free if free < size else size
-        units.append((key, token, n))
-        have += n
+        units.append((keys.get(token) or _unit_key(token, mover, players), token, free))
+        have += free
+    units.sort()
+    return units, have, chiefs
+
+
+def _pick(units: Units, have: int, chiefs: list[tuple[bool, str]], size: int) -> tuple[Cost, tuple[str, ...]] | None:
+    """`best_use` from a hex's `_pieces`: the first `size` single pieces in key order,
+    or a chief alone, whichever costs less (single pieces on a tie)."""
     best: tuple[Cost, int, tuple[str, ...]] | None = None
     if have >= size:
-        units.sort()
         use: list[str] = []
         a = b = c = 0
         for key, token, n in units:
@@ -130,12 +135,20 @@ def best_use(
             if len(use) == size:
                 break
         best = ((a, b, c, size), 0, tuple(use))
-    for option in chiefs:
+    for own, token in chiefs:
+        option = ((0, 1, 0, 1) if own else (size, 0, 0, 1), 1, (token,))
         if best is None or option < best:
             best = option
     if best is None:
         return None
     return best[0], best[2]
+
+
+def best_use(
+    tokens: dict[str, list[int]], mover: int, size: int, players: int
+) -> tuple[Cost, tuple[str, ...]] | None:
+    """The default pieces for entering a hex with a statue of `size`, or None if too weak."""
+    return _pick(*_pieces(tokens, mover, players), size)
 
 
 def check_use(
@@ -162,11 +175,21 @@ def check_use(
 
 def enter_costs(state: GameState, mover: int, size: int) -> dict[Hex, Cost]:
     """Default-assignment cost of entering each hex that can carry `size` (GI-18)."""
-    out: dict[Hex, Cost] = {}
+    return enter_costs_by_size(state, mover, (size,))[size]
+
+
+def enter_costs_by_size(state: GameState, mover: int, sizes: Iterable[int]) -> dict[int, dict[Hex, Cost]]:
+    """`enter_costs` for each of `sizes`, each hex's pieces sorted out once for all."""
+    out: dict[int, dict[Hex, Cost]] = {size: {} for size in sizes}
+    players = state.players
     for cell, tokens in state.board.items():
-        found = best_use(tokens, mover, size, state.players)
-        if found is not None:
-            out[cell] = found[0]
+        units, have, chiefs = _pieces(tokens, mover, players)
+        if not have and not chiefs:
+            continue
+        for size, costs in out.items():
+            found = _pick(units, have, chiefs, size)
+            if found is not None:
+                costs[cell] = found[0]
     return out
 
 
@@ -178,9 +201,13 @@ def routes(
     `enter` may pass `enter_costs` for the statue's size, shared by same-size statues.
     """
     statue = state.statues[sid]
-    start_hex = statue.hex
     if enter is None:
         enter = enter_costs(state, mover, statue.size)
+    return _routes_from(statue.hex, enter)
+
+
+def _routes_from(start_hex: Hex, enter: dict[Hex, Cost]) -> dict[Hex, list[Hex]]:
+    """`routes` of a statue on `start_hex` whose size gave `enter`."""
     best: dict[Hex, Cost] = {start_hex: ZERO}
     parent: dict[Hex, Hex] = {}
     heap: list[tuple[Cost, Hex]] = [(ZERO, start_hex)]
@@ -220,38 +247,69 @@ def _worker_next_to(state: GameState, seat: int, ahu_id: str) -> bool:
 def actions(state: GameState, seat: int) -> list[object]:
     """A canonical list: every reachable destination of every statue the seat may move
     (cheapest route, default pieces), erects, headdresses, marks, looks, pass."""
+    return _collect(state, seat, False)
+
+
+def notation(state: GameState, seat: int) -> list[str]:
+    """`actions` in notation, in the same order, written directly (no action objects)."""
+    return _collect(state, seat, True)
+
+
+# Every land hex in notation, written once (transport paths are made of them).
+_HEX_TEXT = {cell: format_hex(cell) for cell in ISLAND.land_order}
+
+
+def _row_col(cell: Hex) -> tuple[int, int]:
+    return cell[1], cell[0]
+
+
+def _collect(state: GameState, seat: int, text: bool) -> list[Any]:
     p = state.seats[seat]
-    out: list[object] = []
-    costs: dict[int, dict[Hex, Cost]] = {}
-    for sid in sorted(state.statues, key=_sid_key):
-        statue = state.statues[sid]
-        if not may_move(statue, seat):
-            continue
-        if statue.size not in costs:
-            costs[statue.size] = enter_costs(state, seat, statue.size)
-        reach = routes(state, sid, seat, costs[statue.size])
-        for cell in sorted(reach, key=lambda c: (c[1], c[0])):
-            out.append(Transport(sid, tuple(reach[cell]), None))
+    out: list[Any] = []
+    statues = state.statues
+    sids = sorted(statues, key=_sid_key)
+    movable = [(sid, statues[sid]) for sid in sids if may_move(statues[sid], seat)]
+    costs = enter_costs_by_size(state, seat, sorted({statue.size for _, statue in movable}))
+    # Statues of one size on one hex (the Moai in front of a screen all stand at Q)
+    # reach the same hexes by the same routes: found once, in listing order, as
+    # notation or as path tuples.
+    reached: dict[tuple[Hex, int], list[Any]] = {}
+    for sid, statue in movable:
+        paths = reached.get((statue.hex, statue.size))
+        if paths is None:
+            reach = _routes_from(statue.hex, costs[statue.size])
+            cells = sorted(reach, key=_row_col)
+            if text:
+                hexes = _HEX_TEXT
+                paths = [">".join([hexes.get(c) or format_hex(c) for c in reach[cell]]) for cell in cells]
+            else:
+                paths = [tuple(reach[cell]) for cell in cells]
+            reached[statue.hex, statue.size] = paths
+        if text:
+            head = f"transport {sid} "
+            out.extend([head + path for path in paths])
+        else:
+            out.extend([Transport(sid, path, None) for path in paths])
         for ahu_id in ISLAND.ahu_near.get(statue.hex, ()):
             st = state.ahu[ahu_id]
             if not _worker_next_to(state, seat, ahu_id):
                 continue
             free = st.size == 0 and st.reserved in (None, seat)
             if statue.kind == "M" and free and (st.reserved == seat or p.bases > 0):
-                out.append(Erect(sid, ahu_id))
+                out.append(f"erect {sid} {ahu_id}" if text else Erect(sid, ahu_id))
             if statue.kind == "H" and st.size > 0 and not st.headdress:
-                out.append(Crown(sid, ahu_id))
+                out.append(f"headdress {sid} {ahu_id}" if text else Crown(sid, ahu_id))
     if p.markers > 0:
-        for sid in sorted(state.statues, key=_sid_key):
-            statue = state.statues[sid]
+        for sid in sids:
+            statue = statues[sid]
             if statue.front is None and statue.marker is None:
-                out.append(Mark(sid))
+                out.append(f"mark {sid}" if text else Mark(sid))
     if p.tablets > 0:
         for ahu in ISLAND.ahu:
             st = state.ahu[ahu.id]
             if st.size and st.owner != seat and ahu.id not in p.looked:
-                out.append(Look(ahu.id))
-    out.append(Pass())
+                out.append(f"look {ahu.id}" if text else Look(ahu.id))
+    out.append("pass" if text else Pass())
     return out
 
 

@@ -1,7 +1,8 @@
 """Phase 4's legal list and default pieces (GI-18, GI-19) against the rules written out
 plainly, in every phase-4 state of random games (fixed seeds): `best_use` (pieces taken
-kind by kind) against a search of every choice of pieces, the list against each
-statue's own search, formatted."""
+kind by kind) against a search of every choice of pieces, the entering costs of every
+size found in one pass over the hexes, and the list (routes found once per hex and
+size, written directly as notation) against each statue's own search, formatted."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from giants_builders import ENGINE
 from engines.giants.actions import Crown, Erect, Look, Mark, Pass, Transport, format_action
 from engines.giants.board import ISLAND
 from engines.giants.state import TRANSPORT, GameState
-from engines.giants.transport import _unit_key, best_use, may_move, routes
+from engines.giants.transport import _unit_key, best_use, enter_costs_by_size, may_move, routes
 
 Cost = tuple[int, int, int, int]
 
@@ -94,10 +95,13 @@ def test_transport_lists_and_default_pieces_are_the_rule(players: int, seed: int
         legal = ENGINE.legal_notation(state, seat)
         if state.phase == TRANSPORT:
             assert legal == _plain_list(state, seat)
-            for tokens in state.board.values():
-                for mover in range(players):
-                    for size in (1, 2, 3):
-                        assert best_use(tokens, mover, size, players) == _plain_use(tokens, mover, size, players)
+            for mover in range(players):
+                by_size = enter_costs_by_size(state, mover, (1, 2, 3))
+                for size in (1, 2, 3):
+                    plain = {cell: _plain_use(tokens, mover, size, players) for cell, tokens in state.board.items()}
+                    for tokens, found in zip(state.board.values(), plain.values(), strict=True):
+                        assert best_use(tokens, mover, size, players) == found
+                    assert by_size[size] == {cell: found[0] for cell, found in plain.items() if found is not None}
             seen += 1
             movable = [(st.hex, st.size) for st in state.statues.values() if may_move(st, seat)]
             shared += len(movable) > len(set(movable))
