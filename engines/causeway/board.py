@@ -381,6 +381,19 @@ def position_key(
     return hashlib.blake2b(";".join(parts).encode(), digest_size=8).hexdigest()
 
 
+# A giant's part of the repetition key ("q,r", colour, kind's initial) by (cell, giant),
+# made once; bounded like _NAMES.
+_GIANT_KEYS: dict[tuple[Hex, tuple[int, str]], str] = {}
+
+
+def _giant_key(item: tuple[Hex, tuple[int, str]]) -> str:
+    if len(_GIANT_KEYS) >= _NAMES_MAX:
+        _GIANT_KEYS.clear()
+    cell, (colour, kind) = item
+    text = _GIANT_KEYS[item] = f"{name(cell)}{colour}{kind[0]}"
+    return text
+
+
 def key_of(
     stacks_view: dict[str, str],
     giants: dict[Hex, tuple[int, str]],
@@ -390,8 +403,8 @@ def key_of(
     """`position_key` from the stacks' view (`views.stacks_part`: "q,r" -> stones in
     cell order), which a move works out anyway: the same text hashed, without sorting
     and naming the stacks again."""
-    get = _NAMES.get
-    parts = list(map(str.__add__, stacks_view, stacks_view.values()))
-    parts.extend(f"{get(c) or name(c)}{g[0]}{g[1][0]}" for c, g in sorted(giants.items()))
+    parts = [cell + stones for cell, stones in stacks_view.items()]  # (a comprehension: faster than map here)
+    get = _GIANT_KEYS.get
+    parts.extend([get(item) or _giant_key(item) for item in sorted(giants.items())])
     parts.append(f"{supply[0]}/{supply[1]}/{to_move}")
     return hashlib.blake2b(";".join(parts).encode(), digest_size=8).hexdigest()
