@@ -123,7 +123,18 @@ _AHU_RE = re.compile(r"^A[0-9][0-9]$")
 
 
 def format_action(action: Action) -> str:
-    """The notation of `action`; `parse_action` reads it back to an equal action."""
+    """The notation of `action`; `parse_action` reads it back to an equal action.
+
+    An object of the table `parse_action` answers from (a room formats the action it
+    parsed, twice) has its text there: the table's objects live as long as the
+    process, so no other object can have the id of one of them."""
+    text = _TEXT_OF.get(id(action))
+    if text is not None:
+        return text
+    return _format(action)
+
+
+def _format(action: Action) -> str:
     if isinstance(action, Bid):
         text = f"bid {action.markers}"
         if action.workers:
@@ -240,7 +251,19 @@ def _parse_transport(words: list[str]) -> Transport:
 
 
 def parse_action(text: str) -> Action:
-    """Read one action; NotationError if it is not GIANTS notation (legality is not checked)."""
+    """Read one action; NotationError if it is not GIANTS notation (legality is not checked).
+
+    An action written as the legal lists write it, of the kinds that do not name a
+    statue (bids, claims, placements, powers, neutral workers from beside the board,
+    tablet, pass), is looked up in a table made once (`_KNOWN`); any other text is read.
+    """
+    known = _KNOWN.get(text)
+    if known is not None:
+        return known
+    return _parse(text)
+
+
+def _parse(text: str) -> Action:
     words = text.strip().lower().split()
     if not words:
         raise NotationError("empty action")
@@ -283,3 +306,23 @@ def parse_action(text: str) -> Action:
     if head == "look" and len(rest) == 1:
         return Look(_ahu(rest[0]))
     raise NotationError(f"not a GIANTS action: {text!r}")
+
+
+def _known_actions() -> dict[str, Action]:
+    """Every action of those kinds a game can hold (GI-2: at most 6 markers and 6
+    workers in a bid), by its notation: frozen objects, shared by every game."""
+    acts: list[Action] = [Pass(), Tablet()]
+    acts += [Bid(m, w, c) for m in range(7) for w in range(7) for c in (False, True)]
+    acts += [Claim(size, chief) for size in (1, 2, 3) for chief in (False, True)]
+    for cell in ISLAND.land_order:
+        acts += [Place(figure, cell, k) for figure in ("worker", "sorcerer") for k in range(3)]
+        acts += [Place("chief", cell, 0), Neutral(None, cell)]
+    for figure in ("sorcerer", "chief"):
+        acts += [Power(figure, power, cell) for power, cell in _SPECIAL_HEX.items()]
+        acts += [Power(figure, "forest", cell) for cell in ISLAND.forests]
+        acts += [Power(figure, "reserve", cell, ahu.id) for ahu in ISLAND.ahu for cell in ahu.adjacent]
+    return {_format(a): a for a in acts}
+
+
+_KNOWN = _known_actions()
+_TEXT_OF = {id(action): text for text, action in _KNOWN.items()}
