@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from engines.causeway.board import (
     BLANK,
+    BLANK_PIECE,
     DIRECTION_NAMES,
     DIRECTIONS,
     PHASE_DESTROY,
@@ -24,10 +25,13 @@ from engines.causeway.board import (
     CausewayState,
     Hex,
     around,
+    frontier,
     joins_all,
     name,
+    names,
     split_without,
 )
+from engines.causeway.notation import PIECES
 
 if TYPE_CHECKING:
     from engines.causeway.engine import CausewayEngine
@@ -39,13 +43,34 @@ def legal_notation(engine: CausewayEngine, state: CausewayState, seat: int) -> l
     if phase == PHASE_OVER or seat != state.to_move:
         return []
     if phase == PHASE_SETUP:
-        return [f"{p.piece}@{name(p.cell)}" for p in engine._placements(state, seat)]
+        return _placement_notation(state, seat)
     if phase == PHASE_DESTROY:
         return [f"destroy@{name(c)}" for c, owner in sorted(state.won.items()) if owner == seat]
     out: list[str] = []
     for cell in sorted(c for c, g in state.giants.items() if g[0] == seat):
         _giant_notation(engine, state, cell, seat, out)
     return out or ["pass"]
+
+
+def _placement_notation(state: CausewayState, colour: int) -> list[str]:
+    """`engine._placements` in notation, in the same order (GC-B2 / GC-S1: a blank
+    beside any piece, a giant beside a stone that is not a giant)."""
+    stacks, left = state.stacks, state.setup_left[colour]
+    near_any = sorted(frontier(stacks, state.giants))
+    texts = names(near_any)
+    near_stone: list[str] | None = None
+    out: list[str] = []
+    for piece in PIECES:
+        if piece not in left:
+            continue
+        head = piece + "@"
+        if piece == BLANK_PIECE:
+            out += [head + text for text in texts]
+            continue
+        if near_stone is None:
+            near_stone = [text for c, text in zip(near_any, texts, strict=True) if not stacks.keys().isdisjoint(around(c))]
+        out += [head + text for text in near_stone]
+    return out
 
 
 def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, colour: int, out: list[str]) -> None:
