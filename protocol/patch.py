@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from enum import StrEnum
 from itertools import compress, count
-from operator import is_not
+from operator import is_, is_not
 from typing import Any
 
 from protocol.errors import PatchError
@@ -40,6 +40,7 @@ _SEQ = (list, tuple)
 # Scalars whose == is exact once their types match (floats are not: 0.0 == -0.0).
 _PLAIN = frozenset({str, int, bool, bytes, type(None)})
 _WHOLE_CHECK = 4  # from this many ops in one container, compare with one "set"
+_BY_IDENTITY = 8  # maps from this size look for changed entries at C speed
 
 
 def same(a: Any, b: Any) -> bool:
@@ -87,60 +88,80 @@ def diff(old: Any, new: Any) -> list[Op]:
     return ops
 
 
-def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> None:
+def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> int:
+    # Appends the ops for old -> new to `ops`; returns how many of them are at `path`
+    # itself (a whole "set", a "trunc", the "push"es): the parent's count of ops on its
+    # own entries (`_whole`) adds them up as it goes, instead of a pass over the ops.
     if old is new:
-        return
+        return 0
     to, tn = type(old), type(new)
     if to is dict and tn is dict:
         if old == new and _same_fast(old, new):
-            return
-        sub: list[Op] = []
-        for k in old:
-            if k not in new or (type(k) is not str and type(_key_of(new, k)) is not type(k)):
-                sub.append(["del", [*path, k]])
-        for k, v in new.items():
-            if k in old and (type(k) is str or type(_key_of(old, k)) is type(k)):
+            return 0
+        start, direct = len(ops), 0
+        if len(new) >= _BY_IDENTITY and len(old) == len(new) and all(map(is_, old, new)):
+            # The same key objects in the same order (a view built from the same literals):
+            # only entries whose objects differ need a look, and finding them runs at C
+            # speed. Same ops, in the same order, as the walk below.
+            for k, v in compress(new.items(), map(is_not, old.values(), new.values())):
                 w = old[k]
-                if w is v:
-                    continue
-                if type(v) in _PLAIN and type(w) in _PLAIN:  # exact once the types match
+                if type(v) in _PLAIN:  # exact once the types match (w of another type: a set)
                     if type(w) is not type(v) or w != v:
-                        sub.append(["set", [*path, k], v])
+                        ops.append(["set", [*path, k], v])
+                        direct += 1
                     continue
-                _diff(w, v, [*path, k], sub)
-            else:
-                sub.append(["set", [*path, k], v])
-        if len(sub) < _WHOLE_CHECK:  # _emit's own first test, without the call
-            ops.extend(sub)
+                direct += _diff(w, v, [*path, k], ops)
         else:
-            _emit(sub, path, new, ops)
-        return
+            for k in old:
+                if k not in new or (type(k) is not str and type(_key_of(new, k)) is not type(k)):
+                    ops.append(["del", [*path, k]])
+                    direct += 1
+            for k, v in new.items():
+                if k in old and (type(k) is str or type(_key_of(old, k)) is type(k)):
+                    w = old[k]
+                    if w is v:
+                        continue
+                    if type(v) in _PLAIN:  # exact once the types match (w of another type: a set)
+                        if type(w) is not type(v) or w != v:
+                            ops.append(["set", [*path, k], v])
+                            direct += 1
+                        continue
+                    direct += _diff(w, v, [*path, k], ops)
+                else:
+                    ops.append(["set", [*path, k], v])
+                    direct += 1
+        if len(ops) - start < _WHOLE_CHECK or 2 * direct < len(new):
+            return 0
+        return _whole(path, new, ops, start, 0)
     if to in _SEQ and tn in _SEQ:
         if old == new and _same_fast(old, new):
-            return
-        sub = []
+            return 0
+        start, direct = len(ops), 0
         lo, ln = len(old), len(new)
         # Only positions whose objects differ need a look; finding them runs at C
         # speed (a board of interned symbols is one pass, however large).
         for i in compress(count(), map(is_not, old, new)):
             w, v = old[i], new[i]
-            if type(v) in _PLAIN and type(w) in _PLAIN:  # exact once the types match
+            if type(v) in _PLAIN:  # exact once the types match (w of another type: a set)
                 if type(w) is not type(v) or w != v:
-                    sub.append(["set", [*path, i], v])
+                    ops.append(["set", [*path, i], v])
+                    direct += 1
                 continue
-            _diff(w, v, [*path, i], sub)
+            direct += _diff(w, v, [*path, i], ops)
         if ln < lo:
-            sub.append(["trunc", path, ln])
+            ops.append(["trunc", path, ln])
+            own = 1
         else:
+            own = ln - lo
             for i in range(lo, ln):
-                sub.append(["push", path, new[i]])
-        if len(sub) < _WHOLE_CHECK:
-            ops.extend(sub)
-        else:
-            _emit(sub, path, new, ops)
-        return
+                ops.append(["push", path, new[i]])
+        if len(ops) - start < _WHOLE_CHECK or 2 * (direct + own) < len(new):
+            return own
+        return _whole(path, new, ops, start, own)
     if not same(old, new):
         ops.append(["set", path, new])
+        return 1
+    return 0
 
 
 def _same_fast(a: Any, b: Any) -> bool:
@@ -166,28 +187,23 @@ def _same_fast(a: Any, b: Any) -> bool:
     return same(a, b)
 
 
-def _emit(sub: list[Op], path: Path, new: Any, ops: list[Op]) -> None:
+def _whole(path: Path, new: Any, ops: list[Op], start: int, own: int) -> int:
     # Many small ops inside one container (a board reset, a new hand) can outweigh
-    # replacing the container outright; send whichever packs smaller. Few ops, or
-    # ops on under half of the container's own entries, are kept without packing
-    # anything: the common move costs no packing here.
-    if len(sub) < _WHOLE_CHECK:
-        ops.extend(sub)
-        return
-    depth = len(path)
-    # Count the ops on this container's own entries (not deeper): nested containers
-    # already chose between ops and a whole "set" for themselves.
-    direct = sum(1 for op in sub if len(op[1]) <= depth + 1)
-    if 2 * direct >= len(new):
-        try:
-            whole = ["set", path, new]
-            pack = _packer()
-            if len(pack(whole)) < len(pack(sub)):
-                ops.append(whole)
-                return
-        except (TypeError, ValueError, OverflowError):
-            pass  # not msgpack-able as is (the caller's problem at encode time)
-    ops.extend(sub)
+    # replacing the container outright; send whichever packs smaller. The caller
+    # comes here only with at least _WHOLE_CHECK ops (ops[start:]) of which at least
+    # half the container's length are on its own entries (not deeper: nested
+    # containers already chose between ops and a whole "set" for themselves), so
+    # the common move costs no packing. Returns the count of ops at `path` after.
+    try:
+        whole = ["set", path, new]
+        pack = _packer()
+        if len(pack(whole)) < len(pack(ops[start:])):
+            del ops[start:]
+            ops.append(whole)
+            return 1
+    except (TypeError, ValueError, OverflowError):
+        pass  # not msgpack-able as is (the caller's problem at encode time)
+    return own
 
 
 def _key_of(d: dict[Any, Any], k: Any) -> Any:

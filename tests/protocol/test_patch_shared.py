@@ -1,0 +1,133 @@
+"""`diff`'s fast paths against the plain definition: apply_patch(old, diff(old, new))
+is exactly `new` (types compared, floats by their bits).
+
+A server's views share what did not change with the previous view (the same objects,
+the same key objects in the same order), which random pairs of views never do: here
+the new view is the old one with a few random changes, everything else shared, so the
+walk that skips shared entries by identity (maps of `_BY_IDENTITY` entries or more)
+and the counting of each container's own ops (the whole-"set" choice) are exercised.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocol import apply_patch, diff
+from protocol.patch import _BY_IDENTITY
+from tests.protocol.test_patch import tagged, views
+
+# Values that == conflates or that differ only in type: each one replacing another
+# must still be sent.
+TRICKY: list[Any] = [0, 1, True, False, 1.0, 0.0, -0.0, float("nan"), None, "1", b"1", [], {}, [1], {"1": 1}]
+
+
+def mutate(view: Any, rng: random.Random, rate: float) -> Any:
+    """A copy of `view` with some entries changed; unchanged entries are the same objects."""
+    if rng.random() < rate / 4:
+        return rng.choice([*TRICKY, copy.deepcopy(view)])  # replaced, or rebuilt equal
+    if type(view) is dict:
+        out = {}
+        for k, v in view.items():
+            roll = rng.random()
+            if roll < rate / 3:
+                continue  # deleted
+            out[k] = mutate(v, rng, rate) if roll < rate else v
+        if rng.random() < rate:
+            out[rng.choice(["k", "new", 1, True, 2.5])] = rng.choice(TRICKY)
+        if rng.random() < rate / 2:  # the same keys, rebuilt (equal, not the same objects)
+            out = {(k[:1] + k[1:] if type(k) is str else k): v for k, v in out.items()}
+        return out
+    if type(view) is list:
+        out_list = [mutate(v, rng, rate) if rng.random() < rate else v for v in view]
+        if rng.random() < rate:
+            out_list = out_list[: rng.randrange(len(out_list) + 1)]
+        if rng.random() < rate:
+            out_list += rng.sample(TRICKY, 2)
+        return out_list
+    return view
+
+
+def big_view(rng: random.Random, depth: int = 0) -> Any:
+    """A map of `_BY_IDENTITY` entries or more (and some smaller), nested like a game view."""
+    size = rng.choice([1, 3, _BY_IDENTITY - 1, _BY_IDENTITY, _BY_IDENTITY + 5, 40])
+    out: dict[Any, Any] = {}
+    for i in range(size):
+        roll = rng.random()
+        if depth < 3 and roll < 0.15:
+            out[f"m{i}"] = big_view(rng, depth + 1)
+        elif roll < 0.3:
+            out[f"l{i}"] = [rng.choice(".WB") for _ in range(rng.randrange(12))]
+        else:
+            out[f"s{i}"] = rng.choice(TRICKY)
+    if rng.random() < 0.3:
+        out[1] = "one"  # an int key, which True collides with
+    return out
+
+
+def exact_tagged(x: Any) -> Any:
+    """test_patch.tagged, with maps whose keys mix types (1, True, "k") sorted too."""
+    if isinstance(x, dict):
+        return ("map", sorted(((type(k).__name__, repr(k)), exact_tagged(v)) for k, v in x.items()))
+    if isinstance(x, list | tuple):
+        return ("list", [exact_tagged(v) for v in x])
+    return tagged(x)
+
+
+def exact(a: Any, b: Any) -> bool:
+    return bool(exact_tagged(a) == exact_tagged(b))
+
+
+def check(old: Any, new: Any) -> None:
+    before = copy.deepcopy(old)
+    ops = diff(old, new)
+    assert exact(apply_patch(old, ops), new)
+    assert exact(old, before)
+    assert (ops == []) == exact(old, new)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_views_sharing_unchanged_parts_patch_exactly(seed: int) -> None:
+    rng = random.Random(seed)
+    old = big_view(rng)
+    view = old
+    for step in range(4):  # a few successive changes, each sharing with the one before
+        new = mutate(view, rng, rate=[0.05, 0.2, 0.6][step % 3])
+        check(view, new)
+        view = new
+
+
+@settings(max_examples=300, deadline=None)
+@given(views, st.integers(0, 2**32), st.sampled_from([0.1, 0.5, 0.9]))
+def test_random_views_with_shared_parts_patch_exactly(old: Any, seed: int, rate: float) -> None:
+    check(old, mutate(old, random.Random(seed), rate))
+
+
+def test_a_big_map_with_one_changed_entry_sends_one_op() -> None:
+    old = {f"k{i}": i for i in range(2 * _BY_IDENTITY)}
+    new = dict(old, k3=True)  # 3 -> True: == conflates them, the wire does not
+    assert diff(old, new) == [["set", ["k3"], True]]
+    rebuilt = {f"k{i}": i for i in range(2 * _BY_IDENTITY)}  # equal keys, other objects
+    rebuilt["k5"] = -0.0
+    assert diff(old, rebuilt) == [["set", ["k5"], -0.0]]
+
+
+def test_a_mostly_changed_big_map_is_replaced_whole() -> None:
+    old = {f"k{i}": "." for i in range(2 * _BY_IDENTITY)}
+    new = {k: "W" for k in old}
+    assert diff({"m": old}, {"m": new}) == [["set", ["m"], new]]
+
+
+def test_pushes_count_towards_replacing_their_parent() -> None:
+    """A list's own pushes are ops on its parent's entries too (as the former pass
+    over the ops counted them): four pushes, too few to replace their list of ten,
+    are four ops on a two-entry map, which one "set" of the map outweighs."""
+    old = {"a": ["."] * 10, "b": 1}
+    new = {"a": ["."] * 10 + ["W"] * 4, "b": 1}
+    assert diff(old["a"], new["a"]) == [["push", [], "W"]] * 4
+    assert diff(old, new) == [["set", [], new]]
