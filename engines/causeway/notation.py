@@ -114,30 +114,11 @@ def _cell(text: str, whole: str) -> Hex:
     return cell
 
 
-# Actions read so far, by their text (a room reads every move it applies): actions are
-# immutable, so one object serves every reading. Short texts only, emptied when full.
-_PARSED: dict[str, Action] = {}
-_PARSED_MAX = 4096
-_PARSED_TEXT_MAX = 48
-
-
 def parse_action(text: str) -> Action:
     """Read one action; raise NotationError for text that is no action at all.
 
     Legality is not checked here (the engine's `apply` does that).
     """
-    action = _PARSED.get(text)
-    if action is None:
-        action = read_action(text)
-        if len(text) <= _PARSED_TEXT_MAX:
-            if len(_PARSED) >= _PARSED_MAX:
-                _PARSED.clear()
-            _PARSED[text] = action
-    return action
-
-
-def read_action(text: str) -> Action:
-    """`parse_action` without its table: the text read afresh."""
     raw = "".join(text.split()).lower()
     if raw == "pass":
         return PASS

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from causeway_position import position
 
-from engines import NotationError, hexgrid
+from engines import hexgrid
 from engines.causeway import CausewayState
 from engines.causeway.board import (
     cell_name,
@@ -24,7 +24,6 @@ from engines.causeway.board import (
     split_without,
 )
 from engines.causeway.engine import CausewayEngine
-from engines.causeway.notation import parse_action, read_action
 from engines.registry import get_engine
 
 RULES = ["barrier", "spellstone", "quick"]
@@ -223,25 +222,3 @@ def test_choices_are_asked_for_exactly_when_the_drops_resolved_in_order_ask(rule
             asked += expected != [(None,) * len(targets)]
             checked += 1
     assert asked and checked > 100
-
-
-@pytest.mark.parametrize("rules", RULES)
-def test_actions_read_from_the_table_are_the_text_read_afresh(rules: str) -> None:
-    """Notation (docs/rules/causeway.md): `parse_action` keeps what it read, by text;
-    for every legal move of random games (placements GC-B2 / GC-S1, steps, leaps with
-    drops and choices, destroy, pass), read twice and in other spacing and case, it
-    gives what reading the text afresh gives, and text that is no action is refused
-    every time (nothing kept)."""
-    engine = get_engine("causeway", rules)
-    checked = 0
-    for state in positions(engine, range(60, 64)):
-        for text in engine.legal_notation(state, state.to_move):
-            for written in (text, text, f" {text.upper()} ", text.replace(",", " , ")):
-                assert parse_action(written) == read_action(written) == read_action(text)
-            assert parse_action(text) is parse_action(text)
-            checked += 1
-    assert checked
-    for bad in ("0,1>", "giant@x", "0,0^up", "nonsense"):
-        for _ in range(2):
-            with pytest.raises(NotationError):
-                parse_action(bad)
