@@ -8,7 +8,8 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
 - `room` (default): `Room.act` end to end — the seat guard, parse, apply, the
   candidate, `_commit` with a store that answers at once, the lifecycle left out —
   then `publish` to two seats and a spectator (protocol 3; frames are encoded, not
-  sent), over scripted random games played out before measuring, new rooms made
+  sent), over scripted random games played out before measuring (in a child process: no
+  engine table of parsed notation starts out holding the measured moves), new rooms made
   (snapshots included) as games end.
 - `request`: `decode_client` of an `act` frame (unpacked, checked, validated).
 - `commit`: `Store.commit` through `GroupSender` and `CommitPipe` (the arguments, the
@@ -30,6 +31,7 @@ import argparse
 import asyncio
 import gc
 import inspect
+import json
 import os
 import random
 import re
@@ -74,11 +76,12 @@ def count_on() -> None:
         subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], check=True, capture_output=True)
 
 
-def room_part(moves: int, game: str, rules: str | None = None) -> None:
+def make_scripts(game: str, rules: str | None) -> list[list[tuple[int, str]]]:
+    """The games' actions: 60 random games played out."""
     engine = get_engine(game, rules)
     rng = random.Random(5)
     scripts: list[list[tuple[int, str]]] = []
-    for seed in range(60):  # the games' actions, chosen before counting
+    for seed in range(60):
         state, acts = engine.new_game(2, {}, seed), []
         while engine.outcome(state) is None:
             seat = sorted(engine.waiting_for(state))[0]  # not a seat that already sent its bid
@@ -86,6 +89,16 @@ def room_part(moves: int, game: str, rules: str | None = None) -> None:
             acts.append((seat, text))
             state = engine.apply(state, seat, engine.parse_action(state, seat, text)).state
         scripts.append(acts)
+    return scripts
+
+
+def room_part(moves: int, game: str, rules: str | None = None) -> None:
+    engine = get_engine(game, rules)
+    # Chosen before counting, in another process: playing them out here would leave
+    # the engines' bounded tables (parsed notation) holding every move measured below.
+    out = subprocess.run([sys.executable, __file__, "--scripts", "--game", game, *(["--rules", rules] if rules else [])],
+                         capture_output=True, text=True, check=True).stdout
+    scripts = [[(int(seat), str(text)) for seat, text in acts] for acts in json.loads(out)]
     metrics = Metrics()
 
     def new_room(seed: int) -> tuple[Room, list[Peer]]:
@@ -172,7 +185,11 @@ def main() -> None:
     parser.add_argument("--rules", default=None, help="the game's rule set (default: its first)")
     parser.add_argument("--moves", type=int, default=400)
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)  # the run under valgrind
+    parser.add_argument("--scripts", action="store_true", help=argparse.SUPPRESS)  # the games, as JSON
     args = parser.parse_args()
+    if args.scripts:
+        print(json.dumps(make_scripts(args.game, args.rules)))
+        return
     if args.inside:
         if args.part == "room":
             room_part(args.moves, args.game, args.rules)
