@@ -96,13 +96,13 @@ def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> int:
         return 0
     to, tn = type(old), type(new)
     if to is dict and tn is dict:
-        if old == new and _same_fast(old, new):
-            return 0
         start, direct = len(ops), 0
         if len(new) >= _BY_IDENTITY and len(old) == len(new) and all(map(is_, old, new)):
             # The same key objects in the same order (a view built from the same literals):
             # only entries whose objects differ need a look, and finding them runs at C
-            # speed. Same ops, in the same order, as the walk below.
+            # speed. Same ops, in the same order, as the walk below. No whole `old == new`
+            # first: the changed entries are found anyway, and a map that is only
+            # rebuilt equal costs a look at each entry that is not the same object.
             for k, v in compress(new.items(), map(is_not, old.values(), new.values())):
                 w = old[k]
                 if type(v) in _PLAIN:  # exact once the types match (w of another type: a set)
@@ -112,6 +112,8 @@ def _diff(old: Any, new: Any, path: Path, ops: list[Op]) -> int:
                     continue
                 direct += _diff(w, v, [*path, k], ops)
         else:
+            if old == new and _same_fast(old, new):  # rebuilt equal: no walk at all
+                return 0
             for k in old:
                 if k not in new or (type(k) is not str and type(_key_of(new, k)) is not type(k)):
                     ops.append(["del", [*path, k]])
