@@ -30,13 +30,37 @@ async def hash_and_log_lengths(store: Store, room: str) -> tuple[int, int]:
     return int(actions), int(await store.redis.llen(store.k_log(room)))
 
 
+EARLIER = {"id": "earlier", "address": "127.0.0.1:1", "rooms": 0}
+
+
+async def earlier_node_starts(store: Store) -> None:
+    """What a node of an earlier version leaves in Redis: its heartbeat, without `writes`."""
+    await store.heartbeat("earlier", {**EARLIER, "started": time.time()}, 120_000)
+
+
+async def log_only_game(server: Any, client_factory: Any, store: Store, seed: int, moves: int) -> Any:
+    """Two players and `moves` moves on `server`, stored as log entries only (checked)."""
+    alice, bob = await client_factory(server.url, "alice"), await client_factory(server.url, "bob")
+    room, _ = await two_player_room(alice, bob)
+    rng, acked = random.Random(seed), []
+    for _ in range(moves):
+        await move([alice, bob], room, rng, acked)
+    actions, logged = await hash_and_log_lengths(store, room)
+    assert actions < logged == len(acked), "the moves were stored as log entries only"
+    return [alice, bob], room, rng, acked
+
+
+async def hash_written(store: Store, room: str) -> bool:
+    actions, logged = await hash_and_log_lengths(store, room)
+    return actions == logged
+
+
 async def test_moves_write_the_hash_while_an_earlier_node_is_live(
     server_factory: Any, client_factory: Any, redis_url: str, key_prefix: str
 ) -> None:
     store = Store(redis_url, key_prefix)
     try:
-        earlier = {"id": "earlier", "address": "127.0.0.1:1", "rooms": 0, "started": time.time()}
-        await store.heartbeat("earlier", earlier, 120_000)
+        await earlier_node_starts(store)
         server = await server_factory(lease_ttl=0.6)
         alice, bob = await client_factory(server.url, "alice"), await client_factory(server.url, "bob")
         room, _ = await two_player_room(alice, bob)
@@ -80,30 +104,18 @@ async def test_rooms_stored_log_only_are_written_whole_when_an_earlier_node_appe
     store = Store(redis_url, key_prefix)
     try:
         server = await server_factory(lease_ttl=0.6)
-        alice, bob = await client_factory(server.url, "alice"), await client_factory(server.url, "bob")
-        room, _ = await two_player_room(alice, bob)
-        rng, acked = random.Random(7), []
-        for _ in range(5):
-            await move([alice, bob], room, rng, acked)
-        actions, logged = await hash_and_log_lengths(store, room)
-        assert actions < logged == len(acked), "the moves were stored as log entries only"
+        players, room, rng, acked = await log_only_game(server, client_factory, store, seed=7, moves=5)
         version = server.lobby.rooms[room].version
 
-        earlier = {"id": "earlier", "address": "127.0.0.1:1", "rooms": 0, "started": time.time()}
-        await store.heartbeat("earlier", earlier, 120_000)
-
-        async def written() -> bool:
-            got_actions, got_logged = await hash_and_log_lengths(store, room)
-            return got_actions == got_logged
-
-        await eventually(written, timeout=10)
+        await earlier_node_starts(store)
+        await eventually(lambda: hash_written(store, room), timeout=10)
         stored = await store.redis.hget(store.k_room(room), "version")
         assert int(stored) == version == server.lobby.rooms[room].version, "no new version: nothing changed"
         record = await store.load_room(room)
         assert record is not None and record.version == version and record.moves_in_log == 0
 
         for _ in range(3):  # the room plays on from there; every move writes the hash
-            await move([alice, bob], room, rng, acked)
+            await move(players, room, rng, acked)
             actions, logged = await hash_and_log_lengths(store, room)
             assert actions == logged == len(acked)
     finally:
@@ -119,28 +131,18 @@ async def test_a_room_taken_over_while_an_earlier_node_is_live_is_written_whole(
     store = Store(redis_url, key_prefix)
     try:
         a = await server_factory(lease_ttl=0.6)
-        alice, bob = await client_factory(a.url, "alice"), await client_factory(a.url, "bob")
-        room, _ = await two_player_room(alice, bob)
-        rng, acked = random.Random(9), []
-        for _ in range(4):
-            await move([alice, bob], room, rng, acked)
+        _, room, _, acked = await log_only_game(a, client_factory, store, seed=9, moves=4)
         await a.node.stop_renewing()  # A no longer looks at the node list
-        actions, logged = await hash_and_log_lengths(store, room)
-        assert actions < logged == len(acked)
 
-        earlier = {"id": "earlier", "address": "127.0.0.1:1", "rooms": 0, "started": time.time()}
-        await store.heartbeat("earlier", earlier, 120_000)
+        await earlier_node_starts(store)
         b = await server_factory(lease_ttl=0.6)
         assert not b.store.plain_moves
         await store.redis.delete(store.k_lease(room))  # A's lease is gone
         taken = await b.lobby.take_over(room)
         assert taken is not None
 
-        async def written() -> bool:
-            got_actions, got_logged = await hash_and_log_lengths(store, room)
-            return got_actions == got_logged == len(acked)
-
-        await eventually(written, timeout=10)
+        await eventually(lambda: hash_written(store, room), timeout=10)
+        assert (await hash_and_log_lengths(store, room))[1] == len(acked)
         record = await store.load_room(room)
         assert record is not None and record.version == taken.version and record.moves_in_log == 0
     finally:
