@@ -20,6 +20,7 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
     python bench/move_instructions.py --game tara --moves 300
     python bench/move_instructions.py --game causeway --rules spellstone
     python bench/move_instructions.py --part commit --moves 2000
+    python bench/move_instructions.py --part commit --moves 2000 --loop uvloop   # the server's loop
     python bench/move_instructions.py --part request --moves 5000
 
 Compare revisions by running it from each checkout with the same arguments.
@@ -184,6 +185,8 @@ def main() -> None:
     parser.add_argument("--game", default="giantslayer")
     parser.add_argument("--rules", default=None, help="the game's rule set (default: its first)")
     parser.add_argument("--moves", type=int, default=400)
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
+                        help="the commit part's event loop (the server's default is uvloop when installed)")
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)  # the run under valgrind
     parser.add_argument("--scripts", action="store_true", help=argparse.SUPPRESS)  # the games, as JSON
     args = parser.parse_args()
@@ -196,6 +199,9 @@ def main() -> None:
         elif args.part == "request":
             request_part(args.moves)
         else:
+            if args.loop == "uvloop":
+                import uvloop
+                uvloop.install()
             asyncio.run(commit_part(args.moves))
         return
     out = subprocess.run(

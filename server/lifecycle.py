@@ -96,6 +96,19 @@ def _connected(room: LifeRoom) -> set[int]:
     return {m.seat for m in room.members if m.seat is not None}
 
 
+def _someone_there(room: LifeRoom) -> bool:
+    """A human seat has a member connected (`_human_seats` & `_connected`, without
+    building either: this runs after every move)."""
+    seats = room.seats
+    for member in room.members:
+        seat = member.seat
+        if seat is not None:
+            state = seats[seat]
+            if state.bot is None and state.token_hash is not None:
+                return True
+    return False
+
+
 class Lifecycle:
     """One per server: keeps each local room's timestamps and ends rooms when due."""
 
@@ -150,9 +163,11 @@ class Lifecycle:
     def observe(self, room: LifeRoom, touch: bool) -> None:
         """Bring the timestamps up to date with the room; `touch` = a change happened
         (a waiting room's idle time starts again)."""
-        now = time.time()
-        before = dict(room.life)
         life = room.life
+        if not life and room.status == "playing" and _someone_there(room):
+            return  # a game in progress with someone there: nothing to keep (every move)
+        now = time.time()
+        before = dict(life)
         if room.status == "finished":
             if life.get("finished"):
                 return  # already given its retention TTL (a resume must not extend it)
