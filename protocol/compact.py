@@ -15,17 +15,31 @@ stands for `keys[i]`. Values are sent as they are (never abbreviated). A view wi
 map key that none of these can express (a negative int, a bool, bytes, ...) is sent as
 one root `set`: correct, only larger. See docs/protocol.md, section 6.
 
-`compact_ops` (server side) turns `protocol.patch.diff` output into version-2 ops;
-`expand_ops` (client side) turns them back, so `apply_patch` serves both versions.
+`compact_ops` (server side) turns `protocol.patch.diff` output into version-2 ops, and
+`diff_compact` gives both in one walk (the server's per-move path); `expand_ops`
+(client side) turns them back, so `apply_patch` serves both versions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import compress, count
+from operator import is_, is_not
 from typing import Any, Final
 
 from protocol.errors import PatchError
-from protocol.patch import Op
+from protocol.patch import (
+    _BY_IDENTITY,
+    _PLAIN,
+    _SEQ,
+    _WHOLE_CHECK,
+    Op,
+    _key_of,
+    _same_fast,
+    _whole,
+    diff,
+    same,
+)
 
 SET: Final = 0
 DEL: Final = 1
@@ -114,3 +128,122 @@ def expand_ops(ops: Any, keys: Sequence[str]) -> list[Op]:
         out.append([_KINDS[code], path] if code == DEL else [_KINDS[code], path, arg])
     return out
 
+
+
+class _Inexpressible(Exception):
+    """A changed entry's key has no compact form (compact_ops sends the whole view)."""
+
+
+def _ckey(key: Any, refs: Mapping[str, int]) -> Any:
+    # A map key that is not a str, in the compact form (as compact_ops writes it).
+    if type(key) is int and key >= 0:
+        return key
+    raise _Inexpressible
+
+
+def diff_compact(old: Any, new: Any, refs: Mapping[str, int]) -> tuple[list[Op], list[list[Any]]]:
+    """`(ops, compact_ops(ops, refs, new))` with `ops = diff(old, new)`, in one walk.
+
+    The same lists, op for op; the walk carries each container's compact path along
+    with its plain one, so no second pass over the ops' paths is needed.
+    """
+    ops: list[Op] = []
+    cops: list[list[Any]] = []
+    try:
+        _walk(old, new, [], [], refs, ops, cops)
+    except _Inexpressible:
+        ops = diff(old, new)
+        return ops, compact_ops(ops, refs, new)
+    return ops, cops
+
+
+def _walk(old: Any, new: Any, path: list[Any], cpath: list[Any], refs: Mapping[str, int],
+          ops: list[Op], cops: list[list[Any]]) -> int:
+    # patch._diff, op for op, each op also appended to `cops` in the compact form
+    # (`cpath` is `path` compacted). Returns what _diff returns.
+    if old is new:
+        return 0
+    to, tn = type(old), type(new)
+    if to is dict and tn is dict:
+        start, direct = len(ops), 0
+        if len(new) >= _BY_IDENTITY and len(old) == len(new) and all(map(is_, old, new)):
+            for k, v in compress(new.items(), map(is_not, old.values(), new.values())):
+                w = old[k]
+                ck = refs.get(k, k) if type(k) is str else _ckey(k, refs)
+                if type(v) in _PLAIN:
+                    if type(w) is not type(v) or w != v:
+                        ops.append(["set", [*path, k], v])
+                        cops.append([SET, *cpath, ck, v])
+                        direct += 1
+                    continue
+                direct += _walk(w, v, [*path, k], [*cpath, ck], refs, ops, cops)
+        else:
+            if old == new and _same_fast(old, new):
+                return 0
+            for k in old:
+                if k not in new or (type(k) is not str and type(_key_of(new, k)) is not type(k)):
+                    ops.append(["del", [*path, k]])
+                    cops.append([DEL, *cpath, refs.get(k, k) if type(k) is str else _ckey(k, refs)])
+                    direct += 1
+            for k, v in new.items():
+                if k in old and (type(k) is str or type(_key_of(old, k)) is type(k)):
+                    w = old[k]
+                    if w is v:
+                        continue
+                    ck = refs.get(k, k) if type(k) is str else _ckey(k, refs)
+                    if type(v) in _PLAIN:
+                        if type(w) is not type(v) or w != v:
+                            ops.append(["set", [*path, k], v])
+                            cops.append([SET, *cpath, ck, v])
+                            direct += 1
+                        continue
+                    direct += _walk(w, v, [*path, k], [*cpath, ck], refs, ops, cops)
+                else:
+                    ops.append(["set", [*path, k], v])
+                    cops.append([SET, *cpath, refs.get(k, k) if type(k) is str else _ckey(k, refs), v])
+                    direct += 1
+        if len(ops) - start < _WHOLE_CHECK or 2 * direct < len(new):
+            return 0
+        return _whole_both(path, cpath, new, ops, cops, start, 0)
+    if to in _SEQ and tn in _SEQ:
+        if old == new and _same_fast(old, new):
+            return 0
+        start, direct = len(ops), 0
+        lo, ln = len(old), len(new)
+        for i in compress(count(), map(is_not, old, new)):
+            w, v = old[i], new[i]
+            if type(v) in _PLAIN:
+                if type(w) is not type(v) or w != v:
+                    ops.append(["set", [*path, i], v])
+                    cops.append([SET, *cpath, i, v])
+                    direct += 1
+                continue
+            direct += _walk(w, v, [*path, i], [*cpath, i], refs, ops, cops)
+        if ln < lo:
+            ops.append(["trunc", path, ln])
+            cops.append([TRUNC, *cpath, ln])
+            own = 1
+        else:
+            own = ln - lo
+            for i in range(lo, ln):
+                v = new[i]
+                ops.append(["push", path, v])
+                cops.append([PUSH, *cpath, v])
+        if len(ops) - start < _WHOLE_CHECK or 2 * (direct + own) < len(new):
+            return own
+        return _whole_both(path, cpath, new, ops, cops, start, own)
+    if not same(old, new):
+        ops.append(["set", path, new])
+        cops.append([SET, *cpath, new])
+        return 1
+    return 0
+
+
+def _whole_both(path: list[Any], cpath: list[Any], new: Any, ops: list[Op], cops: list[list[Any]],
+                start: int, own: int) -> int:
+    # patch._whole, the compact ops following the plain ones' choice.
+    own = _whole(path, new, ops, start, own)
+    if len(ops) == start + 1:  # replaced by one "set" (it had at least _WHOLE_CHECK ops)
+        del cops[start:]
+        cops.append([SET, *cpath, new])
+    return own

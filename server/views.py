@@ -17,7 +17,7 @@ from server.seats import NO_SEATS, Member, SeatState
 from server.wire import (
     compact_ops,
     compact_patch_frame,
-    diff,
+    diff_compact,
     encode,
     key_refs,
     key_table,
@@ -380,7 +380,11 @@ class RoomViews:
                 pair = (id(old), id(view))
                 ops = ops_cache.get(pair)
                 if ops is None:
-                    ops = ops_cache[pair] = diff(old, view) if old is not None else [["set", [], view]]
+                    if old is None:
+                        ops = ops_cache[pair] = [["set", [], view]]
+                    else:  # the protocol-2 form in the same walk
+                        ops, compact_cache[pair] = diff_compact(old, view, refs)
+                        ops_cache[pair] = ops
                 shown = redacted if hide and redacted is not None else events
                 if wire >= 2 and not shared:
                     compact = compact_cache.get(pair)

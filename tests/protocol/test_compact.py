@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import random
 from typing import Any
 
 import msgpack
@@ -19,6 +20,7 @@ from protocol import (
     compact_patch_frame,
     decode_server,
     diff,
+    diff_compact,
     encode,
     expand_ops,
     key_refs,
@@ -28,6 +30,7 @@ from protocol import (
 from protocol.messages import Patch, Snapshot
 from tests.protocol.test_patch import scalars
 from tests.protocol.test_patch import tagged as tagged_value
+from tests.protocol.test_patch_shared import mutate
 
 
 def tagged(x: Any) -> Any:
@@ -77,6 +80,21 @@ def test_compact_patch_round_trips_any_view_exactly(old: Any, new: Any, keys: tu
     mine = msgpack.unpackb(msgpack.packb(old, use_bin_type=True), raw=False, strict_map_key=False)
     msg = over_the_wire(old, new, keys, [], [])
     assert exact(apply_patch(mine, expand_ops(msg.ops, keys), in_place=True), new)
+
+
+@settings(max_examples=400, deadline=None)
+@given(any_views, st.integers(0, 2**32), st.sampled_from([0.1, 0.5, 0.9]), tables)
+def test_diff_compact_is_diff_then_compact_ops(old: Any, seed: int, rate: float, keys: tuple[str, ...]) -> None:
+    """The one-walk form (the server's) gives what diff then compact_ops give, op for op,
+    on views sharing their unchanged parts and with keys of every kind."""
+    refs = key_refs(keys)
+    for new in (mutate(old, random.Random(seed), rate), mutate(old, random.Random(seed + 1), rate), old):
+        ops = diff(old, new)
+        both, compact = diff_compact(old, new, refs)
+        assert exact(both, ops)
+        assert exact(compact, compact_ops(ops, refs, new))
+        if new is not old:
+            assert exact(diff_compact(new, old, refs)[1], compact_ops(diff(new, old), refs, old))
 
 
 @settings(max_examples=200, deadline=None)

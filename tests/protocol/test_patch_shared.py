@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol import apply_patch, diff
+from protocol import apply_patch, compact_ops, diff, diff_compact, key_refs
 from protocol.patch import _BY_IDENTITY
 from tests.protocol.test_patch import tagged, views
 
@@ -83,12 +83,21 @@ def exact(a: Any, b: Any) -> bool:
     return bool(exact_tagged(a) == exact_tagged(b))
 
 
+# A key table holding some of big_view's and mutate's keys (the others are written out).
+REFS = key_refs(["m0", "s1", "l2", "k", "s3", "m4", "new", "l5", "s6"])
+
+
 def check(old: Any, new: Any) -> None:
     before = copy.deepcopy(old)
     ops = diff(old, new)
     assert exact(apply_patch(old, ops), new)
     assert exact(old, before)
     assert (ops == []) == exact(old, new)
+    # The one-walk compact form: the same ops, and compact_ops' output, op for op
+    # (1/True, 0.0/-0.0 told apart; a key compact paths cannot hold sends the root).
+    both, compact = diff_compact(old, new, REFS)
+    assert exact(both, ops)
+    assert exact(compact, compact_ops(ops, REFS, new))
 
 
 @pytest.mark.parametrize("seed", range(300))
