@@ -1,0 +1,102 @@
+"""A room sends every member exactly the frames the plain rule gives (issue 13's fast paths).
+
+`RoomViews.publish` and `_views` share one view between members, keep the room part's
+unchanged entries from the last one, cache ops, packed bodies and frames by identity,
+and edit legal lists. `PlainRoom` does none of it: each member's RoomView is built
+afresh (`room_info()`, `engine.view(state, seat)`), diffed against what it was last
+sent, and its frame encoded whole (`compact_patch_frame` / `patch_frame`). Random
+sessions with fixed seeds (tests/server/frame_record.py: every game and rule set, the
+fewest and the most players, protocol 1, 2 and 3 members, spectators, seats leaving
+and coming back mid-game, second connections, resyncs, draw offers, packed views, a
+move deadline or none) must give every peer the same bytes in both rooms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgpack
+import pytest
+
+from engines.base import Seat
+from server.legal_lists import joined_legal, legal_change
+from server.room import Room
+from server.seats import Member
+from server.views import key_tables
+from server.wire import compact_ops, compact_patch_frame, diff, encode, patch_frame
+from tests.server.frame_record import play
+from tests.server.game_cases import CASES
+
+
+class PlainRoom(Room):
+    """A room whose views and patches follow the rule plainly: nothing shared, reused or
+    cached (GI-8 for hidden information: redacted actions, nothing sent for a change a
+    member cannot see)."""
+
+    def _views(self) -> Callable[[Seat | None], dict[str, Any]]:
+        def view(seat: Seat | None) -> dict[str, Any]:
+            return {"room": self.room_info(), "game": self.engine.view(self.state, seat), "outcome": self.outcome}
+
+        return view
+
+    def publish(self, events: list[dict[str, Any]], skip: Member | None = None) -> None:
+        self.expand_views()
+        self.touched, self.compacted = True, False
+        engine, state = self.engine, self.state
+        redacted: list[dict[str, Any]] | None = None
+        actor: Seat | None = None
+        if engine.info.hidden_information and events and events[0].get("type") == "action":
+            head = dict(events[0])
+            public = head.pop("public", None)
+            actor = head["seat"]
+            events = [head, *events[1:]]
+            redacted = [*([] if public is None else [{"type": "action", "seat": actor, "action": public}]), *events[1:]]
+        to_act = engine.to_act(state) if self.status == "playing" else frozenset()
+
+        def acting(member: Member) -> bool:
+            return member.seat is not None and member.seat in to_act
+
+        refs = key_tables(engine)[1]
+        views = self._views()
+        for member in [m for m in self.members if not acting(m)] + [m for m in self.members if acting(m)]:
+            if member is skip:
+                continue
+            view, old = views(member.seat), member.view
+            hide = redacted is not None and member.seat != actor
+            if hide and not redacted and old == view:
+                continue
+            legal = self.legal_for(member.seat) if acting(member) else []
+            wire = member.peer.protocol
+            legal_hash = hash(tuple(legal))
+            resend = wire < 2 or legal_hash != member.legal_hash
+            shown = redacted if hide and redacted is not None else events
+            ops = diff(old, view) if old is not None else [["set", [], view]]
+            if wire >= 2:
+                if engine.restated_events:
+                    shown = [e for e in shown if e.get("type") not in engine.restated_events]
+                edit = legal_change(member, legal, {}) if wire >= 3 and resend else None
+                sent = legal if resend and edit is None else None
+                frame = encode(compact_patch_frame(self.id, member.version, compact_ops(ops, refs, view), shown, sent, edit))
+            else:
+                frame = encode(patch_frame(self.id, member.version, member.version + 1, ops, shown, legal))
+            member.view, member.version, member.legal_hash = view, member.version + 1, legal_hash
+            if wire >= 3 and legal and resend:
+                member.legal_base = joined_legal(legal)
+            member.peer.push(frame)
+
+
+@pytest.mark.parametrize(("game", "rules", "players"), CASES)
+@pytest.mark.parametrize("seed", range(6))
+def test_every_member_gets_the_plain_frames(game: str, rules: str, players: int, seed: int) -> None:
+    deadline = 600.0 if seed % 2 else None
+    fast = play(Room, game, rules, players, seed, steps=150, deadline=deadline)
+    plain = play(PlainRoom, game, rules, players, seed, steps=150, deadline=deadline)
+    assert sorted(fast) == sorted(plain)
+    for name, frames in plain.items():
+        assert len(fast[name]) == len(frames), name
+        for i, (got, want) in enumerate(zip(fast[name], frames, strict=True)):
+            assert got == want, f"{name}'s frame {i}: {msgpack.unpackb(got, raw=False, strict_map_key=False)!r} " \
+                                f"!= {msgpack.unpackb(want, raw=False, strict_map_key=False)!r}"
+    # The sessions did what they are for: patches to several members, on every protocol.
+    assert sum(len(frames) for frames in plain.values()) > 20
