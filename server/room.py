@@ -32,7 +32,7 @@ from server.metrics import Metrics
 from server.packing import PackedState, dictionaries, pack_state, unpack_state
 from server.room_storage import RoomStorage
 from server.room_tasks import RoomTasks
-from server.seats import NO_SEATS, Member, Peer, SeatState
+from server.seats import NO_SEATS, Candidate, Member, Peer, SeatState
 from server.store import (
     RoomRecord,
     Store,
@@ -88,7 +88,22 @@ class RoomLock(asyncio.Lock):
     life; most rooms sit idle most of the time, so the room lets it go again.
     """
 
+    _locked: bool  # asyncio.Lock's own flag (untyped there)
+
+    async def __aenter__(self) -> None:
+        # `acquire`'s own first test (free, nobody waiting) without its coroutine: a room's
+        # lock is taken once a change, and almost always free.
+        if not self._locked and not self._waiters:
+            self._locked = True
+            return
+        await self.acquire()
+
     def release(self) -> None:
+        waiters = self._waiters
+        if self._locked and not waiters:  # nobody to wake up (`release` would find none)
+            self._locked = False
+            self._waiters = None
+            return
         super().release()
         waiters = self._waiters
         if waiters is not None and not waiters:
@@ -323,9 +338,10 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         someone has still not answered; once everyone answered, an unchanged to_act set
         is a new step (the engine resolved the old one).
         """
-        answered = self.answered | {seat}
-        if len(before) > 1 and len(after) > 1 and after <= before and not after <= answered:
-            return answered
+        if len(before) > 1 and len(after) > 1 and after <= before:
+            answered = self.answered | {seat}
+            if not after <= answered:
+                return answered
         return None
 
     def pending(self) -> list[Seat]:
@@ -350,38 +366,41 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         Raises RequestError with the engine's code (illegal_action says why) or
         internal_error; returns the events to publish.
         """
-        state = self.state
+        engine, state = self.engine, self.state
         try:
-            transition = self.engine.apply(state, seat, action)
+            transition = engine.apply(state, seat, action)
         except GameError as exc:
             raise RequestError(exc.code, exc.message) from exc
-        notation = self.engine.format_action(state, action)
+        notation = engine.format_action(state, action)
         new_state = transition.state
-        result = self.engine.outcome(new_state)
+        result = engine.outcome(new_state)
         status = "finished" if result is not None else "playing"
         actions = self.actions + 1
         head: dict[str, Any] = {"type": "action", "seat": seat, "action": notation}
-        if self.engine.info.hidden_information:
+        hidden = False
+        if engine.info.hidden_information:
             # What the other seats may learn of it (GIANTS: a sealed bid is "bid", a
             # replaced one nothing at all); views.publish strips this before sending.
-            head["public"] = self.engine.public_action(state, seat, action)
+            head["public"] = engine.public_action(state, seat, action)
+            # Seen by its actor only (GI-8): it must not count anywhere public.
+            hidden = head["public"] is None and not extra and not transition.events
         events = [head, *extra, *transition.events]
-        # Seen by its actor only (GI-8): it must not count anywhere public.
-        hidden = self.engine.info.hidden_information and head["public"] is None and not extra and not transition.events
-        step = self._step_after(seat, self.engine.to_act(state), self.engine.to_act(new_state))
+        step = self._step_after(seat, engine.to_act(state), engine.to_act(new_state))
         now = time.time()
         if result is not None:
             events.append({"type": "finished", "outcome": result.to_data()})
-        cand = self._candidate(
-            state=new_state,
-            status=status,
-            outcome=result.to_data() if result is not None else None,
-            actions=actions,
-            deadline=self._deadline_after(new_state, status, step is not None, now),
-            answered=step or NO_SEATS,
-            hidden=self.hidden + 1 if hidden else self.hidden,
-            log_entry={"v": self.version + 1, "seat": seat, "action": notation, "ts": now},
-            snapshot=self.engine.snapshot(new_state) if actions % self.snapshot_every == 0 else None,
+        cand = Candidate(
+            new_state,
+            status,
+            self.seats,  # a move keeps every seat: the room's own list (nothing to store)
+            result.to_data() if result is not None else None,
+            actions,
+            self._deadline_after(new_state, status, step is not None, now) if self.meta.get("deadline") else None,
+            {"v": self.version + 1, "seat": seat, "action": notation, "ts": now},
+            engine.snapshot(new_state) if actions % self.snapshot_every == 0 else None,
+            step or NO_SEATS,
+            self.hidden + 1 if hidden else self.hidden,
+            self.start_key,
         )
         replaced = seat in self.answered and step is not None
         await self._commit(cand)
@@ -427,7 +446,8 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
             except GameError as exc:
                 raise RequestError(exc.code, exc.message) from exc
             events = await self.apply_action(seat, action, [])
-            peer.send_ok(req_id, {"version": self.next_version(peer)})
+            # `next_version(peer)`: this member's, unless it left meanwhile
+            peer.send_ok(req_id, {"version": member.version + 1 if member in self.members else self.next_version(peer)})
             self.publish(events)
             self._after_change()
         self.metrics.action_latency.observe(time.perf_counter() - started)

@@ -47,6 +47,8 @@ UNKNOWN = (
 
 def _same_seats(a: list[SeatState], b: list[SeatState]) -> bool:
     """Whether a candidate kept every seat object of the room (nothing to store)."""
+    if a is b:  # a move's candidate holds the room's own list
+        return True
     return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
@@ -98,17 +100,10 @@ class RoomStorage:
     # -- the one write path ---------------------------------------------------------
 
     def _candidate(self, **changes: Any) -> Candidate:
-        base = Candidate(
-            state=self.state,
-            status=self.status,
-            seats=list(self.seats),  # SeatStates are replaced, never changed in place
-            outcome=self.outcome,
-            actions=self.actions,
-            deadline=self.deadline,
-            answered=self.answered,
-            start_key=self.start_key,
-            hidden=self.hidden,
-        )
+        """The room as it is, with `changes`; its seat list a copy the caller may change
+        (SeatStates are replaced, never changed in place)."""
+        base = Candidate(self.state, self.status, list(self.seats), self.outcome, self.actions, self.deadline,
+                         None, None, self.answered, self.hidden, self.start_key)
         for key, value in changes.items():
             setattr(base, key, value)
         return base
@@ -134,6 +129,7 @@ class RoomStorage:
                     {"outcome": "not_applied"},
                 )
         now = time.time()
+        same = _same_seats(cand.seats, self.seats)
         try:
             move = await self.store.commit(
                 self.id,
@@ -141,7 +137,7 @@ class RoomStorage:
                 version=self.version + 1,
                 fence=self.fence,
                 status=cand.status,
-                seats=None if _same_seats(cand.seats, self.seats) else [s.to_store() for s in cand.seats],
+                seats=None if same else [s.to_store() for s in cand.seats],
                 deadline=cand.deadline,
                 outcome=cand.outcome,
                 actions=cand.actions,
@@ -184,7 +180,9 @@ class RoomStorage:
         self._failures = 0
         self.version += 1
         self.logged = self.logged + 1 if move else 0
-        self.state, self.status, self.seats = cand.state, cand.status, cand.seats
+        self.state, self.status = cand.state, cand.status
+        if not same:
+            self.seats = cand.seats
         self.outcome, self.actions, self.deadline = cand.outcome, cand.actions, cand.deadline
         self.answered, self.start_key, self.hidden = cand.answered, cand.start_key, cand.hidden
         self._arm_timer()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from engines.base import Seat
@@ -85,9 +85,12 @@ class Member:
     packed_base: bytes | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Candidate:
-    """A change computed but not yet persisted; adopted only after Redis accepted it."""
+    """A change computed but not yet persisted; adopted only after Redis accepted it.
+
+    `seats` may be the room's own list when the change keeps every seat (a move): the
+    room adopts it as it is, and nothing changes a room's seat list in place."""
 
     state: Any
     status: str
@@ -99,7 +102,6 @@ class Candidate:
     snapshot: Any = None
     answered: frozenset[Seat] = NO_SEATS
     hidden: int = 0
-    events: list[dict[str, Any]] = field(default_factory=list)
     start_key: str = ""  # hash of the request key of the start, kept with the room
 
 
