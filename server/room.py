@@ -120,6 +120,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         "_opened",
         "_recovering",
         "_rng",
+        "_seats_seen",
         "_state",
         "_tasks",
         "_timer",
@@ -207,6 +208,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         self.draw_offer: Seat | None = None  # a seat's standing draw offer (server.endings)
         self.members: list[Member] = []
         self.touched = False  # sent something since the last idle sweep (server.views)
+        self._seats_seen = None  # the room part's last seats entry (server.views)
         self.packed = False  # some member's last view is packed (server.views)
         self.compacted = False  # nothing sent since the views were last packed (server.views)
         self.lock = RoomLock()

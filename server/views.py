@@ -29,8 +29,23 @@ from server.wire import (
 )
 
 NO_LEGAL: list[str] = []  # shared and never mutated
-# The room part's entries built anew on every change (`room_info`): lists, and a float.
-_REBUILT = ("seats", "to_act", "answered", "deadline")
+_NONE = object()  # a room part entry no view holds
+NO_SEATS_LIST: list[Seat] = []  # shared and never mutated
+# Sorted seat lists by seat set (`to_act`, `answered` in the room part): shared by every
+# room and never mutated, so an unchanged entry is the last view's very object.
+_SEAT_LISTS: dict[frozenset[Seat], list[Seat]] = {frozenset(): NO_SEATS_LIST}
+_SEAT_LISTS_MAX = 512
+
+
+def seat_list(seats: frozenset[Seat]) -> list[Seat]:
+    """`sorted(seats)`, one list per distinct set (bounded table; never mutate it)."""
+    found = _SEAT_LISTS.get(seats)
+    if found is None:
+        if len(_SEAT_LISTS) >= _SEAT_LISTS_MAX:
+            _SEAT_LISTS.clear()
+            _SEAT_LISTS[frozenset()] = NO_SEATS_LIST
+        found = _SEAT_LISTS[seats] = sorted(seats)
+    return found
 EMPTY_HASH = hash(())  # Member.legal_hash of an empty legal list
 # Protocol 2's key table per engine class (static per game and rule set): (keys, refs).
 _TABLES: dict[type, tuple[list[str], dict[str, int]]] = {}
@@ -73,6 +88,8 @@ class RoomViews:
     # Set by every send (publish, snapshot); the idle sweep clears it, and a room still
     # clear at the next sweep keeps its members' last views packed (`compact_views`).
     touched: bool
+    # (seat list, seats members hold, seats_data()) as last built (`_seats_part`)
+    _seats_seen: tuple[list[SeatState], set[Seat | None], list[dict[str, Any]]] | None
     packed: bool  # some member's view is packed: expand before diffing against it
     compacted: bool  # compact_views ran and nothing was sent since: nothing left to pack
 
@@ -138,25 +155,81 @@ class RoomViews:
         engine, state = self.engine, self.state
         return engine.legal_notation(state, seat) if seat in engine.to_act(state) else NO_LEGAL
 
-    def _reuse_unchanged(self, info: dict[str, Any]) -> dict[str, Any]:
-        """`info` with each rebuilt entry equal to the one in the room part members last
-        got replaced by that very object, so the diff passes it by identity (a move
-        changes `to_act`; the seats' list is rebuilt equal). The other entries are the
-        room's own objects, passed by identity already (and the diff is exact either
-        way). Every entry of a RoomView's room part has one type per key (ints never
-        bools, floats never ints), so == is exact here.
-        """
-        for member in self.members:
+    def _room_part(self) -> dict[str, Any]:
+        """`room_info()` built from the room part members last got: that very dict when
+        nothing in it changed, else a new one holding its unchanged entries' objects, so
+        the diff passes them (or the whole part) by identity. Every entry has one type
+        per key (ints never bools, floats never ints), so == is exact here.
+
+        The seats entry is kept in `_seats_seen` with the seat list and the set of seats
+        members hold it was built from (a move changes neither; dropped when the idle
+        sweep packs the views): SeatStates are replaced, never changed in place, and so
+        is a room's seat list (server.room_storage)."""
+        prev: Any = None
+        members = self.members
+        for member in members:
             old = member.view
             if type(old) is dict:
-                prev = old.get("room")
-                if type(prev) is dict:
-                    for key in _REBUILT:
-                        value, was = info[key], prev.get(key, info)
-                        if was is not value and type(was) is type(value) and was == value:
-                            info[key] = was
+                prev = old["room"]
                 break
-        return info
+        status = self.status
+        if status == "playing":  # `to_act` inlined: this runs on every change
+            seat_sets = self.engine.to_act(self.state)
+            to_act = _SEAT_LISTS.get(seat_sets)
+            if to_act is None:
+                to_act = seat_list(seat_sets)
+            seat_sets = self.answered
+            answered = _SEAT_LISTS.get(seat_sets) if seat_sets else NO_SEATS_LIST
+            if answered is None:
+                answered = seat_list(seat_sets)
+        else:
+            to_act = answered = NO_SEATS_LIST
+        connected = {m.seat for m in members}
+        seen, seat_states = self._seats_seen, self.seats
+        if seen is not None and seen[0] is seat_states and seen[1] == connected:
+            seats = seen[2]
+        else:
+            seats = [{"seat": i, "name": s.name, "connected": s.bot is not None or i in connected, "bot": s.bot}
+                     for i, s in enumerate(seat_states)]
+            if type(prev) is dict and prev.get("seats") == seats:  # rebuilt equal
+                seats = prev["seats"]
+            self._seats_seen = (seat_states, connected, seats)
+        deadline, offer = self.deadline, self.draw_offer
+        if type(prev) is dict and len(prev) == 10:
+            try:
+                # Lists of ints, and a float or None (its type checked: 1 == 1.0)
+                same = to_act is prev["to_act"] or to_act == prev["to_act"]
+                if same:
+                    to_act = prev["to_act"]
+                if answered is prev["answered"] or answered == prev["answered"]:
+                    answered = prev["answered"]
+                else:
+                    same = False
+                was = prev["deadline"]
+                if was is not deadline:
+                    if type(was) is type(deadline) and was == deadline:
+                        deadline = was
+                    else:
+                        same = False
+                if same and seats is prev["seats"] and prev["status"] == status:
+                    was = prev["draw_offer"]
+                    if was is offer or (type(was) is type(offer) and was == offer):
+                        return prev  # the room's id and meta entries never change
+            except KeyError:  # not a room part this room built: build it whole
+                pass
+        meta = self.meta
+        return {
+            "id": self.id,
+            "game": meta["game"],
+            "rules": meta["rules"],
+            "players": meta["players"],
+            "status": status,
+            "seats": seats,
+            "to_act": to_act,
+            "deadline": deadline,
+            "answered": answered,
+            "draw_offer": offer,
+        }
 
     def _views(self) -> Callable[[Seat | None], dict[str, Any]]:
         """A per-change cache: each distinct RoomView is built once.
@@ -166,7 +239,7 @@ class RoomViews:
         diff against it is computed once per distinct previous view. With hidden
         information each seat gets its own view and all spectators share one.
         """
-        info = self._reuse_unchanged(self.room_info())
+        info = self._room_part()
         engine, state, outcome = self.engine, self.state, self.outcome
         # Before the first action the game views share their parts with the game's
         # template (server.packing.share_initial: memory per new room).
@@ -231,6 +304,7 @@ class RoomViews:
                 self.packed = True
         del olds
         self.compacted = True
+        self._seats_seen = None  # memory per idle room: the views are packed now
         return True
 
     def expand_views(self) -> None:

@@ -100,3 +100,30 @@ def test_every_member_gets_the_plain_frames(game: str, rules: str, players: int,
                                 f"!= {msgpack.unpackb(want, raw=False, strict_map_key=False)!r}"
     # The sessions did what they are for: patches to several members, on every protocol.
     assert sum(len(frames) for frames in plain.values()) > 20
+
+
+class CheckedRoom(Room):
+    """The room part kept from the last one is `room_info()` exactly, at every change."""
+
+    parts = 0
+
+    def _room_part(self) -> dict[str, Any]:
+        part = super()._room_part()
+        plain = self.room_info()
+        assert part == plain and msgpack.packb(part) == msgpack.packb(plain)
+        assert [type(v) for v in part.values()] == [type(v) for v in plain.values()]
+        CheckedRoom.parts += 1
+        return part
+
+    def compact(self, force: bool = False) -> bool:
+        packed = super().compact(force)
+        assert not packed or self._seats_seen is None  # an idle room keeps no seats part
+        return packed
+
+
+@pytest.mark.parametrize(("game", "rules", "players"), CASES)
+def test_the_room_part_is_room_info(game: str, rules: str, players: int) -> None:
+    CheckedRoom.parts = 0
+    for seed in range(3):
+        play(CheckedRoom, game, rules, players, seed, steps=100, deadline=600.0 if seed % 2 else None)
+    assert CheckedRoom.parts > 30
