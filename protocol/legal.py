@@ -40,9 +40,17 @@ def legal_edit(base: Sequence[str], new: Sequence[str]) -> list[Splice] | None:
     at_base = dict(zip(base, range(len(base)), strict=True))
     if len(at_new) != len(new) or len(at_base) != len(base):
         return None
+    return _edit(base, new, at_base, at_new, 0, len(new), sum(map(len, new)))
+
+
+def _edit(base: Sequence[str], new: Sequence[str], at_base: dict[str, int], at_new: dict[str, int],
+          offset: int, count: int, chars: int) -> list[Splice] | None:
+    # legal_edit's splices for a run of the lists (`base` and `new` between the same
+    # kept entries; `offset` of them before it), judged against the whole new list
+    # (`count` entries of `chars` characters). Neither part repeats an entry.
     gone = at_base.keys() - at_new.keys()
     fresh = at_new.keys() - at_base.keys()
-    if 2 * len(fresh) > len(new):
+    if 2 * len(fresh) > count:
         return None  # mostly new actions: the list itself is about as short
     # Entries kept in both lists split the changes into gaps: gap g lies after the g-th
     # kept entry. A removed base entry at i lies in gap i - (entries removed before it),
@@ -75,7 +83,12 @@ def legal_edit(base: Sequence[str], new: Sequence[str]) -> list[Splice] | None:
     if out != new:
         return None  # the kept entries changed order
     cost = 4 * len(splices) + sum(map(len, fresh)) + 2 * len(fresh)
-    return splices if cost < sum(map(len, new)) + 2 * len(new) else None
+    if cost >= chars + 2 * count:
+        return None
+    if offset:
+        for splice in splices:
+            splice[0] += offset
+    return splices
 
 
 def legal_edit_joined(base: str, new: Sequence[str], sep: str) -> list[Splice] | None:
@@ -83,10 +96,11 @@ def legal_edit_joined(base: str, new: Sequence[str], sep: str) -> list[Splice] |
     one joined str (the server's per-member base).
 
     A seat's next list mostly differs from its last in one run of entries (a figure's
-    placements gone, a few added): that run is found on the joined texts, by halving
-    searches whose comparisons run at C speed, and only the run is split; the base is
-    not split and neither list is indexed. Anything else (several runs, an entry moved,
-    a repeated entry, `sep` inside an entry of `new`) goes to `legal_edit`.
+    placements gone, a few added): the entries both lists begin and end with are found
+    on the joined texts, by halving searches whose comparisons run at C speed, and only
+    what lies between them is split; one run of changes needs no indexing at all, and
+    changes spread over the list are worked out between those ends only. A repeated
+    entry, or `sep` inside an entry of `new`, goes to `legal_edit`.
     """
     if not new:
         return legal_edit(base.split(sep), new)
@@ -119,17 +133,28 @@ def legal_edit_joined(base: str, new: Sequence[str], sep: str) -> list[Splice] |
     ja = j - lb + la
     added = new[p:p + b.count(sep, k, j)]
     cut = a[k + 1:ja].split(sep) if ja > k else []
-    if len(set(cut)) != len(cut) or not distinct.isdisjoint(cut):
-        # An entry both removed and added (moved), or repeated in the base.
-        return legal_edit(base.split(sep), new)
-    # base is new's prefix, `cut`, new's suffix: no entry twice, so the run is
-    # exactly what legal_edit finds gone and fresh, in one gap.
-    if not cut and not added:
-        return []
-    if 2 * len(added) > len(new):
-        return None
-    cost = 4 + sum(map(len, added)) + 2 * len(added)
-    return [[p, len(cut), *added]] if cost < len(text) - len(new) + 1 + 2 * len(new) else None
+    # base is new's first p entries, `cut`, new's last ones; new is those with `added`
+    # between. Every kept entry outside the run keeps its place.
+    chars = len(text) - len(new) + 1
+    shared = distinct.intersection(cut)
+    if not shared:  # one run: all of `cut` gone, all of `added` fresh
+        if len(set(cut)) != len(cut):
+            return None  # the base repeats an entry
+        if not cut and not added:
+            return []
+        if 2 * len(added) > len(new):
+            return None
+        cost = 4 + sum(map(len, added)) + 2 * len(added)
+        return [[p, len(cut), *added]] if cost < chars + 2 * len(new) else None
+    # Unless the base repeats an entry (None too), `shared` lies in `added`, and the
+    # rest of `added` is fresh.
+    if 2 * (len(added) - len(shared)) > len(new):
+        return None  # mostly new actions
+    at_cut = dict(zip(cut, range(len(cut)), strict=True))
+    at_added = dict(zip(added, range(len(added)), strict=True))
+    if len(at_cut) != len(cut) or not shared <= at_added.keys():
+        return None  # the base repeats an entry (within the run, or one of the ends')
+    return _edit(cut, added, at_cut, at_added, p, len(new), chars)
 
 
 def apply_legal_edit(base: Sequence[str], splices: Any) -> list[str]:

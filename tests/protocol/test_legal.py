@@ -76,18 +76,61 @@ def test_the_joined_base_edit_is_legal_edit_on_random_lists() -> None:
         new = [rng.choice(pool) for _ in range(rng.randint(0, 8))]
         if rng.random() < 0.5:
             base, new = list(dict.fromkeys(base)), list(dict.fromkeys(new))
-        if rng.random() < 0.5 and base:  # one run of the base replaced
+        roll = rng.random()
+        if roll < 0.5 and base:  # one run of the base replaced
             i = rng.randrange(len(base))
             j = rng.randrange(i, len(base) + 1)
             new = base[:i] + [x for x in new if x not in base][: rng.randint(0, 3)] + base[j:]
+        elif roll < 0.8 and base:  # runs replaced here and there, the rest kept (or moved)
+            others = [x for x in new if x not in base]
+            new = []
+            for x in base:
+                if rng.random() < 0.3:
+                    n = rng.randint(0, 2)
+                    new += others[:n]
+                    others = others[n:]
+                if rng.random() < 0.8:
+                    new.append(x)
+            if rng.random() < 0.2 and len(new) > 1:
+                new[0], new[-1] = new[-1], new[0]
         text = "\n".join(base)
         assert legal_edit_joined(text, new, "\n") == legal_edit(text.split("\n"), new), (base, new)
 
 
-def test_the_joined_base_edit_is_legal_edit_in_giants() -> None:
-    """Each seat's next list in random GIANTS games (bids GI-8, placement GI-12..GI-17,
-    transport GI-18..GI-24): the same splices as legal_edit on the split base."""
-    engine = registry.get_engine("giants")
+def test_the_joined_base_edit_is_legal_edit_with_changes_spread_over_the_list() -> None:
+    """Lists mostly kept, with entries removed and added at several places (what
+    legal_edit_joined works out between the unchanged ends), sometimes one moved or
+    repeated, sometimes mostly new."""
+    rng = random.Random(5)
+    pool = [f"m{i}" for i in range(200)]
+    for _ in range(5_000):
+        base = rng.sample(pool, rng.randint(1, 40))
+        others = [x for x in pool if x not in base]
+        rng.shuffle(others)
+        new: list[str] = []
+        rate = rng.choice([0.05, 0.3, 0.9])
+        for x in base:
+            if rng.random() < rate:
+                n = rng.randint(0, 3)
+                new += others[:n]
+                others = others[n:]
+            if rng.random() > rate / 2:
+                new.append(x)
+        if rng.random() < 0.1 and len(new) > 2:
+            new.insert(rng.randrange(len(new)), new.pop(rng.randrange(len(new))))  # moved
+        if rng.random() < 0.1:
+            (base if rng.random() < 0.5 else new).append(rng.choice(base))  # repeated
+        text = "\n".join(base)
+        assert legal_edit_joined(text, new, "\n") == legal_edit(base, new), (base, new)
+
+
+@pytest.mark.parametrize(("game", "rules"), [("giants", None), ("giantslayer", None), ("causeway", "barrier")])
+def test_the_joined_base_edit_is_legal_edit_in_real_games(game: str, rules: str | None) -> None:
+    """Each seat's next list in random games: GIANTS (bids GI-8, placement GI-12..GI-17,
+    transport GI-18..GI-24; mostly one run changed), Giantslayer and Causeway's barrier
+    rules (a piece's moves at several places in the list): the same splices as
+    legal_edit on the split base."""
+    engine = registry.get_engine(game, rules)
     for seed in range(4):
         rng = random.Random(seed)
         state = engine.new_game(2, {}, seed)
