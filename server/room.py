@@ -435,7 +435,8 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
                     f"you acted on version {version} but the last one you were sent is {member.version}; resync",
                     {"version": member.version},
                 )
-            if seat not in self.engine.to_act(self.state):
+            engine, state = self.engine, self.state
+            if seat not in engine.to_act(state):
                 raise RequestError("not_your_turn", f"seat {seat} is not to act now")
             if seat in self.answered and self.replacements.get(seat, 0) >= self.max_replacements:
                 raise RequestError(
@@ -444,7 +445,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
                     {"limit": self.max_replacements},
                 )
             try:
-                action = self.engine.parse_action(self.state, seat, text)
+                action = engine.parse_action(state, seat, text)
             except GameError as exc:
                 raise RequestError(exc.code, exc.message) from exc
             events = await self.apply_action(seat, action, [])

@@ -65,6 +65,8 @@ class RoomStorage:
     metrics: Metrics
     snapshot_every: int
     state: Any
+    _state: Any  # what `state` reads (Room: packed while idle)
+    _timer: asyncio.TimerHandle | None  # the move deadline's (server.room_tasks)
     version: int
     fence: int
     status: str
@@ -94,7 +96,7 @@ class RoomStorage:
         def _after_change(self) -> None: ...
         def _spawn(self, coro: Coroutine[Any, Any, None]) -> None: ...
         def expand_views(self) -> None: ...
-        def _views(self) -> Callable[[Seat | None], Any]: ...
+        def _views(self, state: Any = None) -> Callable[[Seat | None], Any]: ...
         def send_snapshot(self, member: Member) -> None: ...
 
     # -- the one write path ---------------------------------------------------------
@@ -180,12 +182,13 @@ class RoomStorage:
         self._failures = 0
         self.version += 1
         self.logged = self.logged + 1 if move else 0
-        self.state, self.status = cand.state, cand.status
+        self._state, self.status = cand.state, cand.status  # `state`'s setter, without its call
         if not same:
             self.seats = cand.seats
         self.outcome, self.actions, self.deadline = cand.outcome, cand.actions, cand.deadline
         self.answered, self.start_key, self.hidden = cand.answered, cand.start_key, cand.hidden
-        self._arm_timer()
+        if self._timer is not None or self.deadline is not None:  # else `_arm_timer` has nothing to do
+            self._arm_timer()
         if self.on_change is not None:
             self.on_change(self)  # server.lifecycle: idle, abandoned and retention timers
 

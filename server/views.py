@@ -155,7 +155,7 @@ class RoomViews:
         engine, state = self.engine, self.state
         return engine.legal_notation(state, seat) if seat in engine.to_act(state) else NO_LEGAL
 
-    def _room_part(self) -> dict[str, Any]:
+    def _room_part(self, state: Any) -> dict[str, Any]:
         """`room_info()` built from the room part members last got: that very dict when
         nothing in it changed, else a new one holding its unchanged entries' objects, so
         the diff passes them (or the whole part) by identity. Every entry has one type
@@ -174,7 +174,7 @@ class RoomViews:
                 break
         status = self.status
         if status == "playing":  # `to_act` inlined: this runs on every change
-            seat_sets = self.engine.to_act(self.state)
+            seat_sets = self.engine.to_act(state)
             to_act = _SEAT_LISTS.get(seat_sets)
             if to_act is None:
                 to_act = seat_list(seat_sets)
@@ -231,7 +231,7 @@ class RoomViews:
             "draw_offer": offer,
         }
 
-    def _views(self) -> Callable[[Seat | None], dict[str, Any]]:
+    def _views(self, state: Any = None) -> Callable[[Seat | None], dict[str, Any]]:
         """A per-change cache: each distinct RoomView is built once.
 
         Without hidden information every seat sees what a spectator sees (the
@@ -239,8 +239,10 @@ class RoomViews:
         diff against it is computed once per distinct previous view. With hidden
         information each seat gets its own view and all spectators share one.
         """
-        info = self._room_part()
-        engine, state, outcome = self.engine, self.state, self.outcome
+        if state is None:  # publish passes the room's state, read once
+            state = self.state
+        info = self._room_part(state)
+        engine, outcome = self.engine, self.outcome
         # Before the first action the game views share their parts with the game's
         # template (server.packing.share_initial: memory per new room).
         presets = dictionaries(engine, self.meta["players"]) if self.actions == 0 else None
@@ -384,46 +386,49 @@ class RoomViews:
         if self.packed:
             self.expand_views()
         self.touched, self.compacted = True, False
-        views = self._views()
+        engine, state = self.engine, self.state
+        views = self._views(state)
         # In a hidden-information game an action's text may be secret (a sealed bid):
         # only the seat that acted sees it; everyone else learns only that it acted
         # (and whatever the engine's public events and their own views say).
         redacted: list[dict[str, Any]] | None = None
         actor: Seat | None = None
-        if self.engine.info.hidden_information and events and events[0].get("type") == "action":
+        hidden_info = engine.info.hidden_information
+        if hidden_info and events and events[0].get("type") == "action":
             head = dict(events[0])
             public = head.pop("public", None)
             actor = head["seat"]
             events = [head, *events[1:]]
             shown_head = [] if public is None else [{"type": "action", "seat": actor, "action": public}]
             redacted = [*shown_head, *events[1:]]
-        engine, state = self.engine, self.state
         to_act = engine.to_act(state) if self.status == "playing" else NO_SEATS
         ordered: list[Member] = []
         acting_members: list[Member] = []
         for member in self.members:  # the order `sorted` by "is to act" gives, without a key call each
-            (acting_members if member.seat is not None and member.seat in to_act else ordered).append(member)
+            (acting_members if member.seat in to_act else ordered).append(member)  # None is in no seat set
         ordered += acting_members
         ops_cache: dict[tuple[int, int], list[Any]] = {}
         compact_cache: dict[tuple[int, int], list[Any]] = {}
         frames: dict[tuple[int, int, int, tuple[Any, ...] | None, int, bool, str | None], bytes] = {}
-        refs = key_tables(self.engine)[1]
-        restated = self.engine.restated_events
+        refs = key_tables(engine)[1]
+        restated = engine.restated_events
         legal_cache: dict[Seat, list[str]] = {}
         edits: dict[tuple[Seat | None, str], Any] = {}
         # Without hidden information every member's new view is one object, so members at
         # one old view share the packed ops and events (`patch_body`) and differ only in
         # version and legal list; with it each seat's pair is its own, packed whole.
-        shared = not self.engine.info.hidden_information
+        shared = not hidden_info
+        one_view = views(None) if shared else None  # every member's, without a call each
         bodies: dict[tuple[tuple[int, int], bool], tuple[int, bytes]] = {}
         prefix = b""
-        # The caches key on id(): keep every old view alive until the loop ends so no
-        # id can be reused by a view allocated meanwhile.
-        olds = [m.view for m in ordered]
+        # The caches key on (id(old view), id(new view), ...). Every old view is held by its
+        # member when the loop starts, so no two share an id, and one freed in the loop
+        # (its member got the new view) can give its id only to an object allocated
+        # since, never to an old view; the new views are held by `views` until the end.
         for member in ordered:
             if member is skip:
                 continue
-            view = views(member.seat)
+            view = one_view if one_view is not None else views(member.seat)
             old = member.view
             acting = member.seat in to_act
             hide = redacted is not None and member.seat != actor
@@ -490,4 +495,3 @@ class RoomViews:
             if wire >= 3 and legal and resend:
                 member.legal_base = joined_legal(legal)  # an empty list leaves the base
             member.peer.push(frame)
-        del olds

@@ -34,7 +34,7 @@ class PlainRoom(Room):
     cached (GI-8 for hidden information: redacted actions, nothing sent for a change a
     member cannot see)."""
 
-    def _views(self) -> Callable[[Seat | None], dict[str, Any]]:
+    def _views(self, state: Any = None) -> Callable[[Seat | None], dict[str, Any]]:
         def view(seat: Seat | None) -> dict[str, Any]:
             return {"room": self.room_info(), "game": self.engine.view(self.state, seat), "outcome": self.outcome}
 
@@ -107,8 +107,8 @@ class CheckedRoom(Room):
 
     parts = 0
 
-    def _room_part(self) -> dict[str, Any]:
-        part = super()._room_part()
+    def _room_part(self, state: Any) -> dict[str, Any]:
+        part = super()._room_part(state)
         plain = self.room_info()
         assert part == plain and msgpack.packb(part) == msgpack.packb(plain)
         assert [type(v) for v in part.values()] == [type(v) for v in plain.values()]
