@@ -45,8 +45,12 @@ build redis redis-server /data \
     --change 'EXPOSE 6379' \
     --change 'CMD ["redis-server"]'
 # The official haproxy image reads /usr/local/etc/haproxy/haproxy.cfg (compose mounts
-# deploy/haproxy.cfg there) and runs in the foreground in master-worker mode.
+# deploy/haproxy.cfg there), runs in the foreground in master-worker mode and stops
+# on SIGUSR1 (a soft stop). `docker import --change` takes no STOPSIGNAL (podman's
+# does): a one-line build on top of the import sets it, for both engines.
 build haproxy haproxy /usr/local/etc/haproxy \
-    --change 'CMD ["haproxy", "-W", "-db", "-f", "/usr/local/etc/haproxy/haproxy.cfg"]' \
-    --change 'STOPSIGNAL SIGUSR1'
+    --change 'CMD ["haproxy", "-W", "-db", "-f", "/usr/local/etc/haproxy/haproxy.cfg"]'
+mkdir -p "$WORK/stopsignal"
+printf 'FROM localhost/giants-base-haproxy:bookworm\nSTOPSIGNAL SIGUSR1\n' >"$WORK/stopsignal/Dockerfile"
+"$ENGINE" build -t localhost/giants-base-haproxy:bookworm "$WORK/stopsignal"
 "$ENGINE" images --filter reference='localhost/giants-base-*'
