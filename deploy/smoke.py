@@ -1,6 +1,6 @@
 """End-to-end check of deploy/compose.yaml on a real container engine (docker or podman).
 
-    python deploy/smoke.py                      # docker compose, images from Docker Hub
+    python deploy/smoke.py                      # docker compose (or docker-compose), Docker Hub images
     python deploy/smoke.py --engine podman      # podman-compose (or `--compose "podman compose"`)
     python deploy/smoke.py --engine podman --local-bases   # bases from deploy/local-bases.sh
 
@@ -16,6 +16,13 @@ network and Redis volume), then, through the proxy only (ws://127.0.0.1:8765):
    a rolling restart): it hands the room over and exits 0, nobody gets internal_error,
    every acknowledged move is stored;
 4. the project is removed (`down -v`; --keep leaves it running).
+
+With --one it checks the image alone instead, as the Dockerfile's header runs it (one
+node, its embedded Redis in a volume, published on --port): it builds the image, runs
+it, waits for /healthz and for the engine's own health status (Docker; podman without
+systemd runs no health checks), plays 6 moves, stops the container (exit code 0), starts
+it again and plays on: the room must come back from the volume with every acknowledged
+move, in order. Its container and volume are removed at the end (--keep leaves them).
 
 It prints what it measured (time from the kill to the first move acknowledged after
 it, how long the stop took, the exit codes, the reconnects, every error code a player
@@ -64,17 +71,31 @@ def log(text: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
 
 
+def default_compose(engine: str) -> list[str]:
+    """podman-compose, else `podman compose`; `docker compose` (Compose v2, a CLI plugin),
+    else the standalone `docker-compose` (Debian 12 packages only Compose v1 1.29, which
+    installs no plugin)."""
+    if engine == "podman":
+        return ["podman-compose"] if shutil.which("podman-compose") else ["podman", "compose"]
+    if shutil.which("docker-compose") and not has_compose_plugin():
+        return ["docker-compose"]
+    return ["docker", "compose"]
+
+
+def has_compose_plugin() -> bool:
+    try:
+        return subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
 class Compose:
     """The compose command for this project, and the engine behind it."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.engine = args.engine
-        if args.compose:
-            base = shlex.split(args.compose)
-        elif self.engine == "podman":
-            base = ["podman-compose"] if shutil.which("podman-compose") else ["podman", "compose"]
-        else:
-            base = ["docker", "compose"]
+        base = shlex.split(args.compose) if args.compose else default_compose(self.engine)
+        self.base = base
         files = ["-f", str(ROOT / "deploy" / "compose.yaml")]
         for extra in args.file:
             files += ["-f", extra]
@@ -298,10 +319,100 @@ async def failover(compose: Compose, url: str, http: str, how: str, seed: int) -
     return result
 
 
+async def one_container(args: argparse.Namespace) -> int:
+    """The image alone: one node with its embedded Redis in a volume (see the docstring)."""
+    engine, port = args.engine, args.port
+    name, volume = f"{args.project}-one", f"{args.project}-one-data"
+    image = os.environ.get("GIANTS_IMAGE", "giants-table:latest")
+
+    def run(*cmd: str, check: bool = True) -> str:
+        done = subprocess.run([engine, *cmd], capture_output=True, text=True)
+        if check and done.returncode != 0:
+            raise SystemExit(f"{engine} {shlex.join(cmd)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+        return done.stdout.strip()
+
+    async def healthy(since: float) -> float | None:
+        """Seconds from `since` until the engine reports the container healthy."""
+        if engine == "podman":
+            return None  # podman runs HEALTHCHECKs from systemd timers only
+        while True:
+            status = await asyncio.to_thread(run, "inspect", "--format", "{{.State.Health.Status}}", name)
+            if status == "healthy":
+                return round(time.monotonic() - since, 2)
+            if time.monotonic() - since > 90:
+                raise SystemExit(f"the container's health status is still {status!r} after 90 s")
+            await asyncio.sleep(0.2)
+
+    log(f"engine: {run('version', '--format', '{{.Client.Version}}')}")
+    build = ["build", "-f", str(ROOT / "deploy" / "Dockerfile"), "-t", image]
+    base = os.environ.get("BASE_IMAGE") or (LOCAL_BASES["BASE_IMAGE"] if args.local_bases else None)
+    if base:
+        build += ["--build-arg", f"BASE_IMAGE={base}"]
+    if engine == "podman":
+        build += ["--format", "docker"]  # keep the HEALTHCHECK
+    began = time.monotonic()
+    run(*build, str(ROOT))
+    log(f"built {image} in {time.monotonic() - began:.0f} s")
+    run("rm", "-f", name, check=False)
+    run("volume", "rm", volume, check=False)
+    settings = ["-e", f"GIANTS_WORKERS={args.workers}"] if args.workers else []
+    began = time.monotonic()
+    run("run", "-d", "--name", name, "-p", f"{port}:8765", "-v", f"{volume}:/data", *settings, image)
+    result: dict[str, Any] = {}
+    try:
+        url, http = f"ws://127.0.0.1:{port}", f"http://127.0.0.1:{port}"
+        while await asyncio.to_thread(http_health, http + "/healthz") is None:
+            if time.monotonic() - began > 60:
+                raise SystemExit("no /healthz within 60 s of `run`")
+            await asyncio.sleep(0.1)
+        result["healthz_after_run_s"] = round(time.monotonic() - began, 2)
+        result["healthy_after_run_s"] = await healthy(began)
+        game = Game(url, random.Random(1))
+        await game.start()
+        for _ in range(6):
+            await game.move()
+        issued = time.monotonic()
+        await asyncio.to_thread(run, "stop", "-t", "20", name)  # the players' loop stays live
+        result["stop_command_s"] = round(time.monotonic() - issued, 2)
+        result["exit_code"] = int(run("inspect", "--format", "{{.State.ExitCode}}", name))
+        issued = time.monotonic()
+        await asyncio.to_thread(run, "start", name)
+        result["first_move_after_start_s"] = round(await game.move() - issued, 2)
+        for _ in range(5):
+            await game.move()
+        result["healthy_after_start_s"] = await healthy(issued)
+        stored = await game.finish()
+        result.update(
+            moves=len(game.acked),
+            reconnects=[p.reconnects for p in game.players],
+            errors=game.errors,
+            log_matches=stored == game.acked,
+        )
+        await game.close()
+        log(f"one container: {json.dumps(result)}")
+        if stored != game.acked:
+            raise SystemExit(f"stored log {stored}\n != acknowledged {game.acked}")
+        if result["exit_code"] != 0:
+            raise SystemExit(f"the container exited with {result['exit_code']} on `stop`, not 0")
+    finally:
+        done = subprocess.run([engine, "logs", name], capture_output=True, text=True)
+        lines = (done.stdout + done.stderr).splitlines()
+        if sys.exc_info()[0] is None:
+            lines = [line for line in lines if " WARNING " in line or " ERROR " in line or "Traceback" in line]
+        log(f"{name}: {len(lines)} log lines" + "".join(f"\n    {line}" for line in lines[-30:]))
+        if not args.keep:
+            run("rm", "-f", name, check=False)
+            run("volume", "rm", volume, check=False)
+    print(json.dumps(result, indent=2))
+    return 0
+
+
 async def main(args: argparse.Namespace) -> int:
     compose = Compose(args)
     url, http = f"ws://127.0.0.1:{args.port}", f"http://127.0.0.1:{args.port}"
     log(f"compose: {shlex.join(compose.cmd)}")
+    versions = subprocess.run([*compose.base, "version"], capture_output=True, text=True)
+    log(f"compose version: {'; '.join(line.strip() for line in versions.stdout.splitlines()[:2])}")
     compose.run("down", "-v", check=False)
     started = time.monotonic()
     compose.run("up", "-d", "--build")
@@ -328,11 +439,16 @@ async def main(args: argparse.Namespace) -> int:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--engine", choices=("docker", "podman"), default="docker")
-    parser.add_argument("--compose", help='the compose command (default: "docker compose" or podman-compose)')
+    parser.add_argument(
+        "--compose", help='the compose command (default: "docker compose", else docker-compose; podman-compose, else "podman compose")'
+    )
     parser.add_argument("-f", "--file", action="append", default=[], help="another compose file to merge (repeatable)")
     parser.add_argument("--local-bases", action="store_true", help="use deploy/local-bases.sh's images (unless BASE_IMAGE, ... are set)")
     parser.add_argument("--project", default="giants-smoke")
     parser.add_argument("--port", type=int, default=8765, help="the proxy's published port (compose.yaml: 8765)")
     parser.add_argument("--rounds", type=int, default=1, help="how many times to kill and stop an owner")
     parser.add_argument("--keep", action="store_true", help="leave the project running")
-    sys.exit(asyncio.run(main(parser.parse_args())))
+    parser.add_argument("--one", action="store_true", help="check the image alone (docker run), not compose.yaml")
+    parser.add_argument("--workers", help="with --one: the container's GIANTS_WORKERS (e.g. auto)")
+    args = parser.parse_args()
+    sys.exit(asyncio.run(one_container(args) if args.one else main(args)))
