@@ -28,6 +28,7 @@ from operator import is_, is_not
 from typing import Any, Final
 
 from protocol.errors import PatchError
+from protocol.packer import packer as _packer
 from protocol.patch import (
     _BY_IDENTITY,
     _PLAIN,
@@ -36,7 +37,6 @@ from protocol.patch import (
     Op,
     _key_of,
     _same_fast,
-    _whole,
     diff,
     same,
 )
@@ -137,97 +137,90 @@ class _Inexpressible(Exception):
     """A changed entry's key has no compact form (compact_ops sends the whole view)."""
 
 
-def _ckey(key: Any, refs: Mapping[str, int]) -> Any:
+def _ckey(key: Any) -> Any:
     # A map key that is not a str, in the compact form (as compact_ops writes it).
     if type(key) is int and key >= 0:
         return key
     raise _Inexpressible
 
 
-def diff_compact(old: Any, new: Any, refs: Mapping[str, int]) -> tuple[list[Op], list[list[Any]]]:
-    """`(ops, compact_ops(ops, refs, new))` with `ops = diff(old, new)`, in one walk.
+def diff_compact(old: Any, new: Any, refs: Mapping[str, int]) -> list[list[Any]]:
+    """`compact_ops(diff(old, new), refs, new)`, in one walk: the same ops, op for op.
 
-    The same lists, op for op; the walk carries each container's compact path along
-    with its plain one, so no second pass over the ops' paths is needed.
+    `refs` is `key_refs(keys)`. The walk carries each container's compact path and
+    writes the compact ops directly: no plain ops, no second pass over their paths. A
+    key the compact form cannot hold (where an op would need it) sends the whole view,
+    as compact_ops does.
     """
-    ops: list[Op] = []
     cops: list[list[Any]] = []
     try:
-        _walk(old, new, [], [], refs, ops, cops)
+        _walk(old, new, [], refs, cops)
     except _Inexpressible:
-        ops = diff(old, new)
-        return ops, compact_ops(ops, refs, new)
-    return ops, cops
+        return compact_ops(diff(old, new), refs, new)
+    return cops
 
 
-def _walk(old: Any, new: Any, path: list[Any], cpath: list[Any], refs: Mapping[str, int],
-          ops: list[Op], cops: list[list[Any]]) -> int:
-    # patch._diff, op for op, each op also appended to `cops` in the compact form
-    # (`cpath` is `path` compacted). Returns what _diff returns.
+def _walk(old: Any, new: Any, cpath: list[Any], refs: Mapping[str, int], cops: list[list[Any]]) -> int:
+    # patch._diff, op for op, each op appended to `cops` in the compact form (`cpath` is
+    # the plain path compacted). Returns what _diff returns.
     if old is new:
         return 0
     to, tn = type(old), type(new)
     if to is dict and tn is dict:
-        start, direct = len(ops), 0
+        start, direct = len(cops), 0
         if len(new) >= _BY_IDENTITY and len(old) == len(new) and all(map(is_, old, new)):
             for k, v in compress(new.items(), map(is_not, old.values(), new.values())):
                 w = old[k]
-                ck = refs.get(k, k) if type(k) is str else _ckey(k, refs)
+                ck = refs.get(k, k) if type(k) is str else _ckey(k)
                 if type(v) in _PLAIN:
                     if type(w) is not type(v) or w != v:
-                        ops.append(["set", [*path, k], v])
                         cops.append([SET, *cpath, ck, v])
                         direct += 1
                     continue
-                direct += _walk(w, v, [*path, k], [*cpath, ck], refs, ops, cops)
+                direct += _walk(w, v, [*cpath, ck], refs, cops)
         else:
             if old == new and _same_fast(old, new):
                 return 0
             for k in old:
                 if k not in new or (type(k) is not str and type(_key_of(new, k)) is not type(k)):
-                    ops.append(["del", [*path, k]])
-                    cops.append([DEL, *cpath, refs.get(k, k) if type(k) is str else _ckey(k, refs)])
+                    cops.append([DEL, *cpath, refs.get(k, k) if type(k) is str else _ckey(k)])
                     direct += 1
             for k, v in new.items():
                 if k in old and (type(k) is str or type(_key_of(old, k)) is type(k)):
                     w = old[k]
                     if w is v:
                         continue
-                    ck = refs.get(k, k) if type(k) is str else _ckey(k, refs)
+                    ck = refs.get(k, k) if type(k) is str else _ckey(k)
                     if type(v) in _PLAIN:
                         if type(w) is not type(v) or w != v:
-                            ops.append(["set", [*path, k], v])
                             cops.append([SET, *cpath, ck, v])
                             direct += 1
                         continue
-                    direct += _walk(w, v, [*path, k], [*cpath, ck], refs, ops, cops)
+                    direct += _walk(w, v, [*cpath, ck], refs, cops)
                 else:
-                    ops.append(["set", [*path, k], v])
-                    cops.append([SET, *cpath, refs.get(k, k) if type(k) is str else _ckey(k, refs), v])
+                    cops.append([SET, *cpath, refs.get(k, k) if type(k) is str else _ckey(k), v])
                     direct += 1
-        if len(ops) - start < _WHOLE_CHECK or 2 * direct < len(new):
+        if len(cops) - start < _WHOLE_CHECK or 2 * direct < len(new):
             return 0
-        return _whole_both(path, cpath, new, ops, cops, start, 0)
+        return _whole_compact(cpath, new, refs, cops, start, 0)
     if to in _SEQ and tn in _SEQ:
         if old == new and _same_fast(old, new):
             return 0
-        start, direct = len(ops), 0
+        start, direct = len(cops), 0
         lo, ln = len(old), len(new)
         # Positions whose objects differ: a short list is looked at in the loop itself
-        # (cheaper than setting up the C-level search, which pays from about 40 entries).
+        # (setting up the C-level search costs more than a look at a few entries).
         for i in range(ln if ln < lo else lo) if ln < _SHORT else compress(count(), map(is_not, old, new)):
             w, v = old[i], new[i]
             if w is v:
                 continue
             if type(v) in _PLAIN:
                 if type(w) is not type(v) or w != v:
-                    ops.append(["set", [*path, i], v])
                     cops.append([SET, *cpath, i, v])
                     direct += 1
                 continue
-            direct += _walk(w, v, [*path, i], [*cpath, i], refs, ops, cops)
+            direct += _walk(w, v, [*cpath, i], refs, cops)
         if ln < lo:
-            ops.append(["trunc", path, ln])
             cops.append([TRUNC, *cpath, ln])
             own = 1
         elif ln == lo:
@@ -235,24 +228,56 @@ def _walk(old: Any, new: Any, path: list[Any], cpath: list[Any], refs: Mapping[s
         else:
             own = ln - lo
             for i in range(lo, ln):
-                v = new[i]
-                ops.append(["push", path, v])
-                cops.append([PUSH, *cpath, v])
-        if len(ops) - start < _WHOLE_CHECK or 2 * (direct + own) < len(new):
+                cops.append([PUSH, *cpath, new[i]])
+        if len(cops) - start < _WHOLE_CHECK or 2 * (direct + own) < len(new):
             return own
-        return _whole_both(path, cpath, new, ops, cops, start, own)
+        return _whole_compact(cpath, new, refs, cops, start, own)
     if not same(old, new):
-        ops.append(["set", path, new])
         cops.append([SET, *cpath, new])
         return 1
     return 0
 
 
-def _whole_both(path: list[Any], cpath: list[Any], new: Any, ops: list[Op], cops: list[list[Any]],
-                start: int, own: int) -> int:
-    # patch._whole, the compact ops following the plain ones' choice.
-    own = _whole(path, new, ops, start, own)
-    if len(ops) == start + 1:  # replaced by one "set" (it had at least _WHOLE_CHECK ops)
-        del cops[start:]
-        cops.append([SET, *cpath, new])
+# id(refs) -> (refs, keys with keys[-1 - ref] the key of each ref): the few key tables
+# a server has (one per game and rule set, static), inverted once each. Bounded.
+_INVERTED: dict[int, tuple[Mapping[str, int], list[Any]]] = {}
+
+
+def _keys_of(refs: Mapping[str, int]) -> list[Any]:
+    hit = _INVERTED.get(id(refs))
+    if hit is not None and hit[0] is refs:
+        return hit[1]
+    keys: list[Any] = [None] * max((-1 - ref for ref in refs.values()), default=-1)
+    keys.append(None)
+    for key, ref in refs.items():
+        keys[-1 - ref] = key
+    if len(_INVERTED) >= 64:
+        _INVERTED.clear()
+    _INVERTED[id(refs)] = (refs, keys)
+    return keys
+
+
+def _whole_compact(cpath: list[Any], new: Any, refs: Mapping[str, int], cops: list[list[Any]],
+                   start: int, own: int) -> int:
+    # patch._whole's choice, made as it makes it: on the plain ops' packed sizes (rare:
+    # a container with many of its entries changed). The plain ops are the compact
+    # ones expanded back: every one of them starts with this container's path.
+    keys = _keys_of(refs)
+    path = [keys[-1 - e] if type(e) is int and e < 0 else e for e in cpath]
+    head = len(cpath) + 1
+    plain: list[Op] = []
+    for op in cops[start:]:
+        code = op[0]
+        sub = path[:]
+        for e in op[head:] if code == DEL else op[head:-1]:
+            sub.append(keys[-1 - e] if type(e) is int and e < 0 else e)
+        plain.append([_KINDS[code], sub] if code == DEL else [_KINDS[code], sub, op[-1]])
+    try:
+        pack = _packer()
+        if len(pack(["set", path, new])) < len(pack(plain)):
+            del cops[start:]
+            cops.append([SET, *cpath, new])
+            return 1
+    except (TypeError, ValueError, OverflowError):
+        pass  # not msgpack-able as is (the caller's problem at encode time)
     return own

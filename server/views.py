@@ -15,8 +15,8 @@ from server.legal_lists import joined_legal, legal_change
 from server.packing import deflate, dictionaries, inflate, pack_view, share_initial, unpack_view
 from server.seats import NO_SEATS, Member, SeatState
 from server.wire import (
-    compact_ops,
     compact_patch_frame,
+    diff,
     diff_compact,
     encode,
     key_refs,
@@ -457,18 +457,11 @@ class RoomViews:
             frame = frames.get(key)
             if frame is None:
                 pair = (id(old), id(view))
-                ops = ops_cache.get(pair)
-                if ops is None:
-                    if old is None:
-                        ops = ops_cache[pair] = [["set", [], view]]
-                    else:  # the protocol-2 form in the same walk
-                        ops, compact_cache[pair] = diff_compact(old, view, refs)
-                        ops_cache[pair] = ops
                 shown = redacted if hide and redacted is not None else events
                 if wire >= 2 and not shared:
                     compact = compact_cache.get(pair)
-                    if compact is None:
-                        compact = compact_cache[pair] = compact_ops(ops, refs, view)
+                    if compact is None:  # the diff in protocol 2's form (old None: the whole view)
+                        compact = compact_cache[pair] = diff_compact(old, view, refs)
                     if restated:  # the view's change already says it (Engine.restated_events)
                         shown = [e for e in shown if e.get("type") not in restated]
                     edit = legal_change(member, legal, edits) if base is not None else None
@@ -479,7 +472,7 @@ class RoomViews:
                     if body is None:  # the ops, act and events packed once for all who see them
                         compact = compact_cache.get(pair)
                         if compact is None:
-                            compact = compact_cache[pair] = compact_ops(ops, refs, view)
+                            compact = compact_cache[pair] = diff_compact(old, view, refs)
                         if restated:  # the view's change already says it (Engine.restated_events)
                             shown = [e for e in shown if e.get("type") not in restated]
                         body = bodies[pair, hide] = patch_body(compact, shown)
@@ -488,6 +481,9 @@ class RoomViews:
                     sent = legal if resend and edit is None else None
                     frame = patch_bytes(prefix, member.version, body, sent, edit)
                 else:
+                    ops = ops_cache.get(pair)
+                    if ops is None:
+                        ops = ops_cache[pair] = diff(old, view) if old is not None else [["set", [], view]]
                     frame = encode(patch_frame(self.id, member.version, member.version + 1, ops, shown, legal))
                 frames[key] = frame
             # Each member's sequence moves only on changes it is sent (GI-8).

@@ -89,12 +89,23 @@ def test_diff_compact_is_diff_then_compact_ops(old: Any, seed: int, rate: float,
     on views sharing their unchanged parts and with keys of every kind."""
     refs = key_refs(keys)
     for new in (mutate(old, random.Random(seed), rate), mutate(old, random.Random(seed + 1), rate), old):
-        ops = diff(old, new)
-        both, compact = diff_compact(old, new, refs)
-        assert exact(both, ops)
-        assert exact(compact, compact_ops(ops, refs, new))
+        assert exact(diff_compact(old, new, refs), compact_ops(diff(old, new), refs, new))
         if new is not old:
-            assert exact(diff_compact(new, old, refs)[1], compact_ops(diff(new, old), refs, old))
+            assert exact(diff_compact(new, old, refs), compact_ops(diff(new, old), refs, old))
+    if old is not None:  # a member's first patch (views are never None)
+        assert exact(diff_compact(None, old, refs), [[0, old]])
+
+
+def test_diff_compact_replaces_a_container_as_diff_does_with_any_refs() -> None:
+    """The whole-container choice is made on the plain ops' sizes, whatever the table
+    (here one with a key twice, whose first reference is never used)."""
+    old = {"board": ["."] * 10, "to_act": [0], "xy": {"a": 1, "b": 2, "c": 3, "d": 4}}
+    for keys in (key_table(["board", "a", "b"]), ("board", "a", "board", "b", "xy"), ()):
+        refs = key_refs(keys)
+        for new in ({**old, "board": ["W"] * 10}, {**old, "board": ["W"] * 3 + ["."] * 7},
+                    {**old, "xy": {"a": 5, "b": 6, "c": 7, "d": 4}}, {**old, "xy": {"a": 5, "b": 2, "c": 3, "d": 4}}):
+            assert exact(diff_compact(old, new, refs), compact_ops(diff(old, new), refs, new))
+            assert exact(apply_patch(old, expand_ops(diff_compact(old, new, refs), keys)), new)
 
 
 @settings(max_examples=200, deadline=None)
