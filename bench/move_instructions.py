@@ -12,6 +12,8 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
   engine table of parsed notation starts out holding the measured moves), new rooms made
   (snapshots included) as games end.
 - `request`: `decode_client` of an `act` frame (unpacked, checked, validated).
+- `handle`: `Connection.handle` of the same frame (the frame budget's charge, the
+  decode, the dispatch) up to a stub room's `act`, which returns at once.
 - `commit`: `Store.commit` through `GroupSender` and `CommitPipe` (the arguments, the
   RESP packing, one reply parsed and resolved), on a transport that keeps nothing; the
   asyncio loop's turns count too.
@@ -22,6 +24,7 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
     python bench/move_instructions.py --part commit --moves 2000
     python bench/move_instructions.py --part commit --moves 2000 --loop uvloop   # the server's loop
     python bench/move_instructions.py --part request --moves 5000
+    python bench/move_instructions.py --part handle --moves 5000
 
 Compare revisions by running it from each checkout with the same arguments.
 """
@@ -179,9 +182,37 @@ def request_part(requests: int) -> None:
         decode_client(frame)
 
 
+def handle_part(requests: int) -> None:
+    from server.config import Config
+    from server.connection import Connection
+
+    class StubRoom:
+        id = "AbCdEfGh12"
+
+        async def act(self, conn: Any, req_id: Any, action: str, version: int | None) -> None:
+            return None
+
+    server = SimpleNamespace(config=Config(), metrics=Metrics(), router=None, shutting_down=False)
+    conn = Connection(SimpleNamespace(request=None, response=None), server)  # type: ignore[arg-type]
+    conn.session = "s"
+    conn.rooms[StubRoom.id] = StubRoom()  # type: ignore[assignment]
+    conn.budget.bucket.rate = 1e12  # never out of tokens
+    frame = encode({"type": "act", "id": 12345, "room": StubRoom.id, "action": "c3-d4", "version": 17})
+    for i in range(requests + WARMUP):
+        if i == WARMUP:
+            count_on()
+        try:
+            conn.handle(frame).send(None)
+        except StopIteration:
+            continue
+        raise RuntimeError("Connection.handle waited")
+    if server.metrics.errors:
+        raise RuntimeError(f"errors: {dict(server.metrics.errors)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=("room", "request", "commit"), default="room")
+    parser.add_argument("--part", choices=("room", "request", "handle", "commit"), default="room")
     parser.add_argument("--game", default="giantslayer")
     parser.add_argument("--rules", default=None, help="the game's rule set (default: its first)")
     parser.add_argument("--moves", type=int, default=400)
@@ -198,6 +229,8 @@ def main() -> None:
             room_part(args.moves, args.game, args.rules)
         elif args.part == "request":
             request_part(args.moves)
+        elif args.part == "handle":
+            handle_part(args.moves)
         else:
             if args.loop == "uvloop":
                 import uvloop
@@ -211,7 +244,7 @@ def main() -> None:
     found = re.search(r"Collected : (\d+)", out.stderr)
     if out.returncode or not found:
         sys.exit(out.stderr[-2000:])
-    what = {"room": "move", "request": "request", "commit": "commit"}[args.part]
+    what = {"room": "move", "request": "request", "handle": "request", "commit": "commit"}[args.part]
     name = args.game + (f"/{args.rules}" if args.rules else "")
     print(f"{args.part} part, {name if args.part == 'room' else 'one act'}: "
           f"{int(found.group(1)) / args.moves:,.0f} instructions per {what} ({args.moves} counted)")
