@@ -14,6 +14,10 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
 - `request`: `decode_client` of an `act` frame (unpacked, checked, validated).
 - `handle`: `Connection.handle` of the same frame (the frame budget's charge, the
   decode, the dispatch) up to a stub room's `act`, which returns at once.
+- `output`: what a Giantslayer move's frames cost in `Connection.push` and `flush` (the
+  room part's peers keep nothing): the actor's `ok` (20 bytes) and patch with its
+  legal list (300), two more patches (111), each connection flushed once, on a
+  transport that keeps nothing.
 - `commit`: `Store.commit` through `GroupSender` and `CommitPipe` (the arguments, the
   RESP packing, one reply parsed and resolved), on a transport that keeps nothing; the
   asyncio loop's turns count too.
@@ -25,6 +29,7 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
     python bench/move_instructions.py --part commit --moves 2000 --loop uvloop   # the server's loop
     python bench/move_instructions.py --part request --moves 5000
     python bench/move_instructions.py --part handle --moves 5000
+    python bench/move_instructions.py --part output --moves 5000
 
 Compare revisions by running it from each checkout with the same arguments.
 """
@@ -210,9 +215,50 @@ def handle_part(requests: int) -> None:
         raise RuntimeError(f"errors: {dict(server.metrics.errors)}")
 
 
+def output_part(moves: int) -> None:
+    from websockets.protocol import State
+
+    from server.config import Config
+    from server.connection import Connection
+
+    class WriteTransport:
+        def get_write_buffer_size(self) -> int:
+            return 0
+
+        def write(self, data: bytes) -> None:
+            pass
+
+    class Protocol:  # websockets' sans-I/O protocol, as far as push and flush read it
+        def __init__(self) -> None:
+            self.state, self.writes, self.extensions, self.expect_continuation_frame = State.OPEN, [], [], False
+
+        def data_to_send(self) -> list[bytes]:
+            writes, self.writes = self.writes, []
+            return writes
+
+    dirty: list[Any] = []
+    server = SimpleNamespace(config=Config(), metrics=Metrics(), router=None, schedule_flush=dirty.append)
+    conns = []
+    for _ in range(3):
+        ws = SimpleNamespace(request=None, response=None, protocol=Protocol(), transport=WriteTransport(),
+                             send_in_progress=None)
+        conns.append(Connection(ws, server))  # type: ignore[arg-type]
+    ok, legal, patch = b"o" * 20, b"l" * 300, b"p" * 111
+    for i in range(moves + WARMUP):
+        if i == WARMUP:
+            count_on()
+        conns[0].push(ok)
+        conns[0].push(legal)
+        conns[1].push(patch)
+        conns[2].push(patch)
+        for conn in dirty:
+            conn.flush()
+        dirty.clear()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=("room", "request", "handle", "commit"), default="room")
+    parser.add_argument("--part", choices=("room", "request", "handle", "output", "commit"), default="room")
     parser.add_argument("--game", default="giantslayer")
     parser.add_argument("--rules", default=None, help="the game's rule set (default: its first)")
     parser.add_argument("--moves", type=int, default=400)
@@ -231,6 +277,8 @@ def main() -> None:
             request_part(args.moves)
         elif args.part == "handle":
             handle_part(args.moves)
+        elif args.part == "output":
+            output_part(args.moves)
         else:
             if args.loop == "uvloop":
                 import uvloop
@@ -244,7 +292,7 @@ def main() -> None:
     found = re.search(r"Collected : (\d+)", out.stderr)
     if out.returncode or not found:
         sys.exit(out.stderr[-2000:])
-    what = {"room": "move", "request": "request", "handle": "request", "commit": "commit"}[args.part]
+    what = {"room": "move", "request": "request", "handle": "request", "output": "move", "commit": "commit"}[args.part]
     name = args.game + (f"/{args.rules}" if args.rules else "")
     print(f"{args.part} part, {name if args.part == 'room' else 'one act'}: "
           f"{int(found.group(1)) / args.moves:,.0f} instructions per {what} ({args.moves} counted)")
