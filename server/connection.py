@@ -20,6 +20,7 @@ import contextlib
 import functools
 import logging
 import secrets
+import struct
 import time
 from collections.abc import Coroutine
 from typing import Any, ClassVar, Protocol, TypeVar
@@ -70,6 +71,13 @@ def binary_header(size: int) -> bytes:
     if size < 65536:
         return b"\x82\x7e" + size.to_bytes(2, "big")
     return b"\x82\x7f" + size.to_bytes(8, "big")
+
+
+# binary_header's bytes without its call: a table under 126 bytes (most patches), a
+# packer up to 64 KiB.
+_SHORT_HEADERS = [binary_header(size) for size in range(126)]
+_MEDIUM_HEADER = struct.Struct(">BBH").pack
+_OPEN = State.OPEN  # an enum member read from its class costs a lookup through the metaclass
 
 
 def _frames_waiting(ws: ServerConnection) -> bool:
@@ -177,24 +185,30 @@ class Connection:
         `max_write_buffer`; a client over it is closed (1008) and gets nothing more.
         """
         ws = self.ws
-        if self.dropped is not None or ws.protocol.state is not State.OPEN:
+        protocol = ws.protocol
+        if self.dropped is not None or protocol.state is not _OPEN:
             return
         if getattr(ws, "send_in_progress", None) is not None:
             return
-        size = len(frame) + FRAME_OVERHEAD
-        if ws.transport.get_write_buffer_size() + self.queued + size > self.config.max_write_buffer:
+        length = len(frame)
+        queued = self.queued + length + FRAME_OVERHEAD
+        if ws.transport.get_write_buffer_size() + queued > self.config.max_write_buffer:
             self.drop("slow", "too slow: not reading its messages")
             return
-        protocol = ws.protocol
         writes = getattr(protocol, "writes", None)
         if type(writes) is list and not protocol.extensions and not protocol.expect_continuation_frame:
             # What send_binary would append, framed here: a server frame is unmasked
             # and no extension is ever negotiated (compression=None), so it is a
             # header and the payload. Same list, so order with pongs and close holds.
-            writes.append(binary_header(len(frame)) + frame)
+            if length < 126:
+                writes.append(_SHORT_HEADERS[length] + frame)
+            elif length < 65536:
+                writes.append(_MEDIUM_HEADER(0x82, 126, length) + frame)
+            else:
+                writes.append(binary_header(length) + frame)
         else:
             protocol.send_binary(frame)
-        self.queued += size
+        self.queued = queued
         self.metrics.frames_out += 1
         if not self.corked:
             self.corked = True

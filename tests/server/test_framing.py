@@ -4,12 +4,18 @@ boundary of RFC 6455's payload-length encoding, and a real client must read them
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from websockets.frames import Frame, Opcode
+from websockets.protocol import State
 
-from server.connection import binary_header
+from server.config import Config
+from server.connection import FRAME_OVERHEAD, Connection, binary_header
+from server.metrics import Metrics
 
 BOUNDARIES = [0, 1, 125, 126, 127, 65535, 65536, 65537]
 
@@ -25,3 +31,55 @@ def test_header_matches_websockets_at_length_boundaries(size: int) -> None:
 def test_header_matches_websockets_for_any_payload(payload: bytes) -> None:
     expected = Frame(Opcode.BINARY, payload).serialize(mask=False, extensions=[])
     assert binary_header(len(payload)) + payload == expected
+
+
+class _Protocol:  # websockets' sans-I/O protocol, as far as Connection.push reads it
+    def __init__(self) -> None:
+        self.state, self.writes, self.extensions, self.expect_continuation_frame = State.OPEN, [], [], False
+
+
+class _Transport:
+    def __init__(self, buffered: int) -> None:
+        self.buffered = buffered
+
+    def get_write_buffer_size(self) -> int:
+        return self.buffered
+
+
+def test_push_frames_as_websockets_at_every_length() -> None:
+    """push frames in place from a table (under 126 bytes), a packer (under 64 KiB) or
+    binary_header: the bytes websockets would write, at and around every boundary; the
+    bytes counted against max_write_buffer as before (payload + FRAME_OVERHEAD each)."""
+    flushes: list[Any] = []
+    server = SimpleNamespace(config=Config(), metrics=Metrics(), schedule_flush=flushes.append, router=None)
+    ws = SimpleNamespace(request=None, response=None, protocol=_Protocol(), transport=_Transport(0),
+                         send_in_progress=None)  # fmt: skip
+    conn = Connection(ws, server)  # type: ignore[arg-type]
+    sizes = sorted({*range(0, 300), *(b + d for b in BOUNDARIES for d in (-2, -1, 0, 1, 2) if b + d >= 0), 100_000})
+    expected = []
+    for size in sizes:
+        payload = bytes([size % 251]) * size
+        conn.push(payload)
+        expected.append(Frame(Opcode.BINARY, payload).serialize(mask=False, extensions=[]))
+    assert ws.protocol.writes == expected
+    assert conn.queued == sum(sizes) + FRAME_OVERHEAD * len(sizes)
+    assert conn.metrics.frames_out == len(sizes) and flushes == [conn]
+
+
+def test_push_drops_a_connection_over_its_write_buffer_as_before() -> None:
+    """The limit: write buffer + bytes framed since the last flush + this frame's."""
+    for buffered, queued, size in [(0, 0, 100), (10, 90, 50), (0, 0, 0)]:
+        limit = buffered + queued + size + FRAME_OVERHEAD
+        for max_write_buffer, dropped in [(limit, None), (limit - 1, "slow")]:
+            spawned: list[Any] = []
+            server = SimpleNamespace(config=Config(max_write_buffer=max_write_buffer), metrics=Metrics(),
+                                     schedule_flush=lambda conn: None, router=None,
+                                     limit_closed=lambda reason: None, spawn=spawned.append)  # fmt: skip
+            ws = SimpleNamespace(request=None, response=None, protocol=_Protocol(), transport=_Transport(buffered),
+                                 send_in_progress=None, close=lambda code, reason: None)  # fmt: skip
+            conn = Connection(ws, server)  # type: ignore[arg-type]
+            conn.queued = queued
+            conn.push(bytes(size))
+            assert conn.dropped == dropped
+            assert len(ws.protocol.writes) == (dropped is None)
+            assert conn.queued == queued + (size + FRAME_OVERHEAD if dropped is None else 0)
