@@ -126,10 +126,11 @@ class Host(Protocol):
 class Connection:
     """Per-connection state: session, name, the rooms it is in, its budgets."""
 
-    # Request type -> handler method name: one table for the class, not a dict of
-    # bound methods per connection (about 1 KiB each).
     advised: str | None = None  # the node a `moved` advisory last named (server.moved; set then)
 
+    # Request type -> handler method name: one table for the class, not a dict of
+    # bound methods per connection (about 1 KiB each). `hello` and `act` (every move)
+    # are handled in `handle` itself.
     HANDLERS: ClassVar[dict[str, str]] = {
         "list_rooms": "on_list_rooms",
         "create_room": "on_create_room",
@@ -138,7 +139,6 @@ class Connection:
         "resume": "on_resume",
         "leave": "on_leave",
         "start": "on_start",
-        "act": "on_act",
         "resync": "on_resync",
         "replay": "on_replay",
         "resign": "on_ending",
@@ -312,7 +312,13 @@ class Connection:
             req_id = msg.id
             if self.server.shutting_down:
                 raise RequestError("shutting_down", "the server is shutting down")
-            if isinstance(msg, msgs.Hello):
+            if type(msg) is msgs.Act and self.session is not None:  # a move: no handler's coroutine
+                room = self.rooms.get(msg.room)
+                if room is None:
+                    room = await self._my_room(msg.room)
+                await room.act(self, req_id, msg.action, msg.version)
+                return
+            if type(msg) is msgs.Hello:  # not isinstance: pydantic's metaclass is an ABC's
                 self.on_hello(req_id, msg)
                 return
             if self.session is None:
@@ -487,9 +493,6 @@ class Connection:
 
     async def on_start(self, req_id: Any, m: msgs.Start) -> None:
         await (await self._my_room(m.room)).start(self, req_id, m.key)
-
-    async def on_act(self, req_id: Any, m: msgs.Act) -> None:
-        await (await self._my_room(m.room)).act(self, req_id, m.action, m.version)
 
     async def on_ending(self, req_id: Any, m: msgs.Resign | msgs.Abort | msgs.OfferDraw | msgs.DeclineDraw) -> None:
         # resign, abort, offer_draw, decline_draw: Room methods of the same names (server.endings)

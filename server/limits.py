@@ -82,10 +82,19 @@ class FrameBudget:
         return False
 
     def charge(self, now: float | None = None) -> int:
-        now = time.monotonic() if now is None else now
-        if self.bucket.take(now):
+        if now is None:
+            now = time.monotonic()
+        # TokenBucket.take, inline (one frame's charge, every frame): the same sums.
+        bucket = self.bucket
+        tokens = bucket.tokens + (now - bucket.stamp) * bucket.rate
+        if tokens > bucket.burst:
+            tokens = bucket.burst
+        bucket.stamp = now
+        if tokens >= 1.0:
+            bucket.tokens = tokens - 1.0
             return self.ACCEPT
-        drained = (now - self.stamp) * self.bucket.rate
+        bucket.tokens = tokens
+        drained = (now - self.stamp) * bucket.rate
         self.refused = max(0.0, self.refused - drained) + 1.0
         self.stamp = now
         return self.FLOOD if self.refused > self.flood else self.REFUSE

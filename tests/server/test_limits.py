@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import random
+import time
+
+import pytest
+
 from server.limits import (
     AddressQuotas,
     FrameBudget,
+    TokenBucket,
     address_key,
     client_address,
     origin_allowed,
@@ -31,6 +37,44 @@ def test_a_client_slightly_over_its_rate_is_never_flagged_as_a_flood() -> None:
     verdicts = [budget.charge(t0 + i / 90) for i in range(90 * 60)]  # 90/s for a minute
     assert FrameBudget.FLOOD not in verdicts
     assert FrameBudget.REFUSE in verdicts
+
+
+class PlainBudget:
+    """FrameBudget.charge as written before it took the bucket's token inline."""
+
+    def __init__(self, rate: float, burst: int, flood: int, stamp: float) -> None:
+        self.bucket = TokenBucket(rate, burst)
+        self.bucket.stamp = stamp
+        self.flood, self.refused, self.stamp = float(flood), 0.0, stamp
+
+    def charge(self, now: float) -> int:
+        if self.bucket.take(now):
+            return FrameBudget.ACCEPT
+        self.refused = max(0.0, self.refused - (now - self.stamp) * self.bucket.rate) + 1.0
+        self.stamp = now
+        return FrameBudget.FLOOD if self.refused > self.flood else FrameBudget.REFUSE
+
+
+def test_charge_is_the_bucket_take_written_plainly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same verdicts and the same floats, bit for bit, as TokenBucket.take then the
+    refusal count; charge_more interleaved (it shares the bucket and the stamp)."""
+    rng = random.Random(13)
+    for _ in range(40):
+        rate, burst, flood = rng.choice([0.5, 10.0, 50.0, 333.3]), rng.choice([1, 5, 100]), rng.choice([1, 10, 400])
+        budget = FrameBudget(rate, burst, flood)
+        now = budget.bucket.stamp
+        plain = PlainBudget(rate, burst, flood, now)
+        budget.stamp = now
+        for _ in range(600):
+            now += rng.choice([0.0, 0.0, 1e-9, 0.001, 0.02, 0.5, 3.0, rng.random() / rate])
+            monkeypatch.setattr(time, "monotonic", lambda now=now: now)  # charge_more's clock
+            if rng.random() < 0.05:
+                tokens = rng.choice([0.5, 2.0, 20.0])
+                assert budget.charge_more(tokens) == FrameBudget.charge_more(plain, tokens)  # type: ignore[arg-type]
+                continue
+            assert budget.charge(now if rng.random() < 0.5 else None) == plain.charge(now)
+            assert (budget.bucket.tokens, budget.bucket.stamp, budget.refused, budget.stamp) == (
+                plain.bucket.tokens, plain.bucket.stamp, plain.refused, plain.stamp)
 
 
 def test_address_keys() -> None:
