@@ -146,6 +146,22 @@ def legal_edit_joined(base: str, new: Sequence[str], sep: str) -> list[Splice] |
             return None
         cost = 4 + sum(map(len, added)) + 2 * len(added)
         return [[p, len(cut), *added]] if cost < chars + 2 * len(new) else None
+    if len(shared) == len(added):
+        # Maybe all of `added` is kept: one block of the run, entries gone on both sides
+        # of it (a GIANTS seat's placements of two kinds gone). Found on the joined text.
+        block = sep.join(added)
+        at = a.find(f"{sep}{block}{sep}", k, ja + 1)
+        if at >= 0:
+            rest = a[k + 1:at].split(sep) if at > k else []
+            before = len(rest)
+            end = at + len(block) + 1
+            if end < ja:
+                rest += a[end + 1:ja].split(sep)
+            if len(set(rest)) == len(rest) and distinct.isdisjoint(rest):
+                splices: list[Splice] = [[p, before]] if before else []
+                if len(rest) > before:
+                    splices.append([p + len(added), len(rest) - before])
+                return splices if 4 * len(splices) < chars + 2 * len(new) else None
     # Unless the base repeats an entry (None too), `shared` lies in `added`, and the
     # rest of `added` is fresh.
     if 2 * (len(added) - len(shared)) > len(new):

@@ -116,6 +116,9 @@ def test_the_joined_base_edit_is_legal_edit_with_changes_spread_over_the_list() 
                 others = others[n:]
             if rng.random() > rate / 2:
                 new.append(x)
+        if rng.random() < 0.3 and len(base) > 4:  # or: two runs gone around a kept block
+            i, j, m = sorted(rng.sample(range(len(base) + 1), 3))
+            new = base[:i] + base[j:m] + base[m + rng.randint(1, 3):] if rng.random() < 0.5 else base[j:m]
         if rng.random() < 0.1 and len(new) > 2:
             new.insert(rng.randrange(len(new)), new.pop(rng.randrange(len(new))))  # moved
         if rng.random() < 0.1:
