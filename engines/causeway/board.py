@@ -100,7 +100,10 @@ def around(cell: Hex) -> tuple[Hex, ...]:
 # ----------------------------------------------------------------------------- state
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through `object.__setattr__`, which made
+# building the state a move makes cost ~20,000 instructions instead of ~4,500
+# (docs/performance.md, session 13). Nothing assigns to a state's fields once it is made.
+@dataclass(slots=True)
 class CausewayState:
     """One position of any rule set. Callers treat it (and its maps) as immutable.
 
