@@ -186,7 +186,7 @@ class Tara(Engine[TaraState, Move]):
         if memo is not None:  # the last view an ancestor had, to build this one's from
             last = (state.board, memo.view) if memo.view is not None else memo.last
             if last is not None:
-                object.__setattr__(after, "memo", StateMemo(last))
+                after.memo = StateMemo(last)
         if state.out:
             # That was the extra turn after OUT (TA-7): the game ends.
             return Transition(self._end_game(after, events), tuple(events))

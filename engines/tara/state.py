@@ -102,11 +102,10 @@ class StateMemo:
 
 
 def memo_of(state: TaraState) -> StateMemo:
-    """The state's memo, made on first use (a cache on a frozen state)."""
+    """The state's memo, made on first use (a cache, not part of the state's value)."""
     memo = state.memo
     if memo is None:
-        memo = StateMemo()
-        object.__setattr__(state, "memo", memo)
+        memo = state.memo = StateMemo()
     return memo
 
 
@@ -119,7 +118,11 @@ def captures_of(state: TaraState) -> list[int]:
     return captures
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through `object.__setattr__` (~1,500
+# instructions each in this interpreter), a tenth of a move's engine work here
+# (docs/performance.md, session 13). Nothing assigns to a state's fields once it is made
+# but `memo`, the cache; still hashable on its fields, as when it was frozen.
+@dataclass(slots=True, unsafe_hash=True)
 class TaraState:
     games: int  # games in the match (1 or 2)
     lots: Seat  # the seat the lots chose to start game one (TA-10)
