@@ -107,9 +107,11 @@ def around(cell: Hex) -> tuple[Hex, ...]:
 class CausewayState:
     """One position of any rule set. Callers treat it (and its maps) as immutable.
 
-    `history` holds short digests of the positions (cells + supplies + side to move,
-    GC-B11 / GC-S7) since stones were last added to the board, the current one last:
-    adding a stone can never be undone, so older positions cannot recur. `ply` counts
+    `history` holds short digests of the earlier positions (cells + supplies + side to
+    move, GC-B11 / GC-S7) since stones were last added to the board, oldest first: adding
+    a stone can never be undone, so older positions cannot recur. The current position's
+    digest is worked out only when asked for (`views.digest`: a move that adds a stone,
+    most of them, never needs it; snapshots and a move that adds none do). `ply` counts
     every applied action, setup placements included; `passes` counts passes in a row.
     """
 

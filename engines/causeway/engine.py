@@ -51,9 +51,7 @@ from engines.causeway.board import (
     names,
     neighbours,
     occupied_neighbours,
-    position_key,
     split_without,
-    stone_count,
 )
 from engines.causeway.leaps import Leaping
 from engines.causeway.notation import PASS, Action, Destroy, Leap, Pass, Place, Step
@@ -149,7 +147,6 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
                 destroyed={},
                 to_move=0,
                 phase=PHASE_SETUP,
-                history=(position_key(stacks, {}, supply, 0),),
             )
             initial.memo["stacks"] = views.stacks_part(stacks)  # carried by every move (_finish)
         return initial
@@ -330,7 +327,7 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
             to_move=1 - colour,
             phase=phase,
             ply=state.ply + 1,
-            history=(key_of(part[1], work.giants, supply, 1 - colour),),
+            history=(),  # a stone or a giant was added: no earlier position can recur
         )
         pass_on(state, after)
         after.memo["stacks"] = part
@@ -346,12 +343,20 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         passes = state.passes + 1 if isinstance(action, Pass) else 0
         ply = state.ply + 1
         stacks = state.stacks if work.stacks == state.stacks else work.stacks
-        part = views.next_stacks_part(state, stacks, _stacks_changed(action))
-        key = key_of(part[1], work.giants, supply, to_move)
-        if stacks is not state.stacks and stone_count(stacks) != stone_count(state.stacks):
-            history: tuple[str, ...] = (key,)  # a stone was added: earlier positions are gone for good
+        changed = _stacks_changed(action)
+        part = views.next_stacks_part(state, stacks, changed)
+        history: tuple[str, ...] = ()  # if a stone was added: earlier positions are gone for good
+        if stacks is state.stacks:
+            history = (*state.history, views.digest(state))
         else:
-            history = (*state.history, key)
+            # Did the move add a stone (it can move a barrier or turn a spellstone, GC-B7 /
+            # GC-S6, but never take one off)? Counted on the cells it changed, which
+            # `changed` names (a drop's cell may come again as a later drop's choice).
+            before = state.stacks
+            cells = changed if len(changed) < 2 else set(changed)
+            if not sum([len(stacks[c]) - len(before.get(c, "")) for c in cells]):
+                history = (*state.history, views.digest(state))
+        key: str | None = None  # this position's digest, worked out only if it can be a third repetition
         phase = PHASE_PLAY
         if isinstance(action, Destroy):
             phase = PHASE_OVER
@@ -360,7 +365,7 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
             if end is not None and self.needs_destroy(work, mover):
                 phase, to_move = PHASE_DESTROY, mover
             elif end is None:
-                if history.count(key) >= 3:
+                if len(history) >= 2 and history.count(key := key_of(part[1], work.giants, supply, to_move)) >= 2:
                     end = "repetition"
                 elif ply >= self.PLY_CAP:
                     end = "ply_limit"
@@ -386,6 +391,8 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         )
         pass_on(state, after)
         after.memo["stacks"] = part
+        if key is not None:
+            after.memo["key"] = key
         if "frontier" in state.memo:  # kept for barrier's steps: the cells filled or emptied
             if isinstance(action, Step):
                 carry_frontier(state, after, (action.to,), ())
@@ -448,7 +455,7 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         # by servers from before the view lost it.
         return {"game": "causeway", "schema": 1, "turn": state.to_move, **self.view(state, None),
                 "to_move": None if state.phase == PHASE_OVER else COLOUR_NAMES[state.to_move],
-                "history": list(state.history)}
+                "history": [*state.history, views.digest(state)]}
 
     def restore(self, data: Mapping[str, Any]) -> CausewayState:
         if data.get("game") != "causeway" or data.get("schema") != 1:

@@ -33,9 +33,9 @@ from engines.causeway.board import (
     CausewayState,
     Hex,
     cell_name,
+    key_of,
     name,
     parse_cell,
-    position_key,
 )
 
 PHASES = (PHASE_SETUP, PHASE_PLAY, PHASE_DESTROY, PHASE_OVER)
@@ -78,7 +78,7 @@ def view_of(state: CausewayState, rules: str, special: str | None, ply_cap: int)
         "ply": state.ply,
         "ply_cap": ply_cap,
         "passes": state.passes,
-        "history": list(state.history[:-1]),  # the current position's digest: state_of recomputes it
+        "history": list(state.history),  # not the current position's digest (`digest`)
         "end": state.end,
     }
 
@@ -106,6 +106,18 @@ def _setup_view(left: tuple[tuple[str, ...], tuple[str, ...]]) -> dict[str, list
             _SETUPS.clear()
         part = _SETUPS[left] = {"white": list(left[0]), "black": list(left[1])}
     return part
+
+
+def digest(state: CausewayState) -> str:
+    """The current position's repetition digest (`board.position_key`, keyed with the
+    side that moves next in play: a destroy step's player moves again, GC-B10), worked
+    out from the stacks' view on first use and kept in the state's memo."""
+    key: str | None = state.memo.get("key")
+    if key is None:
+        stacks, _ = _stacks_view(state.memo, state.stacks)
+        keyed = 1 - state.to_move if state.phase == PHASE_DESTROY else state.to_move
+        key = state.memo["key"] = key_of(stacks, state.giants, state.supply, keyed)
+    return key
 
 
 def _stacks_view(memo: dict[str, Any], stacks: dict[Hex, str]) -> tuple[dict[str, str], dict[str, int]]:
@@ -235,12 +247,9 @@ def _state_of(view: View, rules: str, snapshot: bool) -> CausewayState:
         to_move = int(view["turn"])
         if to_move not in (0, 1):
             raise ValueError(f"bad turn {to_move!r}")
+        history = history[:-1]  # a snapshot's history ends with the current digest
     else:
         to_move = turn_of(phase, ply)
-        # The engine keys a position with the side that moves next in play; a destroy
-        # step (the same player again) was keyed before it (engine._finish).
-        keyed = 1 - to_move if phase == PHASE_DESTROY else to_move
-        history = (*history, position_key(stacks, giants, supply, keyed))
     return CausewayState(
         stacks=stacks,
         giants=giants,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from engines import get_engine
-from engines.causeway import CausewayEngine, CausewayState, cell_name, parse_cell, position_key
+from engines.causeway import CausewayEngine, CausewayState, cell_name, parse_cell
 
 KINDS = {"": "giant", "t": "trapper", "s": "spikey"}
 
@@ -65,7 +65,7 @@ def position(
         to_move=to_move,
         phase="play",
         ply=ply,
-        history=(position_key(stacks, giants, supply, to_move),),
+        history=(),
     )
 
 

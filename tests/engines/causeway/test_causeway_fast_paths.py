@@ -22,8 +22,10 @@ from engines.causeway.board import (
     joins_all,
     position_key,
     split_without,
+    stone_count,
 )
 from engines.causeway.engine import CausewayEngine
+from engines.causeway.views import digest
 from engines.registry import get_engine
 
 RULES = ["barrier", "spellstone", "quick"]
@@ -141,8 +143,7 @@ def assert_plain_stacks_part(engine: CausewayEngine, state: CausewayState) -> No
     assert counted == {"white": tops.count("W"), "black": tops.count("B")}
     assert engine.view(state, None)["stacks"] is view
     keyed = 1 - state.to_move if state.phase == "destroy" else state.to_move
-    if state.phase != "over" or state.end != "repetition":  # the current position's key is the last
-        assert state.history[-1] == position_key(state.stacks, state.giants, state.supply, keyed)
+    assert digest(state) == position_key(state.stacks, state.giants, state.supply, keyed)
 
 
 @pytest.mark.parametrize("rules", RULES)
@@ -222,3 +223,39 @@ def test_choices_are_asked_for_exactly_when_the_drops_resolved_in_order_ask(rule
             asked += expected != [(None,) * len(targets)]
             checked += 1
     assert asked and checked > 100
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_the_repetition_history_and_its_end_are_the_plain_ones(rules: str) -> None:
+    """GC-B11 / GC-S7: a position repeated a third time (cells + supplies + side to move)
+    ends the game; a move that adds a stone (or a setup placement) starts the history
+    afresh. The state keeps only the earlier digests and works out the current one when
+    asked (`views.digest`): in random games, every snapshot's history is the plain list
+    of every digest since the last stone was added, the current one last, and the game
+    ends by repetition exactly when that one is there a third time."""
+    engine = get_engine("causeway", rules)
+    assert isinstance(engine, CausewayEngine)
+    longest = repeated = 0
+    for seed in range(20):
+        rng = random.Random(seed)
+        state = engine.new_game(2, {}, seed)
+        plain = [position_key(state.stacks, state.giants, state.supply, state.to_move)]
+        while True:
+            assert engine.snapshot(state)["history"] == plain
+            if engine.outcome(state) is not None:
+                break
+            seat = state.to_move
+            text = rng.choice(engine.legal_notation(state, seat))
+            after = engine.apply(state, seat, engine.parse_action(state, seat, text)).state
+            keyed = 1 - after.to_move if after.phase == "destroy" else after.to_move
+            key = position_key(after.stacks, after.giants, after.supply, keyed)
+            if state.phase == "setup" or stone_count(after.stacks) != stone_count(state.stacks):
+                plain = [key]
+            else:
+                plain.append(key)
+            third = plain.count(key) >= 3
+            if state.phase == "play" and after.phase != "destroy" and after.end in (None, "repetition"):
+                assert (after.end == "repetition") == third, (seed, text)
+            longest, repeated = max(longest, len(plain)), repeated + third
+            state = after
+    assert longest >= 2, longest  # moves that add no stone were played (GC-B11's cycle: test_causeway_barrier)
