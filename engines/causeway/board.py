@@ -73,6 +73,12 @@ def name(cell: Hex) -> str:
     return text
 
 
+# `known_name(cell) or name(cell)` is `name(cell)` with one C call where the name is
+# made already (nearly always): per-stone loops use it (a Python call costs ~1,000
+# instructions in this interpreter). The table is emptied in place, never replaced.
+known_name = _NAMES.get
+
+
 def names(cells: list[Hex]) -> list[str]:
     """`name` of every cell, in order."""
     get = _NAMES.get
@@ -95,6 +101,10 @@ def around(cell: Hex) -> tuple[Hex, ...]:
         q, r = cell
         ring = _AROUND[cell] = tuple((q + dq, r + dr) for dq, dr in DIRECTIONS)
     return ring
+
+
+# `around` with one C call where the ring is made already (see `known_name`).
+known_ring = _AROUND.get
 
 
 # ----------------------------------------------------------------------------- state

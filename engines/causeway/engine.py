@@ -48,6 +48,7 @@ from engines.causeway.board import (
     cell_name,
     frontier,
     key_of,
+    known_ring,
     names,
     neighbours,
     occupied_neighbours,
@@ -161,16 +162,17 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
 
     def is_trapped(self, state: CausewayState, cell: Hex, colour: int) -> bool:
         """GC-B3 / GC-S3: an opponent trapping giant beside `cell` touches nothing else."""
-        giants, stacks = state.giants, state.stacks
-        for n in around(cell):
-            giant = giants.get(n)
-            if (
-                giant is not None
-                and giant[0] != colour
-                and self.traps(giant[1])
-                and occupied_neighbours(n, stacks, giants) == [cell]
-            ):
-                return True
+        giants = state.giants
+        get = giants.get
+        for n in known_ring(cell) or around(cell):
+            giant = get(n)
+            if giant is not None and giant[0] != colour and self.traps(giant[1]):
+                stacks = state.stacks
+                for m in known_ring(n) or around(n):  # does it touch anything but `cell`?
+                    if m != cell and (m in stacks or m in giants):
+                        break
+                else:
+                    return True
         return False
 
     def legal_actions(self, state: CausewayState, seat: Seat) -> list[Action]:

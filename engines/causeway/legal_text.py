@@ -27,6 +27,7 @@ from engines.causeway.board import (
     around,
     frontier,
     joins_all,
+    known_name,
     name,
     names,
     split_without,
@@ -76,7 +77,7 @@ def _placement_notation(state: CausewayState, colour: int) -> list[str]:
 def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, colour: int, out: list[str]) -> None:
     """Append the giant on `cell`'s steps and leaps (`_giant_actions`, in notation)."""
     trapped = engine.is_trapped(state, cell, colour)
-    start = name(cell)
+    start = known_name(cell) or name(cell)
     if state.supply[colour] > 0:
         head = start + ">"
         out.extend([head + n for n in engine.step_names(state, cell, trapped)])
@@ -129,12 +130,12 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
                 out.append(head)
                 continue
             if plain and size <= 2:  # `combinations` order: by first target, then second
-                texts = [head + "+" + name(c) for c in open_stacks]
+                texts = [head + "+" + (known_name(c) or name(c)) for c in open_stacks]
                 if size == 1:
                     out.extend(texts)
                 else:
                     for i, text in enumerate(texts):
-                        out.extend([text + "+" + name(c) for c in open_stacks[i + 1:]])
+                        out.extend([text + "+" + (known_name(c) or name(c)) for c in open_stacks[i + 1:]])
                 continue
             for targets in combinations(open_stacks, size):  # keeps the order passed over
                 for choices in engine._choice_sets(state, colour, targets):

@@ -34,6 +34,7 @@ from engines.causeway.board import (
     Hex,
     cell_name,
     key_of,
+    known_name,
     name,
     parse_cell,
 )
@@ -156,7 +157,7 @@ def next_stacks_part(before: CausewayState, stacks: dict[Hex, str], changed: tup
     black = counts_black = specials["black"]
     for cell in changed:
         stack = stacks[cell]
-        text = name(cell)
+        text = known_name(cell) or name(cell)
         was = view.get(text)
         if was is None:  # a new stack: the view's order is the cells' order
             if cells is entry[3]:
@@ -180,7 +181,7 @@ def next_stacks_part(before: CausewayState, stacks: dict[Hex, str], changed: tup
 def _giants_view(memo: dict[str, Any], giants: dict[Hex, tuple[int, str]]) -> dict[str, list[str]]:
     entry = memo.get("giants")
     if entry is None or entry[0] is not giants:
-        entry = memo["giants"] = (giants, {name(c): _GIANT_VIEWS[g] for c, g in sorted(giants.items())})
+        entry = memo["giants"] = (giants, {known_name(c) or name(c): _GIANT_VIEWS[g] for c, g in sorted(giants.items())})
     return entry[1]
 
 

@@ -259,3 +259,26 @@ def test_the_repetition_history_and_its_end_are_the_plain_ones(rules: str) -> No
             longest, repeated = max(longest, len(plain)), repeated + third
             state = after
     assert longest >= 2, longest  # moves that add no stone were played (GC-B11's cycle: test_causeway_barrier)
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_trapped_giants_are_the_plain_ones(rules: str) -> None:
+    """GC-B3 / GC-S3: a giant is trapped when an opponent giant that traps (any giant in
+    barrier, the trapper in spellstone and quick) is beside it and touches nothing else;
+    `is_trapped` (one walk of each ring) says so for every giant of random games."""
+    engine = get_engine("causeway", rules)
+    assert isinstance(engine, CausewayEngine)
+    trapped = 0
+    for state in positions(engine, range(30)):
+        occupied = set(state.stacks) | set(state.giants)
+        for cell, (colour, _) in state.giants.items():
+            plain = any(
+                n in state.giants
+                and state.giants[n][0] != colour
+                and engine.traps(state.giants[n][1])
+                and [m for m in hexgrid.neighbors(n) if m in occupied] == [cell]
+                for n in hexgrid.neighbors(cell)
+            )
+            assert engine.is_trapped(state, cell, colour) == plain, (cell, state.stacks, state.giants)
+            trapped += plain
+    assert trapped
