@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
+from functools import cached_property
 from typing import Any, ClassVar
 
 from engines.base import (
@@ -101,6 +102,13 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
     def drop_sizes(self, droppable: int, supply: int) -> list[int]:
         """How many blanks a leap over `droppable` open stacks may drop."""
         raise NotImplementedError
+
+    @cached_property
+    def drop_table(self) -> tuple[tuple[tuple[int, ...], ...], ...]:
+        """`drop_sizes(droppable, supply)` as `drop_table[min(supply, 2)][min(droppable, 2)]`
+        (at most two drops, GC-B6 / GC-S5: larger counts answer as 2 does), for the
+        legal list, which would otherwise call it for every leap."""
+        return tuple(tuple(tuple(self.drop_sizes(d, s)) for d in range(3)) for s in range(3))
 
     def special_choices(self, work: Work, colour: int, cell: Hex) -> list[Hex | None]:
         """Choices a no-majority completion on `cell` needs ([None] if none)."""

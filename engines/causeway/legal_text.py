@@ -84,6 +84,7 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
     if trapped:  # GC-B5 / GC-S3: a trapped giant never leaps
         return
     stacks, giants, supply = state.stacks, state.giants, state.supply[colour]
+    sizes = engine.drop_table[supply if supply < 2 else 2]  # by open stacks passed over
     # A leap's run (`_leap_run`, walked here) starts on the neighbour in its direction:
     # only occupied ones can, and the GC-3 split is worked out only once some run is
     # found (most giants have one arc of neighbours: no split).
@@ -125,7 +126,7 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
         head = f"{start}^{DIRECTION_NAMES[direction]}"
         # A choice is asked for only where a drop completes a tower without the mover's
         # majority (`_choice_sets`): without one, every drop set is written as it is.
-        for size in engine.drop_sizes(len(open_stacks), supply):
+        for size in sizes[len(open_stacks) if len(open_stacks) < 2 else 2]:
             if size == 0:
                 out.append(head)
                 continue

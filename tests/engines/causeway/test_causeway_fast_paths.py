@@ -282,3 +282,15 @@ def test_trapped_giants_are_the_plain_ones(rules: str) -> None:
             assert engine.is_trapped(state, cell, colour) == plain, (cell, state.stacks, state.giants)
             trapped += plain
     assert trapped
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_the_drop_table_is_the_plain_drop_rule(rules: str) -> None:
+    """GC-B6 (1 or 2 drops; none only over no open stack) and GC-S5 (0-2): the table the
+    legal list reads gives `drop_sizes` for any count of open stacks and any supply."""
+    engine = get_engine("causeway", rules)
+    assert isinstance(engine, CausewayEngine)
+    for droppable in range(8):
+        for supply in range(22):
+            got = engine.drop_table[min(supply, 2)][min(droppable, 2)]
+            assert got == tuple(engine.drop_sizes(droppable, supply)), (droppable, supply)
