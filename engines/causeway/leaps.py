@@ -26,6 +26,8 @@ from engines.causeway.board import (
     Work,
     cell_name,
     joins_all,
+    known_name,
+    name,
     specials_out,
     split_without,
 )
@@ -184,11 +186,11 @@ class Leaping:
         work.events.append({
             "type": "leap",
             "colour": COLOUR_NAMES[colour],
-            "from": cell_name(leap.start),
-            "to": cell_name(landing),
+            "from": known_name(leap.start) or name(leap.start),
+            "to": known_name(landing) or name(landing),
             "direction": DIRECTION_NAMES[leap.direction],
-            "over": [cell_name(c) for c in run],
-            "drops": [cell_name(d.cell) for d in leap.drops],
+            "over": [known_name(c) or name(c) for c in run],
+            "drops": [known_name(d.cell) or name(d.cell) for d in leap.drops],
         })
         for drop in leap.drops:
             self._resolve_drop(work, colour, drop.cell, drop.choice)
