@@ -184,9 +184,10 @@ class Tara(Engine[TaraState, Move]):
         )
         memo = state.memo
         if memo is not None:  # the last view an ancestor had, to build this one's from
-            last = (state.board, memo.view) if memo.view is not None else memo.last
-            if last is not None:
-                after.memo = StateMemo(last)
+            if memo.view is not None:  # the parent's: this move is all that changed
+                after.memo = StateMemo((state.board, memo.view), (hill, colour, used))
+            elif memo.last is not None:
+                after.memo = StateMemo(memo.last)
         if state.out:
             # That was the extra turn after OUT (TA-7): the game ends.
             return Transition(self._end_game(after, events), tuple(events))

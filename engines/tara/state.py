@@ -89,16 +89,23 @@ class StateMemo:
     its view (`engines.tara.views`), and until then the last view an ancestor had
     with that ancestor's board (`last`, passed on by `apply`), to build it from.
 
+    When `last` is the parent's, `step` says what the move did (hill, colour, bridges
+    it used, as `board.place` counts them), so the view is built without comparing
+    the boards or counting the links again.
+
     It holds boards and views, never a state (no chain of ancestors stays alive), and
     lives and dies with its state; nothing in it changes once it is set.
     """
 
-    __slots__ = ("captures", "last", "view")
+    __slots__ = ("captures", "last", "step", "view")
 
-    def __init__(self, last: tuple[bytes, dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self, last: tuple[bytes, dict[str, Any]] | None = None, step: tuple[int, int, int] | None = None
+    ) -> None:
         self.captures: list[int] | None = None
         self.view: dict[str, Any] | None = None
         self.last = last
+        self.step = step
 
 
 def memo_of(state: TaraState) -> StateMemo:

@@ -30,8 +30,8 @@ def game_view(state: TaraState) -> dict[str, Any]:
     memo = memo_of(state)
     view = memo.view
     if view is None:
-        view = memo.view = build_view(state, memo.last)
-        memo.last = None  # the ancestor's view is not needed any more
+        view = memo.view = build_view(state, memo.last, memo.step)
+        memo.last = memo.step = None  # the ancestor's view is not needed any more
     return view
 
 
@@ -39,17 +39,28 @@ def _colours(white: int) -> list[str]:
     return ["white", "black"] if white == 0 else ["black", "white"]
 
 
-def build_view(state: TaraState, last: tuple[bytes, dict[str, Any]] | None = None) -> dict[str, Any]:
+def build_view(
+    state: TaraState, last: tuple[bytes, dict[str, Any]] | None = None, step: tuple[int, int, int] | None = None
+) -> dict[str, Any]:
     """The view, from nothing or from `last`: (an earlier board of the same game,
-    the view of a state holding it). The result is equal either way."""
+    the view of a state holding it), and `step` if that is the parent's (`StateMemo`:
+    the move's hill, colour and the bridges it used). The result is equal either way."""
     board = state.board
     white = state.white_seat
     playing = len(state.results) != state.games
-    wb, bb = links(board, WHITE), links(board, BLACK)
-    if wb > BRIDGES or bb > BRIDGES:  # TA-6: the count saturates at the supply
-        wb, bb = min(wb, BRIDGES), min(bb, BRIDGES)
+    if step is not None and last is not None:
+        # TA-6: a move adds `used` to its colour's saturated count (`place`) and nothing
+        # to the other's (a captured ringfort was isolated, so it took no link away).
+        bridges = last[1]["bridges"]
+        if step[2]:
+            bridges = bridges.copy()
+            bridges[white if step[1] == WHITE else 1 - white] += step[2]
+    else:
+        wb, bb = links(board, WHITE), links(board, BLACK)
+        if wb > BRIDGES or bb > BRIDGES:  # TA-6: the count saturates at the supply
+            wb, bb = min(wb, BRIDGES), min(bb, BRIDGES)
+        bridges = [wb, bb] if white == 0 else [bb, wb]
     wl, bl = board.count(WHITE), board.count(BLACK)
-    bridges = [wb, bb] if white == 0 else [bb, wb]
     land = [wl, bl] if white == 0 else [bl, wl]
     captures = captures_of(state) if playing else None
     must = [NAMES[i] for i in captures] if captures else []
@@ -62,7 +73,10 @@ def build_view(state: TaraState, last: tuple[bytes, dict[str, Any]] | None = Non
     else:
         board0, was = last
         hills = was["hills"]
-        if board != board0:
+        if step is not None:  # the parent's board: the move's hill alone changed
+            hills = hills.copy()
+            hills[NAMES[step[0]]] = SYMBOLS[board[step[0]]]
+        elif board != board0:
             hills = hills.copy()
             # The hills whose bytes differ, highest bit first (lowest index first).
             changed = int.from_bytes(board, "big") ^ int.from_bytes(board0, "big")

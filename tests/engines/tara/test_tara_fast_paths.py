@@ -17,6 +17,7 @@ import msgpack
 from engines import get_engine
 from engines.tara import BLACK, EMPTY, NAMES, NEIGHBOURS, PAIRS, WHITE, Tara, TaraState
 from engines.tara.board import (
+    BRIDGES,
     HILLS,
     Move,
     besieged,
@@ -138,3 +139,23 @@ def test_notation_reads_back_every_move_in_every_spelling() -> None:
             assert text == ("x" if move.capture else "") + name
             for spelling in (text, text.lower(), text.upper(), f"  {text} ", text.replace("x", "x ")):
                 assert parse_move(spelling) == move
+
+
+def test_views_built_from_the_parents_move_count_saturated_bridges() -> None:
+    # TA-6: a view built from its parent's and the move (the hill, and the bridges
+    # `place` says it used) equals the one built from the state alone, also where a
+    # count reaches the supply of 40 and stops there: crowded boards (random, most
+    # hills white), every state viewed as a room does.
+    saturated = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        board = bytes(rng.choices((EMPTY, WHITE, BLACK), (0.3, 0.6, 0.1), k=HILLS))
+        state = replace(ENGINE.new_game(2, {"games": 1}, seed), board=board)
+        while ENGINE.outcome(state) is None:
+            view = ENGINE.view(state, None)
+            assert view == build_view(state)
+            assert msgpack.packb(view) == msgpack.packb(build_view(state))
+            saturated += BRIDGES in view["bridges"]
+            seat = state.mover
+            state = ENGINE.apply(state, seat, rng.choice(ENGINE.legal_actions(state, seat))).state
+    assert saturated
