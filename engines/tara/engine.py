@@ -134,7 +134,7 @@ class Tara(Engine[TaraState, Move]):
         return moves_for(state.board, state.to_move)
 
     def legal_notation(self, state: TaraState, seat: Seat) -> list[str]:
-        if state.finished or seat != state.mover:
+        if len(state.results) == state.games or seat != state.mover:
             return []
         captures = captures_of(state)
         if captures:

@@ -143,6 +143,15 @@ class TaraState:
     # Work done on this state, kept with it (`StateMemo`): a cache, not part of its value
     # or snapshot, never copied by `replace` (the copy may differ in what it depends on).
     memo: StateMemo | None = field(default=None, init=False, compare=False, repr=False)
+    # `seat_of(to_move)`: every request asks it, some several times (to_act, the legal
+    # list, apply), so it is worked out once when the state is made (`__post_init__`,
+    # which `replace` runs too) rather than by a property call each time.
+    mover: Seat = field(default=0, init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        index = self.game_index if self.game_index < self.games else self.games - 1
+        white = self.lots if index % 2 == 0 else 1 - self.lots
+        self.mover = white if self.to_move == WHITE else 1 - white
 
     @property
     def finished(self) -> bool:
@@ -161,13 +170,6 @@ class TaraState:
 
     def seat_of(self, colour: int) -> Seat:
         return self.white_seat if colour == WHITE else 1 - self.white_seat
-
-    @property
-    def mover(self) -> Seat:
-        """`seat_of(to_move)`, written out: every request asks it, some several times."""
-        index = self.game_index if self.game_index < self.games else self.games - 1
-        white = self.lots if index % 2 == 0 else 1 - self.lots
-        return white if self.to_move == WHITE else 1 - white
 
     def totals(self) -> tuple[int, int]:
         return (

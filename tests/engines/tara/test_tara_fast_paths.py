@@ -109,6 +109,7 @@ def test_captures_kept_with_a_state_are_its_own() -> None:
                 assert ENGINE.to_act(state) == {state.mover} == {state.seat_of(state.to_move)}
             assert captures_of(state) == besieged_ref(state.board, state.to_move)
             flipped = replace(state, to_move=BLACK if state.to_move == WHITE else WHITE)
+            assert flipped.mover == flipped.seat_of(flipped.to_move)  # worked out when made, `replace` too
             assert captures_of(flipped) == besieged_ref(state.board, flipped.to_move)
             assert captures_of(state) == besieged_ref(state.board, state.to_move)
 
