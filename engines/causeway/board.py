@@ -107,6 +107,32 @@ def around(cell: Hex) -> tuple[Hex, ...]:
 known_ring = _AROUND.get
 
 
+def ring_mask(ring: tuple[Hex, ...], stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]]) -> int:
+    """Which cells of a ring are occupied, bit i for the i-th (the tables below read it).
+    Hot callers write this out: one expression, no comprehension (a call of its own)."""
+    a, b, c, d, e, f = ring
+    return ((a in stacks or a in giants) | (b in stacks or b in giants) << 1 | (c in stacks or c in giants) << 2
+            | (d in stacks or d in giants) << 3 | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5)
+
+
+# By ring mask: where each arc of occupied cells starts going round (`split_without`),
+# and the empty cells a giant may slide to (GC-S2: not when both cells beside the gate,
+# the ring's i - 1 and i + 1, are occupied). Directions run round the hexagon in order.
+ARC_STARTS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(i for i in range(6) if m >> i & 1 and not m >> (i - 1) % 6 & 1) for m in range(64)
+)
+SLIDES: tuple[tuple[int, ...], ...] = tuple(
+    tuple(i for i in range(6) if not m >> i & 1 and not (m >> (i - 1) % 6 & 1 and m >> (i + 1) % 6 & 1))
+    for m in range(64)
+)
+# ... and the empty cells of a ring whose neighbours on it are empty too (GC-S3's trap
+# steps: the cell's own ring shares those two with the trapped giant's).
+TRAP_GATES: tuple[tuple[int, ...], ...] = tuple(
+    tuple(i for i in range(6) if not (m >> i & 1 or m >> (i - 1) % 6 & 1 or m >> (i + 1) % 6 & 1))
+    for m in range(64)
+)
+
+
 # ----------------------------------------------------------------------------- state
 
 
@@ -259,10 +285,13 @@ def split_without(
     neither walks the whole Causeway.
     """
     ring = _AROUND.get(origin) or around(origin)
-    full = [c in stacks or c in giants for c in ring]
-    starts = [ring[i] for i in range(6) if full[i] and not full[i - 1]]
-    if len(starts) <= 1:
+    a, b, c, d, e, f = ring  # `ring_mask`, written out
+    arcs = ARC_STARTS[(a in stacks or a in giants) | (b in stacks or b in giants) << 1
+                      | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
+                      | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5]
+    if len(arcs) <= 1:
         return None
+    starts = [ring[i] for i in arcs]
     if len(starts) == 2:
         return _split_two(stacks, giants, origin, starts[0], starts[1])
     labels = _labels_without(stacks, giants, origin, starts)

@@ -14,15 +14,18 @@ from typing import ClassVar
 from engines.base import GameInfo
 from engines.causeway.board import (
     BLANK,
+    SLIDES,
     SPECIAL,
     SPIKEY,
     STONE_COLOUR,
+    TRAP_GATES,
     TRAPPER,
     CausewayState,
     Hex,
     Work,
     around,
     cell_name,
+    known_ring,
 )
 from engines.causeway.engine import CausewayEngine
 from engines.registry import register
@@ -71,14 +74,12 @@ class Spellstone(CausewayEngine):
         if trapped:
             return []  # GC-S3: a trapped giant cannot move at all
         stacks, giants = state.stacks, state.giants
-        targets = set()
-        ring = around(cell)
-        full = [n in stacks or n in giants for n in ring]
-        for i in range(6):
-            # The slide rule's gate between `cell` and its i-th neighbour: the neighbours
-            # on either side of it (directions run round the hexagon in order).
-            if not full[i] and not (full[i - 1] and full[i - 5]):
-                targets.add(ring[i])
+        ring = known_ring(cell) or around(cell)
+        a, b, c, d, e, f = ring  # `ring_mask`, written out: the slide rule's table by it
+        slides = SLIDES[(a in stacks or a in giants) | (b in stacks or b in giants) << 1
+                        | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
+                        | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5]
+        targets = {ring[i] for i in slides}
         colour, kind = giants[cell]
         if kind == TRAPPER:
             for other, (owner, _) in giants.items():
@@ -89,16 +90,17 @@ class Spellstone(CausewayEngine):
                 # around `other` shares with it the cells around it on either side
                 # (i - 1 and i + 1), so those must be empty too; its other three
                 # neighbours lie in directions i - 1, i and i + 1 from it.
-                ring = around(other)
-                empty = [n not in stacks and n not in giants for n in ring]
-                for i in range(6):
-                    if empty[i] and empty[i - 1] and empty[i - 5]:
-                        outer = around(ring[i])
-                        for m in (outer[i - 1], outer[i], outer[i - 5]):
-                            if m in stacks or m in giants:
-                                break
-                        else:
-                            targets.add(ring[i])
+                ring = known_ring(other) or around(other)
+                a, b, c, d, e, f = ring  # `ring_mask`, written out
+                for i in TRAP_GATES[(a in stacks or a in giants) | (b in stacks or b in giants) << 1
+                                    | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
+                                    | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5]:
+                    outer = known_ring(ring[i]) or around(ring[i])
+                    for m in (outer[i - 1], outer[i], outer[i - 5]):
+                        if m in stacks or m in giants:
+                            break
+                    else:
+                        targets.add(ring[i])
         return sorted(targets)
 
     def drop_sizes(self, droppable: int, supply: int) -> list[int]:

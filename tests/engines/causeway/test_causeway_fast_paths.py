@@ -16,11 +16,15 @@ from causeway_position import position
 from engines import hexgrid
 from engines.causeway import CausewayState
 from engines.causeway.board import (
+    ARC_STARTS,
+    SLIDES,
+    TRAP_GATES,
     cell_name,
     frontier,
     frontier_of,
     joins_all,
     position_key,
+    ring_mask,
     split_without,
     stone_count,
 )
@@ -294,3 +298,24 @@ def test_the_drop_table_is_the_plain_drop_rule(rules: str) -> None:
         for supply in range(22):
             got = engine.drop_table[min(supply, 2)][min(droppable, 2)]
             assert got == tuple(engine.drop_sizes(droppable, supply)), (droppable, supply)
+
+
+def test_the_ring_tables_are_the_plain_rules() -> None:
+    """GC-3 (arcs of occupied cells around a giant), GC-S2 (the slide rule's gates) and
+    GC-S3 (trap steps need the cell and both cells beside it on the ring empty), read
+    by ring mask (bit i: the ring's i-th cell, in GC-1's direction order, occupied)."""
+    for mask in range(64):
+        full = [bool(mask >> i & 1) for i in range(6)]
+        assert ARC_STARTS[mask] == tuple(i for i in range(6) if full[i] and not full[(i + 5) % 6])
+        assert SLIDES[mask] == tuple(
+            i for i in range(6) if not full[i] and not (full[(i + 5) % 6] and full[(i + 1) % 6])
+        )
+        assert TRAP_GATES[mask] == tuple(
+            i for i in range(6) if not full[i] and not full[(i + 5) % 6] and not full[(i + 1) % 6]
+        )
+    stacks = {(0, 0): "w", (1, -1): "b"}
+    giants = {(-1, 0): (0, "giant")}
+    ring = tuple(hexgrid.neighbors((0, -1)))
+    assert ring_mask(ring, stacks, giants) == sum(
+        1 << i for i, c in enumerate(ring) if c in stacks or c in giants
+    )
