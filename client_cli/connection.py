@@ -120,6 +120,9 @@ class Connection:
         self.moves = 0  # sockets replaced after a `moved` advisory so far
         self._settling = 0  # actions answered whose patch is not in yet (a move waits for them)
         self._followed: list[float] = []  # when the last `moved` advisories were followed
+        # An advisory that came during a reconnect or a move, and the socket it came on:
+        # followed once that is over, if that socket is still the one in use.
+        self._deferred: tuple[str, ClientConnection] | None = None
         self._ws: ClientConnection | None = None
         self._connected = asyncio.Event()
         self._closed = False
@@ -291,8 +294,11 @@ class Connection:
             return  # a socket being replaced (`moved`): the new one's snapshots rule
         elif isinstance(msg, msgs.Moved):
             self.advisories += 1
-            if ws is not None and self.follow_moves and self.reconnect and not self._reconnecting:
-                self._spawn(self._follow(msg.room, ws))
+            if ws is not None and self.follow_moves and self.reconnect:
+                if self._reconnecting:  # the server advises once per owner: keep it for later
+                    self._deferred = (msg.room, ws)
+                else:
+                    self._spawn(self._follow(msg.room, ws))
         else:
             if isinstance(msg, msgs.Closing):
                 log.info("the server is closing: %s", msg.reason)
@@ -336,6 +342,14 @@ class Connection:
             if not p.future.done():
                 p.future.set_exception(exc)
                 p.future.exception()  # mark it retrieved: its caller may be gone
+
+    def _follow_deferred(self) -> None:
+        """Follow the advisory that came while reconnecting or moving, if it came on the
+        socket now in use (one that came on a socket since replaced is moot: the server
+        advises the new one itself if it must)."""
+        deferred, self._deferred = self._deferred, None
+        if deferred is not None and deferred[1] is self._ws and not self._closed:
+            self._spawn(self._follow(*deferred))
 
     async def _follow(self, room: str, ws: ClientConnection) -> None:
         """The server advised `moved`: another worker of it owns this client's rooms.
@@ -387,6 +401,8 @@ class Connection:
                 self._connected.set()
         if lost and not self._closed:
             await self._reconnect_loop()
+        else:
+            self._follow_deferred()
 
     async def _reconnect_loop(self) -> None:
         self._reconnecting = True
@@ -415,6 +431,7 @@ class Connection:
                 return
         finally:
             self._reconnecting = False
+            self._follow_deferred()
 
     # -- requests ---------------------------------------------------------------------
 
