@@ -74,3 +74,53 @@ async def test_a_page_from_the_lobby_moves_to_its_rooms_worker(served, open_page
         for py in players:
             await py.close()
         await redis.aclose()
+
+
+async def _seated_page(web_server, open_page, server_client) -> tuple[object, str]:
+    py = await server_client(web_server, "bob")
+    room = (await py.create_room("giantslayer", options={"rounds": 1}))["room"]
+    page = await open_page(web_server, path=f"#/room/{room}", name="ann")
+    await page.click('[data-join="0"]')
+    await page.wait_for_selector('#seat-list [data-seat="0"].me')
+    return page, room
+
+
+async def test_an_advisory_during_a_reconnect_is_followed_after_it(web_server, open_page, server_client) -> None:
+    """The server advises a connection once per owner: one that reaches the page while
+    it is still taking its rooms back (a reconnect, or an earlier advisory's new
+    socket) is kept and followed once that is over, not dropped (the page would stay
+    relayed for good)."""
+    page, room = await _seated_page(web_server, open_page, server_client)
+    key = json.dumps(room)
+    kept = await page.evaluate(
+        f"""() => {{
+            const c = window.giantsClient;
+            c._setState("reconnecting");  // as while `_onOpen` resumes the rooms
+            c._onMoved({{type: "moved", room: {key}}}, c.ws);
+            return [c.deferred?.room ?? null, c.moves];
+        }}"""
+    )
+    assert kept == [room, 0]  # kept, not followed while reconnecting
+    await page.evaluate("() => { const c = window.giantsClient; c._setState('connected'); c._followDeferred(); }")
+    await wait_until(page, "() => window.giantsClient.moves === 1", timeout=20)
+    assert await page.evaluate("giantsClient.ws.url") == f"{web_server.url}/?room={room}"
+    assert await page.evaluate("giantsClient.state") == "connected"
+    await page.wait_for_selector('#seat-list [data-seat="0"].me')  # the seat taken back there
+
+
+async def test_an_advisory_on_a_socket_since_replaced_is_dropped(web_server, open_page, server_client) -> None:
+    page, room = await _seated_page(web_server, open_page, server_client)
+    key = json.dumps(room)
+    url = await page.evaluate("giantsClient.ws.url")
+    await page.evaluate(
+        f"""() => {{
+            const c = window.giantsClient;
+            c._setState("reconnecting");
+            c._onMoved({{type: "moved", room: {key}}}, {{}});  // came on a socket no longer in use
+            c._setState("connected");
+            c._followDeferred();
+        }}"""
+    )
+    await page.wait_for_timeout(500)
+    assert await page.evaluate("[giantsClient.moves, giantsClient.deferred]") == [0, None]
+    assert await page.evaluate("giantsClient.ws.url") == url  # the same socket

@@ -66,6 +66,10 @@ export class Client extends EventTarget {
     this.moves = 0; // sockets replaced after a `moved` advisory
     this.followed = []; // when the last ones were followed (ms): each follow within a minute waits longer
     this.moveTimer = null;
+    // An advisory that came while reconnecting or following an earlier one, and the
+    // socket it came on: followed once that is over, if that socket is still in use
+    // (the server advises a connection once per owner; dropped, the page stays relayed).
+    this.deferred = null;
     this.ready = new Promise((resolve) => (this._resolveReady = resolve));
     this._connect();
   }
@@ -126,6 +130,7 @@ export class Client extends EventTarget {
         }
       }
       this._resolveReady();
+      this._followDeferred();
     } catch (err) {
       if (err instanceof ServerError && err.code === "protocol_mismatch") {
         this.closedByUser = true;
@@ -220,7 +225,12 @@ export class Client extends EventTarget {
    * open a socket naming the room; it takes the rooms back (`_onOpen`) before the old
    * one closes. Requests made meanwhile wait for it. */
   _onMoved(msg, ws) {
-    if (this.replacing || this.moveTimer || this.closedByUser || this.state !== "connected" || typeof msg.room !== "string") return;
+    if (this.closedByUser || typeof msg.room !== "string") return;
+    if (this.moveTimer) return; // this socket is being replaced already
+    if (this.replacing || this.state !== "connected") {
+      this.deferred = { room: msg.room, ws }; // not sent again: follow it once this is over
+      return;
+    }
     // Followed lately already: wait longer each time (a server whose hand-over keeps
     // failing would otherwise have the page reconnect over and over).
     const now = Date.now();
@@ -243,6 +253,7 @@ export class Client extends EventTarget {
           // Still busy: stay on this socket (the relay serves it).
           this.replacing = null;
           this._resolveReady();
+          this._followDeferred();
           return;
         }
         this.hintRoom = msg.room;
@@ -252,6 +263,14 @@ export class Client extends EventTarget {
     }, wait);
   }
 
+  /** Follow the advisory kept by `_onMoved`, if it came on the socket now in use (one
+   * that came on a socket since replaced is moot: the server advises the new one itself
+   * if it must). */
+  _followDeferred() {
+    const deferred = this.deferred;
+    this.deferred = null;
+    if (deferred && deferred.ws === this.ws && !this.closedByUser) this._onMoved({ room: deferred.room }, deferred.ws);
+  }
 
   _onSnapshot(msg) {
     const room = this.rooms.get(msg.room);
