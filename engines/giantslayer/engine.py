@@ -18,7 +18,7 @@ holds the state, the match (GS-10 … GS-13) and the engine.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from itertools import pairwise
 from typing import Any
 
@@ -124,6 +124,36 @@ class GiantslayerState:
         return (totals[0], totals[1])
 
 
+# The state's slots, set directly: a frozen dataclass's __init__ sets each field through
+# `object.__setattr__` (~3x the cost of a slot's own setter), and `_play` makes a state
+# on every move. The state stays frozen to everyone else.
+_SET = tuple(getattr(GiantslayerState, f.name).__set__ for f in fields(GiantslayerState))
+(_set_rounds, _set_round_index, _set_board, _set_white_to_move, _set_quiet_plies, _set_history,
+ _set_quiet_moves, _set_results, _set_last_move, _set_quiet_texts) = _SET
+_new = object.__new__
+
+
+def _state(
+    rounds: int, round_index: int, board: bytes, white_to_move: bool, quiet_plies: int,
+    history: tuple[bytes, ...], quiet_moves: tuple[Move, ...], results: tuple[RoundResult, ...],
+    last_move: str | None, quiet_texts: tuple[str, ...] | None,
+) -> GiantslayerState:
+    """`GiantslayerState(...)` with every field given, in field order (equal to it:
+    tests/engines/giantslayer/test_fast_paths.py)."""
+    state: GiantslayerState = _new(GiantslayerState)
+    _set_rounds(state, rounds)
+    _set_round_index(state, round_index)
+    _set_board(state, board)
+    _set_white_to_move(state, white_to_move)
+    _set_quiet_plies(state, quiet_plies)
+    _set_history(state, history)
+    _set_quiet_moves(state, quiet_moves)
+    _set_results(state, results)
+    _set_last_move(state, last_move)
+    _set_quiet_texts(state, quiet_texts)
+    return state
+
+
 _NOBODY: frozenset[Seat] = frozenset()
 _ACTING: tuple[frozenset[Seat], frozenset[Seat]] = (frozenset((0,)), frozenset((1,)))  # to_act by seat
 
@@ -226,15 +256,16 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         return moves_for(state.board, state.white_to_move)
 
     def legal_notation(self, state: GiantslayerState, seat: Seat) -> list[str]:
-        if state.finished or seat != state.mover:
+        # `finished` and `mover` inlined: the room asks this after every move.
+        if len(state.results) == state.rounds or seat != state.round_index % 2 ^ (not state.white_to_move):
             return []
         texts = white_notation(state.board) if state.white_to_move else black_notation(state.board)
         return texts or ["pass"]  # GS-12
 
     def apply(self, state: GiantslayerState, seat: Seat, action: Move) -> Transition[GiantslayerState]:
-        if state.finished:
+        if len(state.results) == state.rounds:  # `finished`, inlined (every move)
             raise GameOverError("the match is over")
-        if seat != state.mover:
+        if seat != state.round_index % 2 ^ (not state.white_to_move):  # `mover`
             side = "White" if state.white_to_move else "Black"
             raise NotYourTurnError(f"it is {side}'s turn (seat {state.mover})")
         if not isinstance(action, Move) or not is_legal(state.board, state.white_to_move, action):
@@ -298,17 +329,9 @@ class Giantslayer(Engine[GiantslayerState, Move]):
                 end_reason = "no_capture_limit"  # GS-11
             elif history.count(key) >= 3:
                 end_reason = "repetition"  # GS-11
-        after = GiantslayerState(  # not dataclasses.replace: this runs on every move
-            rounds=state.rounds,
-            round_index=state.round_index,
-            board=new_board,
-            white_to_move=white_next,
-            quiet_plies=quiet_plies,
-            history=history,
-            quiet_moves=quiet_moves,
-            results=state.results,
-            last_move=text,
-            quiet_texts=quiet_texts,
+        after = _state(  # neither the dataclass's __init__ nor dataclasses.replace: this runs on every move
+            state.rounds, state.round_index, new_board, white_next, quiet_plies, history, quiet_moves,
+            state.results, text, quiet_texts,
         )
         if end_reason is not None:
             after = self._end_round(after, end_reason, events)
@@ -352,20 +375,24 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         return VIEW_KEYS
 
     def view(self, state: GiantslayerState, seat: Seat | None) -> View:
-        # Perfect information: every seat and spectator sees the same document.
+        # Perfect information: every seat and spectator sees the same document. The
+        # state's properties are inlined (a view is built after every move).
         results, totals = _result_views(state)
+        board = state.board
+        white = state.round_index % 2
+        texts = state.quiet_texts
         return {
             "cells": CELL_NAMES,
-            "board": list(state.board.translate(TO_SYMBOLS).decode()),
+            "board": list(board.translate(TO_SYMBOLS).decode()),
             "round": state.round_index + 1,
             "rounds": state.rounds,
-            "white": state.white_seat,
-            "black": 1 - state.white_seat,
-            "to_move": None if state.finished else ("white" if state.white_to_move else "black"),
-            "black_left": count(state.board, BLACK),
-            "white_left": count(state.board, WHITE),
+            "white": white,
+            "black": 1 - white,
+            "to_move": None if len(results) == state.rounds else ("white" if state.white_to_move else "black"),
+            "black_left": board.count(BLACK),
+            "white_left": board.count(WHITE),
             "quiet_plies": state.quiet_plies,
-            "quiet_moves": _quiet_texts(state),
+            "quiet_moves": list(texts) if texts is not None else [format_move(m) for m in state.quiet_moves],
             "results": results,
             "totals": totals,
             "last_move": state.last_move,
@@ -428,11 +455,6 @@ def _result_views(state: GiantslayerState) -> tuple[list[dict[str, Any]], list[i
             _RESULT_VIEWS.clear()
         entry = _RESULT_VIEWS[id(results)] = (results, [r.to_data() for r in results], list(state.totals()))
     return entry[1], entry[2]
-
-
-def _quiet_texts(state: GiantslayerState) -> list[str]:
-    texts = state.quiet_texts
-    return list(texts) if texts is not None else [format_move(m) for m in state.quiet_moves]
 
 
 def _rebuild_history(

@@ -1,0 +1,92 @@
+"""Giantslayer's fast paths agree with the plain code they replace.
+
+The engine makes its states without the dataclass's __init__, writes its views with
+the state's properties inlined and its legal lists straight in notation; each is
+checked here against the obvious reading (shared/specs/giantslayer.md) over random
+matches with fixed seeds.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import fields
+from typing import Any
+
+from engines import get_engine
+from engines.giantslayer import (
+    BLACK,
+    NAMES,
+    WHITE,
+    Giantslayer,
+    GiantslayerState,
+    format_move,
+    moves_for,
+)
+from engines.giantslayer.board import SYMBOLS
+
+ENGINE: Giantslayer = get_engine("giantslayer")  # type: ignore[assignment]
+
+
+def playout_states(seed: int, rounds: int = 2) -> Iterator[GiantslayerState]:
+    """Every state of a random match played through the engine (GS-13: `rounds` rounds)."""
+    rng = random.Random(seed)
+    state = ENGINE.new_game(2, {"rounds": rounds}, seed)
+    yield state
+    while ENGINE.outcome(state) is None:
+        seat = state.mover
+        text = rng.choice(ENGINE.legal_notation(state, seat))
+        state = ENGINE.apply(state, seat, ENGINE.parse_action(state, seat, text)).state
+        yield state
+
+
+def view_ref(state: GiantslayerState) -> dict[str, Any]:
+    """The view as the state's own fields and properties say it (GS-14 notation)."""
+    return {
+        "cells": list(NAMES),
+        "board": [SYMBOLS[p] for p in state.board],
+        "round": state.round_index + 1,
+        "rounds": state.rounds,
+        "white": state.white_seat,
+        "black": 1 - state.white_seat,
+        "to_move": None if state.finished else ("white" if state.white_to_move else "black"),
+        "black_left": state.board.count(BLACK),
+        "white_left": state.board.count(WHITE),
+        "quiet_plies": state.quiet_plies,
+        "quiet_moves": [format_move(m) for m in state.quiet_moves],
+        "results": [r.to_data() for r in state.results],
+        "totals": list(state.totals()),
+        "last_move": state.last_move,
+    }
+
+
+def test_states_made_by_a_move_equal_those_the_dataclass_makes() -> None:
+    # `_play` sets the slots itself; every field must come out as the constructor's.
+    for seed in range(6):
+        for state in playout_states(seed):
+            made = GiantslayerState(**{f.name: getattr(state, f.name) for f in fields(state)})
+            assert made == state
+            assert [getattr(made, f.name) for f in fields(state)] == [getattr(state, f.name) for f in fields(state)]
+            assert hash(made) == hash(state)
+
+
+def test_views_equal_the_plain_reading_of_the_state() -> None:
+    # GS-14: cells and moves in notation; a finished match has nobody to move.
+    seen_finished = 0
+    for seed in range(12):
+        for state in playout_states(seed, rounds=1 if seed % 3 == 0 else 2):
+            assert ENGINE.view(state, None) == view_ref(state)
+            seen_finished += state.finished
+    assert seen_finished == 12
+
+
+def test_legal_lists_are_the_moves_in_notation_in_move_order() -> None:
+    # GS-5/GS-6/GS-12: the notation lists are the generated moves, in the same order.
+    for seed in range(12):
+        for state in playout_states(seed):
+            if state.finished:
+                assert ENGINE.legal_notation(state, 0) == ENGINE.legal_notation(state, 1) == []
+                continue
+            expected = [format_move(m) for m in moves_for(state.board, state.white_to_move)]
+            assert ENGINE.legal_notation(state, state.mover) == expected
+            assert ENGINE.legal_notation(state, 1 - state.mover) == []
