@@ -144,20 +144,88 @@ def _ckey(key: Any) -> Any:
     raise _Inexpressible
 
 
-def diff_compact(old: Any, new: Any, refs: Mapping[str, int]) -> list[list[Any]]:
+# (id(old), id(new)) -> (old, new, compact path, its ops, _walk's count): see diff_compact
+Shared = dict[tuple[int, int], tuple[Any, Any, list[Any], list[list[Any]], int]]
+
+
+def diff_compact(old: Any, new: Any, refs: Mapping[str, int], shared: Shared | None = None) -> list[list[Any]]:
     """`compact_ops(diff(old, new), refs, new)`, in one walk: the same ops, op for op.
 
     `refs` is `key_refs(keys)`. The walk carries each container's compact path and
     writes the compact ops directly: no plain ops, no second pass over their paths. A
     key the compact form cannot hold (where an op would need it) sends the whole view,
     as compact_ops does.
+
+    `shared` is for a change's diffs of several members' views in a game with hidden
+    information (each seat's view its own, their parts shared): pass one empty dict to
+    all of them and drop it after. It keeps the ops of the containers one and two levels
+    below the root, so a later diff whose views hold the very same pair of containers
+    at the same path (the room part, the board every seat sees) copies their ops
+    instead of walking them again. A walk's ops depend only on its pair and its path,
+    so the ops are the same, op for op; `shared` holds the pairs (their ids stay
+    theirs while it lives).
     """
     cops: list[list[Any]] = []
     try:
-        _walk(old, new, [], refs, cops)
+        if shared is None:
+            _walk(old, new, [], refs, cops)
+        else:
+            _walk_root(old, new, refs, cops, shared)
     except _Inexpressible:
         return compact_ops(diff(old, new), refs, new)
     return cops
+
+
+def _walk_root(old: Any, new: Any, refs: Mapping[str, int], cops: list[list[Any]], shared: Shared) -> None:
+    # _walk(old, new, [], ...) with its entries' walks looked up in / kept in `shared`.
+    # Maps with the same key objects in the same order (views built from literals) are
+    # walked here and in _walk_part entry by entry, as _walk's identity path does for
+    # larger maps: the same ops as its other path (on equal maps it finds none).
+    if type(old) is dict and type(new) is dict and old is not new and len(old) == len(new) and all(map(is_, old, new)):
+        start, direct = len(cops), 0
+        for k, v in compress(new.items(), map(is_not, old.values(), new.values())):
+            w = old[k]
+            ck = refs.get(k, k) if type(k) is str else _ckey(k)
+            if type(v) in _PLAIN:
+                if type(w) is not type(v) or w != v:
+                    cops.append([SET, ck, v])
+                    direct += 1
+                continue
+            direct += _walk_part(w, v, [ck], refs, cops, shared, True)
+        if len(cops) - start >= _WHOLE_CHECK and 2 * direct >= len(new):
+            _whole_compact([], new, refs, cops, start, 0)
+    else:
+        _walk(old, new, [], refs, cops)
+
+
+def _walk_part(old: Any, new: Any, cpath: list[Any], refs: Mapping[str, int], cops: list[list[Any]],
+               shared: Shared, top: bool) -> int:
+    # _walk of a root entry (`top`) or of an entry of one, its ops copied from `shared`
+    # or kept there.
+    key = (id(old), id(new))
+    hit = shared.get(key)
+    if hit is not None and hit[0] is old and hit[1] is new and hit[2] == cpath:
+        cops += hit[3]
+        return hit[4]
+    start = len(cops)
+    if top and type(old) is dict and type(new) is dict and len(old) == len(new) and all(map(is_, old, new)):
+        direct = 0
+        for k, v in compress(new.items(), map(is_not, old.values(), new.values())):
+            w = old[k]
+            ck = refs.get(k, k) if type(k) is str else _ckey(k)
+            if type(v) in _PLAIN:
+                if type(w) is not type(v) or w != v:
+                    cops.append([SET, *cpath, ck, v])
+                    direct += 1
+                continue
+            direct += _walk_part(w, v, [*cpath, ck], refs, cops, shared, False)
+        got = 0
+        if len(cops) - start >= _WHOLE_CHECK and 2 * direct >= len(new):
+            got = _whole_compact(cpath, new, refs, cops, start, 0)
+    else:
+        got = _walk(old, new, cpath, refs, cops)
+    shared[key] = (old, new, cpath, cops[start:], got)
+    return got
 
 
 def _walk(old: Any, new: Any, cpath: list[Any], refs: Mapping[str, int], cops: list[list[Any]]) -> int:

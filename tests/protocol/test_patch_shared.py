@@ -139,3 +139,55 @@ def test_pushes_count_towards_replacing_their_parent() -> None:
     new = {"a": ["."] * 10 + ["W"] * 4, "b": 1}
     assert diff(old["a"], new["a"]) == [["push", [], "W"]] * 4
     assert diff(old, new) == [["set", [], new]]
+
+
+def members_views(rng: random.Random, changes: int) -> list[tuple[Any, Any]]:
+    """(old, new) room views of a change in a game with hidden information, as the
+    server holds them: each seat's game view its own map around parts every seat shares
+    (the same objects), the room part one object for all, a seat's private part its own;
+    one member may still hold an older view (it was sent a snapshot, or skipped)."""
+    room, public = big_view(rng), big_view(rng)
+    private = [big_view(rng) for _ in range(3)]
+    history = []
+    for _ in range(changes + 1):
+        views_now = [{"room": room, "game": {**public, "screen": private[s], "you": s}, "outcome": None}
+                     for s in range(3)]
+        views_now.append({"room": room, "game": dict(public), "outcome": None})  # a spectator
+        history.append(views_now)
+        room, public = mutate(room, rng, 0.2), mutate(public, rng, rng.choice([0.05, 0.3]))
+        if type(public) is not dict:  # mutate replaced it: a new one
+            public = big_view(rng)
+        private = [p if rng.random() < 0.5 else mutate(p, rng, 0.3) for p in private]
+    olds = history[-2][:]
+    if rng.random() < 0.3 and len(history) > 2:
+        olds[rng.randrange(len(olds))] = history[0][0]
+    return list(zip(olds, history[-1], strict=True))
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_diffs_sharing_their_parts_ops_are_each_ones_own(seed: int) -> None:
+    """`diff_compact(..., shared)` over every member's pair of one change gives each
+    member the ops its own diff gives, op for op (a seat gets no op of another's
+    private part: the shared ops are those of the very same pair at the same path)."""
+    rng = random.Random(seed)
+    pairs = members_views(rng, rng.choice([1, 2, 3]))
+    for refs in (REFS, key_refs(["room", "game", "screen", "you", "outcome"])):
+        shared: dict[Any, Any] = {}
+        for old, new in pairs:
+            alone = diff_compact(old, new, refs)
+            assert exact(diff_compact(old, new, refs, shared), alone)
+            assert exact(alone, compact_ops(diff(old, new), refs, new))
+        assert exact(diff_compact(pairs[0][0], pairs[0][1], refs, shared),
+                     diff_compact(pairs[0][0], pairs[0][1], refs))  # all from `shared`
+
+
+@settings(max_examples=300, deadline=None)
+@given(views, views, st.integers(0, 2**32), st.sampled_from([0.1, 0.5, 0.9]))
+def test_random_views_diffed_with_shared_parts_patch_exactly(a: Any, b: Any, seed: int, rate: float) -> None:
+    """Any views, as roots of members' views sharing their parts (keys of any kind)."""
+    rng = random.Random(seed)
+    shared: dict[Any, Any] = {}
+    new_a, new_b = mutate(a, rng, rate), mutate(b, rng, rate)
+    for old, new in (({"x": a, 1: b}, {"x": new_a, 1: new_b}), ({"x": a, 1: a}, {"x": new_a, 1: new_b}),
+                     ({"x": a, "y": [b]}, {"x": new_a, "y": [new_b]}), (a, new_a), ({"x": a}, {"x": a})):
+        assert exact(diff_compact(old, new, REFS, shared), compact_ops(diff(old, new), REFS, new))
