@@ -295,7 +295,10 @@ class Giantslayer(Engine[GiantslayerState, Move]):
             if EDGE.issuperset(blacks):
                 end_reason = "escape"  # GS-8: before any flank capture
             else:
-                victims = [i for i in blacks if AROUND[i](board).count(WHITE) >= 2]  # GS-7: `flanked`
+                victims: list[int] = []  # GS-7: `flanked` (a loop, not a comprehension: no frame of its own)
+                for i in blacks:
+                    if AROUND[i](board).count(WHITE) >= 2:
+                        victims.append(i)
                 if victims:
                     for cell in victims:
                         board[cell] = EMPTY
@@ -309,7 +312,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
                 # no victims: the black stones are those GS-8 found not all on the edge
         new_board = bytes(board)
         white_next = not state.white_to_move
-        key = position_key(new_board, white_next)
+        key = new_board + (b"W" if white_next else b"B")  # `position_key`, inlined
         history: tuple[bytes, ...]
         quiet_moves: tuple[Move, ...]
         quiet_texts: tuple[str, ...]
