@@ -89,6 +89,10 @@ class RoundResult:
         }
 
 
+_NOBODY: frozenset[Seat] = frozenset()
+_ACTING: tuple[frozenset[Seat], frozenset[Seat]] = (frozenset((0,)), frozenset((1,)))  # to_act by seat
+
+
 @dataclass(frozen=True, slots=True)
 class GiantslayerState:
     rounds: int
@@ -103,6 +107,14 @@ class GiantslayerState:
     # `quiet_moves` in notation, kept along by `_play` so a view copies it instead of
     # formatting every quiet move again (None: not known yet, e.g. after a restore).
     quiet_texts: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+    # `to_act`'s answer (the seats to act: the mover's, none once finished), worked out
+    # when the state is made: the server asks it several times a move.
+    acting: frozenset[Seat] = field(default=_NOBODY, init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        finished = len(self.results) == self.rounds
+        acting = _NOBODY if finished else _ACTING[self.round_index % 2 ^ (not self.white_to_move)]
+        object.__setattr__(self, "acting", acting)
 
     @property
     def finished(self) -> bool:
@@ -129,17 +141,17 @@ class GiantslayerState:
 # on every move. The state stays frozen to everyone else.
 _SET = tuple(getattr(GiantslayerState, f.name).__set__ for f in fields(GiantslayerState))
 (_set_rounds, _set_round_index, _set_board, _set_white_to_move, _set_quiet_plies, _set_history,
- _set_quiet_moves, _set_results, _set_last_move, _set_quiet_texts) = _SET
+ _set_quiet_moves, _set_results, _set_last_move, _set_quiet_texts, _set_acting) = _SET
 _new = object.__new__
 
 
 def _state(
     rounds: int, round_index: int, board: bytes, white_to_move: bool, quiet_plies: int,
     history: tuple[bytes, ...], quiet_moves: tuple[Move, ...], results: tuple[RoundResult, ...],
-    last_move: str | None, quiet_texts: tuple[str, ...] | None,
+    last_move: str | None, quiet_texts: tuple[str, ...] | None, acting: frozenset[Seat],
 ) -> GiantslayerState:
-    """`GiantslayerState(...)` with every field given, in field order (equal to it:
-    tests/engines/giantslayer/test_fast_paths.py)."""
+    """`GiantslayerState(...)` with every field given, in field order, `acting` included
+    (the same state: tests/engines/giantslayer/test_giantslayer_fast_paths.py)."""
     state: GiantslayerState = _new(GiantslayerState)
     _set_rounds(state, rounds)
     _set_round_index(state, round_index)
@@ -151,11 +163,10 @@ def _state(
     _set_results(state, results)
     _set_last_move(state, last_move)
     _set_quiet_texts(state, quiet_texts)
+    _set_acting(state, acting)
     return state
 
 
-_NOBODY: frozenset[Seat] = frozenset()
-_ACTING: tuple[frozenset[Seat], frozenset[Seat]] = (frozenset((0,)), frozenset((1,)))  # to_act by seat
 
 
 def position_key(board: bytes, white_to_move: bool) -> bytes:
@@ -244,11 +255,8 @@ class Giantslayer(Engine[GiantslayerState, Move]):
     # -- turn structure -----------------------------------------------------------
 
     def to_act(self, state: GiantslayerState) -> frozenset[Seat]:
-        # The server asks this several times a move: shared sets, the mover inlined
-        # (GS-13: seat round_index % 2 plays White).
-        if len(state.results) == state.rounds:
-            return _NOBODY
-        return _ACTING[state.round_index % 2 ^ (not state.white_to_move)]
+        # The server asks this several times a move: worked out when the state was made.
+        return state.acting
 
     def legal_actions(self, state: GiantslayerState, seat: Seat) -> list[Move]:
         if state.finished or seat != state.mover:
@@ -256,8 +264,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         return moves_for(state.board, state.white_to_move)
 
     def legal_notation(self, state: GiantslayerState, seat: Seat) -> list[str]:
-        # `finished` and `mover` inlined: the room asks this after every move.
-        if len(state.results) == state.rounds or seat != state.round_index % 2 ^ (not state.white_to_move):
+        if seat not in state.acting:  # finished, or not the mover's turn
             return []
         texts = white_notation(state.board) if state.white_to_move else black_notation(state.board)
         return texts or ["pass"]  # GS-12
@@ -265,7 +272,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
     def apply(self, state: GiantslayerState, seat: Seat, action: Move) -> Transition[GiantslayerState]:
         if len(state.results) == state.rounds:  # `finished`, inlined (every move)
             raise GameOverError("the match is over")
-        if seat != state.round_index % 2 ^ (not state.white_to_move):  # `mover`
+        if seat not in state.acting:
             side = "White" if state.white_to_move else "Black"
             raise NotYourTurnError(f"it is {side}'s turn (seat {state.mover})")
         if not isinstance(action, Move) or not is_legal(state.board, state.white_to_move, action):
@@ -334,7 +341,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
                 end_reason = "repetition"  # GS-11
         after = _state(  # neither the dataclass's __init__ nor dataclasses.replace: this runs on every move
             state.rounds, state.round_index, new_board, white_next, quiet_plies, history, quiet_moves,
-            state.results, text, quiet_texts,
+            state.results, text, quiet_texts, _ACTING[state.round_index % 2 ^ (not white_next)],
         )
         if end_reason is not None:
             after = self._end_round(after, end_reason, events)
@@ -358,7 +365,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
     # -- outcome and views --------------------------------------------------------
 
     def outcome(self, state: GiantslayerState) -> Outcome | None:
-        if not state.finished:
+        if len(state.results) != state.rounds:  # `finished`, inlined (asked after every move)
             return None
         totals = state.totals()
         winners = winners_by_score(totals)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 from engines import get_engine
@@ -64,7 +64,7 @@ def test_states_made_by_a_move_equal_those_the_dataclass_makes() -> None:
     # `_play` sets the slots itself; every field must come out as the constructor's.
     for seed in range(6):
         for state in playout_states(seed):
-            made = GiantslayerState(**{f.name: getattr(state, f.name) for f in fields(state)})
+            made = GiantslayerState(**{f.name: getattr(state, f.name) for f in fields(state) if f.init})
             assert made == state
             assert [getattr(made, f.name) for f in fields(state)] == [getattr(state, f.name) for f in fields(state)]
             assert hash(made) == hash(state)
@@ -90,3 +90,15 @@ def test_legal_lists_are_the_moves_in_notation_in_move_order() -> None:
             expected = [format_move(m) for m in moves_for(state.board, state.white_to_move)]
             assert ENGINE.legal_notation(state, state.mover) == expected
             assert ENGINE.legal_notation(state, 1 - state.mover) == []
+
+
+def test_the_seats_to_act_are_the_movers_until_the_match_ends() -> None:
+    # GS-13: seat round_index % 2 plays White; nobody acts once the match is over
+    # (worked out when a state is made: by a move, the constructor, replace or restore).
+    for seed in range(6):
+        for state in playout_states(seed):
+            expected = frozenset() if state.finished else frozenset({state.mover})
+            assert ENGINE.to_act(state) == expected
+            assert ENGINE.to_act(ENGINE.restore(ENGINE.snapshot(state))) == expected
+            flipped = replace(state, white_to_move=not state.white_to_move)
+            assert ENGINE.to_act(flipped) == (frozenset() if state.finished else frozenset({flipped.mover}))
