@@ -420,6 +420,9 @@ class RoomViews:
         shared = not hidden_info
         one_view = views(None) if shared else None  # every member's, without a call each
         bodies: dict[tuple[tuple[int, int], bool], tuple[int, bytes]] = {}
+        # With hidden information the members' views share their public parts: the ops of
+        # those parts are worked out in the first diff and copied by the others.
+        subdiffs: dict[tuple[int, int], Any] = {}
         prefix = b""
         # The caches key on (id(old view), id(new view), ...). Every old view is held by its
         # member when the loop starts, so no two share an id, and one freed in the loop
@@ -461,7 +464,7 @@ class RoomViews:
                 if wire >= 2 and not shared:
                     compact = compact_cache.get(pair)
                     if compact is None:  # the diff in protocol 2's form (old None: the whole view)
-                        compact = compact_cache[pair] = diff_compact(old, view, refs)
+                        compact = compact_cache[pair] = diff_compact(old, view, refs, subdiffs)
                     if restated:  # the view's change already says it (Engine.restated_events)
                         shown = [e for e in shown if e.get("type") not in restated]
                     edit = legal_change(member, legal, edits) if base is not None else None
