@@ -222,6 +222,18 @@ def _pair(i: int, j: int) -> str:
 RAY_STEPS: tuple[tuple[tuple[tuple[int, str], ...], ...], ...] = tuple(
     tuple(tuple((j, f"{NAMES[i]}-{NAMES[j]}") for j in ray) for ray in rays if ray) for i, rays in enumerate(RAYS)
 )
+# A cell past the end of every ray, which `white_notation` reads as a stone.
+PAST_END = len(CELLS)
+# RAY_STEPS with each ray's first two slides taken out: (first cell, its text, second
+# cell or PAST_END, its text, the rest). Nearly half the rays of a white stone are
+# blocked at once (its neighbours on the edge): such a ray costs one look, no loop.
+RAY_HEADS: tuple[tuple[tuple[int, str, int, str, tuple[tuple[int, str], ...]], ...], ...] = tuple(
+    tuple(
+        (ray[0][0], ray[0][1], *(ray[1] if len(ray) > 1 else (PAST_END, "")), ray[2:])
+        for ray in rays
+    )
+    for rays in RAY_STEPS
+)
 # A white slide (from, to) -> the cells it crosses, its destination included: `is_legal`
 # checks a slide with one lookup instead of walking the six rays.
 SLIDE_CELLS: dict[tuple[int, int], tuple[int, ...]] = {
@@ -241,9 +253,16 @@ def white_notation(board: bytes) -> list[str]:
     out: list[str] = []
     append = out.append
     cells = list(board)  # a list's items are read faster than a bytes object's
+    cells.append(WHITE)  # PAST_END
     for i in compress(CELL_NUMBERS, board.translate(ONLY[WHITE])):
-        for ray in RAY_STEPS[i]:
-            for j, text in ray:
+        for first, text, second, text2, rest in RAY_HEADS[i]:
+            if cells[first]:
+                continue
+            append(text)
+            if cells[second]:
+                continue
+            append(text2)
+            for j, text in rest:
                 if cells[j]:
                     break
                 append(text)

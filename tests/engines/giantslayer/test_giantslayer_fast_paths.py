@@ -16,6 +16,8 @@ from typing import Any
 from engines import get_engine
 from engines.giantslayer import (
     BLACK,
+    CELLS,
+    EMPTY,
     NAMES,
     WHITE,
     Giantslayer,
@@ -23,7 +25,14 @@ from engines.giantslayer import (
     format_move,
     moves_for,
 )
-from engines.giantslayer.board import SYMBOLS
+from engines.giantslayer.board import (
+    CENTRE,
+    SYMBOLS,
+    black_moves,
+    black_notation,
+    white_moves,
+    white_notation,
+)
 
 ENGINE: Giantslayer = get_engine("giantslayer")  # type: ignore[assignment]
 
@@ -38,6 +47,16 @@ def playout_states(seed: int, rounds: int = 2) -> Iterator[GiantslayerState]:
         text = rng.choice(ENGINE.legal_notation(state, seat))
         state = ENGINE.apply(state, seat, ENGINE.parse_action(state, seat, text)).state
         yield state
+
+
+def random_boards(seed: int, count: int) -> Iterator[bytes]:
+    """Boards of every density (GS-2: never a stone on the centre)."""
+    rng = random.Random(seed)
+    for _ in range(count):
+        weights = [rng.random() for _ in range(3)]
+        board = bytearray(rng.choices((EMPTY, WHITE, BLACK), weights, k=len(CELLS)))
+        board[CENTRE] = EMPTY
+        yield bytes(board)
 
 
 def view_ref(state: GiantslayerState) -> dict[str, Any]:
@@ -102,3 +121,11 @@ def test_the_seats_to_act_are_the_movers_until_the_match_ends() -> None:
             assert ENGINE.to_act(ENGINE.restore(ENGINE.snapshot(state))) == expected
             flipped = replace(state, white_to_move=not state.white_to_move)
             assert ENGINE.to_act(flipped) == (frozenset() if state.finished else frozenset({flipped.mover}))
+
+
+def test_legal_notation_lists_every_move_in_order_on_random_boards() -> None:
+    # GS-5 (slides stop before a stone, the centre or the edge), GS-6 (steps and every
+    # prefix of every trample chain), GS-14 (notation): the order of move generation.
+    for board in random_boards(3, 4000):
+        assert white_notation(board) == [format_move(m) for m in white_moves(board)]
+        assert black_notation(board) == [format_move(m) for m in black_moves(board)]
