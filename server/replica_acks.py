@@ -55,27 +55,22 @@ class ReplicatedSender(GroupSender):
         """`call`, answered only once `replicas` replicas have the batch; raises
         NotReplicated (carrying the reply) if fewer confirmed it within the timeout.
         An error reply is raised as it is (the command changed nothing)."""
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[Any] = loop.create_future()
-        self._pending.append((command, fut))
+        fut = self.add(command)
         self._replicated.add(fut)
-        if not self._scheduled:
-            self._scheduled = True
-            loop.call_soon(self._flush)
         return await fut
 
     def _send(self, pipe: CommitPipe) -> None:
         if not self._replicated:
             super()._send(pipe)
             return
-        batch, self._pending = self._pending, []
+        commands, batch = self._take()
         waiting, self._replicated = self._replicated, set()
         started = asyncio.get_running_loop().time()
         wanted = self.replicas
 
         def done(results: Any) -> None:
             if isinstance(results, BaseException):
-                for _, fut in batch:
+                for fut in batch:
                     resolve(fut, results)
                 return
             acks = results.pop()
@@ -85,13 +80,13 @@ class ReplicatedSender(GroupSender):
                 self.short_batches += 1
             if self.on_batch is not None:
                 self.on_batch(len(batch), asyncio.get_running_loop().time() - started)
-            for (_, fut), result in zip(batch, results, strict=True):
+            for fut, result in zip(batch, results, strict=True):
                 if acks < wanted and fut in waiting and not isinstance(result, BaseException):
                     resolve(fut, NotReplicated(result, acks, wanted))
                 else:
                     resolve(fut, result)
 
-        pipe.send([*(command for command, _ in batch), ("WAIT", wanted, self.wait_ms)], done)
+        pipe.send([*commands, ("WAIT", wanted, self.wait_ms)], done)
 
     def _fail_pending(self, exc: Exception) -> None:
         self._replicated = set()

@@ -45,6 +45,7 @@ from redis.exceptions import (
     TryAgainError,
 )
 
+from protocol.packer import packb
 from server.cancellation import checkpoint
 from server.commit_pipe import CommitPipe, GroupSender
 from server.replica_acks import NotReplicated, ReplicatedSender
@@ -70,6 +71,30 @@ from server.store_scripts import COMMIT, CREATE, RESOLVE
 log = logging.getLogger("giants.store")
 
 T = TypeVar("T")
+
+
+_LENGTHS = tuple(f"${n}\r\n" for n in range(1024))  # RESP's length lines: no int formatted per argument
+
+
+def move_command(sha: str, keys: list[str], args: list[Any]) -> bytes | None:
+    """A plain move's EVALSHA of the commit script as RESP, formatted as one string and
+    encoded once: what `commit_pipe.pack` makes of the command, for a fraction of its
+    instructions (the most common write, its arguments written in one piece). None if
+    a key is not ASCII (its length in characters would not be its length in bytes), an
+    argument is 1 KiB or longer, or `sha` not a SHA1's 40 digits: the caller sends the
+    command as it is."""
+    room, log_key = keys
+    hashed, count, fence, wid, entry = args
+    h, c, f = str(hashed), str(count), str(fence)
+    n = _LENGTHS
+    try:
+        text = (f"*10\r\n$7\r\nEVALSHA\r\n$40\r\n{sha}\r\n$1\r\n2\r\n{n[len(room)]}{room}\r\n{n[len(log_key)]}{log_key}"
+                f"\r\n{n[len(h)]}{h}\r\n{n[len(c)]}{c}\r\n{n[len(f)]}{f}\r\n{n[len(wid)]}{wid}\r\n{n[len(entry)]}")
+    except IndexError:
+        return None
+    if len(sha) != 40 or not text.isascii():
+        return None
+    return text.encode() + entry + b"\r\n"
 
 
 class Store(LeaseStore, RoomReads):
@@ -136,16 +161,16 @@ class Store(LeaseStore, RoomReads):
         wait_ms = max(1, round(replica_timeout * 1000))
         self._commits: GroupSender
         if replica_acks:
-            self._commits = ReplicatedSender(self.redis, timeout, self._batch_done, replica_acks, wait_ms)
+            self._commits = ReplicatedSender(self.redis, timeout, None, replica_acks, wait_ms)
         else:
-            self._commits = GroupSender(self.redis, timeout, on_batch=self._batch_done)
+            self._commits = GroupSender(self.redis, timeout)
         self._shards = (
-            ShardSenders(self.redis, timeout, self._batch_done, replica_acks, wait_ms)  # type: ignore[arg-type]
+            ShardSenders(self.redis, timeout, None, replica_acks, wait_ms)  # type: ignore[arg-type]
             if cluster else None
         )
+        self._direct = not cluster and not replica_acks  # commits on `_commits`, no WAIT
         self._lease_pipe: CommitPipe | None = None  # lease renewals' own connection
         self._lease_pipes: dict[str, CommitPipe] = {}  # on a cluster: one per master
-        self.on_batch: Callable[[int, float], None] | None = None  # metrics hook
 
     # -- health ---------------------------------------------------------------------
 
@@ -255,12 +280,23 @@ class Store(LeaseStore, RoomReads):
         senders = [self._commits, *(self._shards.senders.values() if self._shards is not None else ())]
         return sum(s.short_batches for s in senders if isinstance(s, ReplicatedSender))
 
-    def _batch_done(self, size: int, seconds: float) -> None:
-        if self.on_batch is not None:
-            self.on_batch(size, seconds)
+    @property
+    def on_batch(self) -> Callable[[int, float], None] | None:
+        """The metrics hook: told of each commit batch answered (its size, its seconds)."""
+        return self._commits.on_batch
 
-    async def _submit(self, keys: list[str], args: list[Any]) -> Any:
-        """Run the commit script, grouped with the other commits of this moment.
+    @on_batch.setter
+    def on_batch(self, hook: Callable[[int, float], None] | None) -> None:
+        # Handed to the senders themselves: no call in between per batch.
+        self._commits.on_batch = hook
+        if self._shards is not None:
+            self._shards.on_batch = hook
+            for sender in self._shards.senders.values():
+                sender.on_batch = hook
+
+    async def _submit(self, keys: list[str], args: list[Any], move: bool = False) -> Any:
+        """Run the commit script, grouped with the other commits of this moment (`move`:
+        a plain move's arguments, its command written in one piece, `move_command`).
 
         Group commit: the commits made during one turn of the event loop leave in one
         write at its end (`server.commit_pipe`), without waiting for earlier batches'
@@ -269,9 +305,16 @@ class Store(LeaseStore, RoomReads):
         master owning its room's slot (`server.shard_senders`). Each room's own commits
         are already serialised by its lock, so grouping never reorders them.
         """
+        if self._direct:  # one Redis, no replica acks
+            command = move_command(self._commit.sha, keys, args) if move else None
+            try:
+                return await self._commits.add(command or ("EVALSHA", self._commit.sha, len(keys), *keys, *args))
+            except NoScriptError:
+                # Redis lost its script cache (restarted): load it and retry this one.
+                return await self._commit(keys=keys, args=args)
         if self.replica_acks:
             return await self._submit_replicated(keys, args)
-        sender = self._commits if self._shards is None else await self._sender(keys[0])
+        sender = await self._sender(keys[0])
         try:
             return await sender.call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
         except NoScriptError:
@@ -365,15 +408,12 @@ class Store(LeaseStore, RoomReads):
         keys = [self.k_room(room_id), self.k_log(room_id)]
         # The guards: the hash's version as of the room's last write that was not a
         # plain move, and the log's length (the action count) before this write.
-        logged = before.logged if before is not None else 0
-        count = before.actions if before is not None else actions - (log_entry is not None)
-        args: list[Any] = [
-            str(expected - logged),
-            str(count),
-            str(fence),
-            wid,
-            b"" if log_entry is None else pack(log_entry),
-        ]
+        # Integers are sent as they are (RESP writes them in decimal, as str() would).
+        if before is not None:
+            logged, count = before.logged, before.actions
+        else:
+            logged, count = 0, actions - (log_entry is not None)
+        args: list[Any] = [expected - logged, count, fence, wid, b"" if log_entry is None else packb(log_entry)]
         fields: list[Any] = []
         if before is None or status != before.status:
             fields += ["status", status]
@@ -387,27 +427,27 @@ class Store(LeaseStore, RoomReads):
             derived = before is not None and deadline == before.deadline
             send_deadline = not derived
         if before is None or outcome != before.outcome:
-            fields += ["outcome", b"" if outcome is None else pack(outcome)]
+            fields += ["outcome", b"" if outcome is None else packb(outcome)]
         if before is None or answered != before.answered:
-            fields += ["answered", pack(sorted(answered)) if answered else EMPTY_LIST]
+            fields += ["answered", packb(sorted(answered)) if answered else EMPTY_LIST]
         if before is None or start_key != before.start_key:
             fields += ["start_key", start_key]
         if before is None or hidden != before.hidden:
-            fields += ["hidden", str(hidden)]
+            fields += ["hidden", hidden]
         if seats is not None:
-            fields += ["seats", pack(seats)]
+            fields += ["seats", packb(seats)]
         move = self.plain_moves and not fields and derived and snapshot is None and log_entry is not None and actions == count + 1
         if not move:
             # The hash too: the new version, the write id, the action count, what changed.
             if send_deadline:
                 fields += ["deadline", "" if deadline is None else repr(deadline)]
-            args.append(str(version))
+            args.append(version)
             if snapshot is not None:
                 keys.append(self.k_snap(room_id))
-                args += [str(actions), pack(snapshot)]
-            args += ["actions", str(actions), *fields]
+                args += [actions, packb(snapshot)]
+            args += ["actions", actions, *fields]
         try:
-            result = int(await self._submit(keys, args))
+            result = int(await self._submit(keys, args, move))
         except NotReplicated as exc:
             if int(exc.result) == 1:
                 raise OutcomeUnknown(f"room {room_id}: write {wid} is in at the master, but {exc}") from exc

@@ -92,8 +92,77 @@ def test_pack_is_the_resp_redis_reads(packer) -> None:
     """With hiredis (the speed extra) or without, the same bytes; a float is refused."""
     expected = b"*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nv\r\n\r\n$2\r\n12\r\n*1\r\n$4\r\nPING\r\n"
     assert packer([("SET", "k", b"v\r\n", 12), ("PING",)]) == expected
+    # A command given as bytes is its RESP already (a plain move's, server.store.move_command).
+    assert packer([("SET", "k", b"v\r\n", 12), b"*1\r\n$4\r\nPING\r\n"]) == expected
+    assert packer([b"*1\r\n$4\r\nPING\r\n"]) == b"*1\r\n$4\r\nPING\r\n"
     with pytest.raises(TypeError):
         packer([("SET", "k", 1.5)])
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+async def test_replies_split_anywhere_or_run_together_are_parsed_alike() -> None:
+    """Redis may deliver a batch's replies in pieces cut anywhere, or several batches'
+    replies in one read: each batch gets its own, in order."""
+    wire = b":1\r\n:-2\r\n-NOSCRIPT No matching script\r\n:30\r\n"
+    for cuts in [(), (1,), (2, 3), (4, 5, 9, 12), tuple(range(1, len(wire)))]:
+        pipe = CommitPipe(timeout=None)
+        pipe.transport = _Transport()  # type: ignore[assignment]
+        got: list[object] = []
+        pipe.send([("A",), ("B",)], got.append)
+        pipe.send([("C",), ("D",)], got.append)
+        for start, end in zip((0, *cuts), (*cuts, len(wire)), strict=True):
+            pipe.data_received(wire[start:end])
+        assert got[0] == [1, -2], cuts
+        assert isinstance(got[1], list) and isinstance(got[1][0], NoScriptError) and got[1][1] == 30, cuts
+        assert not pipe.closed and not pipe._buf
+
+
+async def test_a_reply_nobody_asked_for_closes_the_channel() -> None:
+    pipe = CommitPipe(timeout=None)
+    pipe.transport = _Transport()  # type: ignore[assignment]
+    got: list[object] = []
+    pipe.send([("A",)], got.append)
+    pipe.data_received(b":1\r\n:2\r\n")
+    assert got == [[1]] and pipe.closed
+
+
+async def test_each_batch_times_out_its_own_timeout_after_it_was_sent(redis_url: str, key_prefix: str) -> None:
+    """One timer watches every batch in flight: a batch sent while it is armed for an
+    earlier one (answered since) still gets its whole timeout, and no more."""
+    proxy = FaultProxy(redis_url)
+    client = aioredis.Redis.from_url(await proxy.start())
+    sha = await client.script_load(INCR_BY)
+    key = f"{key_prefix}{{pipe}}:w"
+    pipe = await CommitPipe.open(client, timeout=0.4)
+    loop = asyncio.get_running_loop()
+    try:
+        assert await pipe.roundtrip([("EVALSHA", sha, 1, key, 1)]) == [1]  # arms the timer
+        await asyncio.sleep(0.25)
+        proxy.drop_reply(key.encode())
+        sent = loop.time()
+        with pytest.raises(RedisTimeoutError):
+            await pipe.roundtrip([("EVALSHA", sha, 1, key, 1)])
+        waited = loop.time() - sent
+        assert 0.38 <= waited < 3.0, waited
+        assert pipe.closed
+    finally:
+        pipe.close()
+        await client.delete(key)
+        await client.aclose()
+        await proxy.stop()
 
 
 async def test_commands_of_one_turn_of_the_loop_leave_as_one_batch(redis_url: str, key_prefix: str) -> None:

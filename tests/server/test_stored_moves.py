@@ -12,14 +12,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from engines.base import GameError
 from engines.registry import get_engine
+from server.commit_pipe import _pack_python, pack
 from server.metrics import Metrics
 from server.room import Room
 from server.seats import SeatState
-from server.store import StaleWriteError, StorageUnavailable, Store
+from server.store import StaleWriteError, StorageUnavailable, Store, move_command
 from tests.server.test_stored_fields import stored_as_live
 
 pytestmark = pytest.mark.redis
@@ -113,11 +116,11 @@ async def test_a_move_sent_twice_is_in_once_settled_one_way_and_a_fenced_one_wri
     sent: list[tuple[list[str], list[Any]]] = []
     lose = ""  # "write": neither the write nor its reply arrives; "reply": only the reply is lost
 
-    async def recording(keys: list[str], args: list[Any]) -> Any:
+    async def recording(keys: list[str], args: list[Any], move: bool = False) -> Any:
         sent.append((keys, args))
         if lose == "write":
             raise RedisConnectionError("the write never arrived")
-        result = await submit(keys, args)
+        result = await submit(keys, args, move)
         if lose == "reply":
             raise RedisConnectionError("the reply was lost")
         return result
@@ -247,3 +250,43 @@ async def test_a_move_deadline_is_derived_from_the_move_and_restores_exactly(ser
     again = await server_factory()
     restored = again.lobby.rooms[room]
     assert restored.deadline == last and restored.version == version and restored.logged == 6
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    prefix=st.text(max_size=12).filter(lambda p: "{" not in p and "}" not in p),
+    room_id=st.text(min_size=1, max_size=10),
+    guards=st.tuples(st.integers(-5, 10**12), st.integers(0, 10**9), st.integers(1, 10**6)),
+    wid=st.text(alphabet="0123456789abcdef", min_size=1, max_size=24),
+    entry=st.one_of(st.binary(min_size=1, max_size=300), st.binary(min_size=1000, max_size=1100)),
+    sha=st.sampled_from(["a" * 40, "0123456789abcdef0123456789abcdef01234567", "short"]),
+)
+def test_a_plain_moves_command_is_written_as_pack_writes_it(prefix, room_id, guards, wid, entry, sha) -> None:
+    """`move_command` writes a plain move's EVALSHA in one piece: the bytes
+    `commit_pipe.pack` makes of the command, or None (then the command is sent as it
+    is) when a key is not ASCII, an argument 1 KiB or longer, or the sha not 40 digits."""
+    keys = [f"{prefix}room:{{{room_id}}}", f"{prefix}room:{{{room_id}}}:log"]
+    args = [*guards, wid, entry]
+    written = move_command(sha, keys, args)
+    if (prefix + room_id).isascii() and len(sha) == 40 and len(entry) < 1024:
+        assert written == pack([("EVALSHA", sha, 2, *keys, *args)]) == _pack_python([("EVALSHA", sha, 2, *keys, *args)])
+    else:
+        assert written is None
+
+
+async def test_every_commit_batch_is_told_to_the_metrics_hook(redis_url, key_prefix) -> None:
+    """`Store.on_batch` (the /metrics commit count and latency) hears of each batch the
+    commits leave in, with its size and its round trip."""
+    store = Store(redis_url, key_prefix)
+    heard: list[tuple[int, float]] = []
+    store.on_batch = lambda size, seconds: heard.append((size, seconds))
+    try:
+        assert await store.create_room("hook", {"game": "x"}, [{}, {}]) == 1
+        await store.commit("hook", expected=0, version=1, fence=1, status="playing", seats=None,
+                           deadline=None, outcome=None, actions=0)
+        assert len(heard) == 1 and heard[0][0] == 1 and 0 < heard[0][1] < 5
+        await store.commit("hook", expected=1, version=2, fence=1, status="playing", seats=None, deadline=None,
+                           outcome=None, actions=1, log_entry={"v": 2, "seat": 0, "action": "a", "ts": 1.0})
+        assert [size for size, _ in heard] == [1, 1]
+    finally:
+        await store.close()
