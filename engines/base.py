@@ -191,13 +191,17 @@ class GameInfo:
 # ----------------------------------------------------------------------------- results
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Transition(Generic[S]):
     """What `apply` returns: the new state and the public events the table saw.
 
     Events are plain msgpack-able dicts with a "type" key. They are PUBLIC: every
     seat and spectator receives them unchanged, so an engine never puts hidden data
     in an event; private consequences show up only in the acting seat's view.
+
+    Never changed once built (nothing assigns to one), but not frozen: a frozen
+    dataclass sets each field through `object.__setattr__`, and one is built on every
+    move of every game (slots and plain assignment: ~2,800 instructions less each).
     """
 
     state: S

@@ -130,8 +130,7 @@ class RoomStorage:
                     "the room was reloaded from storage (an earlier change was applied); look at it and try again",
                     {"outcome": "not_applied"},
                 )
-        now = time.time()
-        same = _same_seats(cand.seats, self.seats)
+        same = cand.seats is self.seats or _same_seats(cand.seats, self.seats)  # a move: the room's own list
         try:
             move = await self.store.commit(
                 self.id,
@@ -145,8 +144,7 @@ class RoomStorage:
                 actions=cand.actions,
                 log_entry=cand.log_entry,
                 snapshot=cand.snapshot,
-                now=now,
-                answered=cand.answered,
+                answered=cand.answered,  # `now` left out: the store reads the clock if the room finished
                 start_key=cand.start_key,
                 hidden=cand.hidden,
                 before=self,  # as stored at self.version: unchanged fields are not sent
