@@ -73,9 +73,9 @@ def binary_header(size: int) -> bytes:
     return b"\x82\x7f" + size.to_bytes(8, "big")
 
 
-# binary_header's bytes without its call: a table under 126 bytes (most patches), a
-# packer up to 64 KiB.
-_SHORT_HEADERS = [binary_header(size) for size in range(126)]
+# binary_header's bytes without its call: a table under 1 KiB (patches, legal lists:
+# most frames; ~40 KB for the process), a packer up to 64 KiB.
+_SHORT_HEADERS = [binary_header(size) for size in range(1024)]
 _MEDIUM_HEADER = struct.Struct(">BBH").pack
 _OPEN = State.OPEN  # an enum member read from its class costs a lookup through the metaclass
 
@@ -200,7 +200,7 @@ class Connection:
             # What send_binary would append, framed here: a server frame is unmasked
             # and no extension is ever negotiated (compression=None), so it is a
             # header and the payload. Same list, so order with pongs and close holds.
-            if length < 126:
+            if length < 1024:
                 writes.append(_SHORT_HEADERS[length] + frame)
             elif length < 65536:
                 writes.append(_MEDIUM_HEADER(0x82, 126, length) + frame)

@@ -17,7 +17,7 @@ from server.config import Config
 from server.connection import FRAME_OVERHEAD, Connection, binary_header
 from server.metrics import Metrics
 
-BOUNDARIES = [0, 1, 125, 126, 127, 65535, 65536, 65537]
+BOUNDARIES = [0, 1, 125, 126, 127, 1023, 1024, 1025, 65535, 65536, 65537]
 
 
 @pytest.mark.parametrize("size", BOUNDARIES)
@@ -47,7 +47,7 @@ class _Transport:
 
 
 def test_push_frames_as_websockets_at_every_length() -> None:
-    """push frames in place from a table (under 126 bytes), a packer (under 64 KiB) or
+    """push frames in place from a table (under 1 KiB), a packer (under 64 KiB) or
     binary_header: the bytes websockets would write, at and around every boundary; the
     bytes counted against max_write_buffer as before (payload + FRAME_OVERHEAD each)."""
     flushes: list[Any] = []
