@@ -112,12 +112,14 @@ PASS = Move(())
 
 
 def format_move(move: Move) -> str:
+    if not move.trample:
+        # Every slide and step (and the pass) by its path, one lookup: a room formats
+        # each move twice (its log entry, the state's `last_move`).
+        text = PATH_TEXTS.get(move.path)
+        if text is not None:
+            return text
     path = move.path
-    if not path:
-        return "pass"
-    if len(path) == 2 and not move.trample:
-        # One shared str per step or slide: a view's `quiet_moves` then repeats the
-        # previous view's objects, which the diff passes by identity.
+    if len(path) == 2 and not move.trample:  # not along a line: an illegal move's text
         return _pair(path[0], path[1])
     return ("x" if move.trample else "-").join([NAMES[i] for i in path])
 
@@ -220,7 +222,7 @@ def _pair(i: int, j: int) -> str:
 # white slide's text is then read off, not built (the legal list is written after every
 # move), and a ray off the board costs nothing.
 RAY_STEPS: tuple[tuple[tuple[tuple[int, str], ...], ...], ...] = tuple(
-    tuple(tuple((j, f"{NAMES[i]}-{NAMES[j]}") for j in ray) for ray in rays if ray) for i, rays in enumerate(RAYS)
+    tuple(tuple((j, _pair(i, j)) for j in ray) for ray in rays if ray) for i, rays in enumerate(RAYS)
 )
 # A cell past the end of every ray, which `white_notation` reads as a stone.
 PAST_END = len(CELLS)
@@ -239,6 +241,12 @@ RAY_HEADS: tuple[tuple[tuple[int, str, int, str, tuple[tuple[int, str], ...]], .
 SLIDE_CELLS: dict[tuple[int, int], tuple[int, ...]] = {
     (i, ray[k]): ray[: k + 1] for i, rays in enumerate(RAYS) for ray in rays for k in range(len(ray))
 }
+
+# The text of every slide or step (a step is a slide of one cell) by its path, and the
+# pass's: `format_move`. One shared str per step or slide (`_pair`'s): a view's
+# `quiet_moves` then repeats the previous view's objects, which the diff passes by identity.
+PATH_TEXTS: dict[tuple[int, ...], str] = {(): "pass", **{(i, j): _pair(i, j) for i, j in SLIDE_CELLS}}
+
 
 
 # Per piece, a table `bytes.translate` turns a board into 1 where that piece stands

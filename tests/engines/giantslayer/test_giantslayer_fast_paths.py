@@ -19,11 +19,14 @@ from engines.giantslayer import (
     CELLS,
     EMPTY,
     NAMES,
+    PASS,
     WHITE,
     Giantslayer,
     GiantslayerState,
+    Move,
     format_move,
     moves_for,
+    parse_move,
 )
 from engines.giantslayer.board import (
     CENTRE,
@@ -129,3 +132,19 @@ def test_legal_notation_lists_every_move_in_order_on_random_boards() -> None:
     for board in random_boards(3, 4000):
         assert white_notation(board) == [format_move(m) for m in white_moves(board)]
         assert black_notation(board) == [format_move(m) for m in black_moves(board)]
+
+
+def test_moves_are_written_as_the_notation_says() -> None:
+    # GS-14: `from-to` for a slide or step, `from x landing x …` for a trample chain,
+    # `pass`; any two cells for a move that is not along a line (an illegal move's text).
+    def plain(move: Move) -> str:
+        if not move.path:
+            return "pass"
+        return ("x" if move.trample else "-").join(NAMES[i] for i in move.path)
+
+    moves = [PASS, *(Move((i, j)) for i in range(len(CELLS)) for j in range(len(CELLS)))]
+    for board in random_boards(4, 300):
+        moves += white_moves(board) + black_moves(board)
+    for move in moves:
+        assert format_move(move) == plain(move)
+        assert parse_move(format_move(move)) == move
