@@ -93,16 +93,19 @@ _UNIT_KEYS: dict[tuple[int, int], dict[str, tuple[int, int, int, int]]] = {}
 Units = list[tuple[tuple[int, int, int, int], str, int]]  # (order key, token, free), sorted
 
 
-def _pieces(tokens: dict[str, list[int]], mover: int, players: int) -> tuple[Units, int, list[tuple[bool, str]]]:
+def _pieces(tokens: dict[str, list[int]], mover: int, players: int,
+            keys: dict[str, tuple[int, int, int, int]] | None = None) -> tuple[Units, int, list[tuple[bool, str]]]:
     """What a hex offers `mover`, whatever the size: its unused single-strength pieces
     by token in `_unit_key` order (logs only beside a figure), how many in all, and
-    its unused chiefs (own or not)."""
+    its unused chiefs (own or not). `keys` is `_unit_keys(mover, players)` (a caller
+    looking at every hex passes it)."""
     figure_here = False
     for token in tokens:
         if token[0] in FIGURE_KINDS:
             figure_here = True
             break
-    keys = _unit_keys(mover, players)
+    if keys is None:
+        keys = _unit_keys(mover, players)
     units: Units = []
     chiefs: list[tuple[bool, str]] = []
     have = 0
@@ -144,6 +147,28 @@ def _pick(units: Units, have: int, chiefs: list[tuple[bool, str]], size: int) ->
     return best[0], best[2]
 
 
+def _cost(units: Units, have: int, chiefs: list[tuple[bool, str]], size: int) -> Cost | None:
+    """`_pick(...)[0]` without the pieces: the least cost of the options (ties between
+    options are broken on the pieces, which leave the cost as it is)."""
+    best: Cost | None = None
+    if have >= size:
+        left, a, b, c = size, 0, 0, 0
+        for key, _, n in units:
+            take = n if n < left else left
+            a += key[0] * take
+            b += key[1] * take
+            c += key[2] * take
+            left -= take
+            if not left:
+                break
+        best = (a, b, c, size)
+    for own, _ in chiefs:
+        option = (0, 1, 0, 1) if own else (size, 0, 0, 1)
+        if best is None or option < best:
+            best = option
+    return best
+
+
 def best_use(
     tokens: dict[str, list[int]], mover: int, size: int, players: int
 ) -> tuple[Cost, tuple[str, ...]] | None:
@@ -181,15 +206,18 @@ def enter_costs(state: GameState, mover: int, size: int) -> dict[Hex, Cost]:
 def enter_costs_by_size(state: GameState, mover: int, sizes: Iterable[int]) -> dict[int, dict[Hex, Cost]]:
     """`enter_costs` for each of `sizes`, each hex's pieces sorted out once for all."""
     out: dict[int, dict[Hex, Cost]] = {size: {} for size in sizes}
+    if not out:
+        return out
     players = state.players
+    keys = _unit_keys(mover, players)
     for cell, tokens in state.board.items():
-        units, have, chiefs = _pieces(tokens, mover, players)
+        units, have, chiefs = _pieces(tokens, mover, players, keys)
         if not have and not chiefs:
             continue
         for size, costs in out.items():
-            found = _pick(units, have, chiefs, size)
+            found = _cost(units, have, chiefs, size)
             if found is not None:
-                costs[cell] = found[0]
+                costs[cell] = found
     return out
 
 
@@ -267,8 +295,11 @@ def _collect(state: GameState, seat: int, text: bool) -> list[Any]:
     p = state.seats[seat]
     out: list[Any] = []
     statues = state.statues
-    sids = sorted(statues, key=_sid_key)
-    movable = [(sid, statues[sid]) for sid in sids if may_move(statues[sid], seat)]
+    sids = sorted(statues, key=_SID_KEYS.__getitem__) if len(_SID_KEYS) < _SID_KEYS_MAX else sorted(statues, key=_sid_key)
+    # may_move, inlined (GI-18): in front of the seat's screen, or on the board unmarked or marked by it
+    movable = [(sid, statue) for sid in sids
+               if (statue.front == seat if (statue := statues[sid]).front is not None
+                   else statue.marker is None or statue.marker == seat)]
     costs = enter_costs_by_size(state, seat, sorted({statue.size for _, statue in movable}))
     # Statues of one size on one hex (the Moai in front of a screen all stand at Q)
     # reach the same hexes by the same routes: found once, in listing order, as
@@ -315,6 +346,19 @@ def _collect(state: GameState, seat: int, text: bool) -> list[Any]:
 
 def _sid_key(sid: str) -> tuple[str, int]:
     return (sid[0], int(sid[1:]))
+
+
+class _SidKeys(dict[str, tuple[str, int]]):
+    """`_sid_key` of each statue id seen (a game makes a few dozen: M1.., H1..), so
+    sorting the statues calls no Python function per id; bounded by _SID_KEYS_MAX."""
+
+    def __missing__(self, sid: str) -> tuple[str, int]:
+        key = self[sid] = _sid_key(sid)
+        return key
+
+
+_SID_KEYS = _SidKeys()
+_SID_KEYS_MAX = 1024
 
 
 def _statue(state: GameState, sid: str, seat: int) -> Statue:

@@ -107,3 +107,10 @@ def test_transport_lists_and_default_pieces_are_the_rule(players: int, seed: int
             shared += len(movable) > len(set(movable))
         state = ENGINE.apply_text(state, seat, rng.choice(legal)).state
     assert seen > 20 and shared > 0  # some statues of one size shared a hex
+
+
+def test_no_size_asked_costs_no_look_at_the_board() -> None:
+    """Nothing movable (no size asked for): no entering costs, and a list of the rest."""
+    state = ENGINE.new_game(2, {}, 5)
+    assert enter_costs_by_size(state, 0, ()) == {}
+    assert enter_costs_by_size(state, 0, (1, 2)) == {1: {}, 2: {}}  # nobody stands anywhere yet
