@@ -79,7 +79,7 @@ def _public_seat(state: GameState, seat: int, was: dict[str, Any] | None = None)
 # so a room that packs its state frees it too. Views are read, never changed.
 class _Memo:
     __slots__ = ("ahu", "board", "faces", "forests", "offer", "order", "own", "passed", "phase", "public",
-                 "seats", "statues", "stock")
+                 "seats", "statues", "stock", "template")
 
     def __init__(self, state: GameState) -> None:
         self.phase, self.board, self.statues, self.seats = state.phase, state.board, state.statues, state.seats
@@ -87,6 +87,7 @@ class _Memo:
         self.forests, self.faces, self.order = state.forests, state.faces, state.order
         self.public: dict[str, Any] = {}
         self.own: dict[int | None, tuple[dict[str, Any], dict[str, Any] | None, list[Any] | None]] = {}
+        self.template: dict[str, Any] | None = None  # `view`'s, built by the first view of the state
 
 
 # The view key of every land hex (where pieces stand), written once: a board change
@@ -241,27 +242,32 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
         if own is None:
             own = memo.own[seat] = _own(state, seat, None, None)
         ahu, screen, bid = own
-    data: dict[str, Any] = {
-        "game": "giants",
-        "players": state.players,
-        "you": seat,
-        "turn": state.turn,
-        "phase": state.phase,
-        "first": state.first,
-        "seed_commitment": public["seed_commitment"],
-        "dice": public["dice"],
-        "offer": public["offer"],
-        "stock": public["stock"],
-        "tablets": state.tablets,
-        "headdresses": state.headdresses,
-        "neutrals": state.neutrals,
-        "order": public["order"],
-        "forests": public["forests"],
-        "board": public["board"],
-        "statues": public["statues"],
-        "ahu": ahu,
-        "seats": public["seats"],
-    }
+    template = memo.template
+    if template is None:  # what every seat sees of this state, in the view's key order
+        template = memo.template = {
+            "game": "giants",
+            "players": state.players,
+            "you": None,  # the viewer's, below
+            "turn": state.turn,
+            "phase": state.phase,
+            "first": state.first,
+            "seed_commitment": public["seed_commitment"],
+            "dice": public["dice"],
+            "offer": public["offer"],
+            "stock": public["stock"],
+            "tablets": state.tablets,
+            "headdresses": state.headdresses,
+            "neutrals": state.neutrals,
+            "order": public["order"],
+            "forests": public["forests"],
+            "board": public["board"],
+            "statues": public["statues"],
+            "ahu": None,  # the viewer's, below
+            "seats": public["seats"],
+        }
+    data = template.copy()  # the same keys in the same order: the diff passes it by identity
+    data["you"] = seat
+    data["ahu"] = ahu
     if seat is not None and not over:
         data["screen"] = screen
         data["my_bid"] = bid

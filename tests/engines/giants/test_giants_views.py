@@ -179,3 +179,31 @@ def test_snapshot_round_trips_hidden_parts_exactly() -> None:
     data = msgpack.unpackb(msgpack.packb(ENGINE.snapshot(state)), raw=False)
     restored = ENGINE.restore(data)
     assert restored == state
+
+
+VIEW_ORDER = ["game", "players", "you", "turn", "phase", "first", "seed_commitment", "dice", "offer", "stock",
+              "tablets", "headdresses", "neutrals", "order", "forests", "board", "statues", "ahu", "seats"]
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_each_view_is_its_viewers_own_map_in_one_key_order(players: int) -> None:
+    """GI-28: the views of one state are built from what every seat sees, each its own map
+    with the viewer's `you`, Ahu owners and screen (a view built for another seat later
+    leaves it as it was); every view lists its keys in one order (the diff walks maps
+    with the same keys in the same order by identity)."""
+    rng = random.Random(5 + players)
+    state = ENGINE.new_game(players, {}, 900 + players)
+    viewers: list[int | None] = [None, *range(players)]
+    while ENGINE.outcome(state) is None:
+        views = {seat: ENGINE.view(state, seat) for seat in viewers}
+        for seat, view in views.items():
+            own = ["screen", "my_bid"] if seat is not None else []
+            assert list(view) == VIEW_ORDER + own
+            assert view["you"] == seat and view["turn"] == state.turn and view["phase"] == state.phase
+            afresh = ENGINE.view(ENGINE.restore(ENGINE.snapshot(state)), seat)
+            assert msgpack.packb(view) == msgpack.packb(afresh)
+        assert len({id(v) for v in views.values()}) == len(viewers)
+        seat = rng.choice(sorted(ENGINE.to_act(state)))
+        state = ENGINE.apply_text(state, seat, rng.choice(ENGINE.legal_notation(state, seat))).state
+    over = ENGINE.view(state, 0)
+    assert list(over) == [*VIEW_ORDER, "seed", "screens"] and over["you"] == 0
