@@ -106,7 +106,7 @@ def legal_edit_joined(base: str, new: Sequence[str], sep: str) -> list[Splice] |
         return legal_edit(base.split(sep), new)
     text = sep.join(new)
     distinct = set(new)
-    if len(distinct) != len(new) or text.count(sep) != len(new) - 1:
+    if len(distinct) != len(new) or sep in "".join(new):
         return legal_edit(base.split(sep), new)  # repeated entries (None), or ambiguous
     # Both lists with a separator at each end: every entry lies between two seps.
     a, b = f"{sep}{base}{sep}", f"{sep}{text}{sep}"

@@ -127,6 +127,16 @@ def test_the_joined_base_edit_is_legal_edit_with_changes_spread_over_the_list() 
         assert legal_edit_joined(text, new, "\n") == legal_edit(base, new), (base, new)
 
 
+@pytest.mark.parametrize("odd", ["a\nb", "\nb", "a\n", "\n", "\n\n"])
+def test_an_entry_holding_the_separator_anywhere_is_edited_as_legal_edit_does(odd: str) -> None:
+    """A separator at an entry's start, end or alone (the joined text then reads as
+    other entries): the plain rule's answer, whatever the joined texts share."""
+    base = ["m1", "m2", "m3", "m4"]
+    for new in (["m1", odd, "m3", "m4"], ["m1", "m2", "m3", odd], [odd, "m2", "m3", "m4"], [odd], ["m1", "m4", odd]):
+        text = "\n".join(base)
+        assert legal_edit_joined(text, new, "\n") == legal_edit(text.split("\n"), new), new
+
+
 @pytest.mark.parametrize(("game", "rules"), [("giants", None), ("giantslayer", None), ("causeway", "barrier")])
 def test_the_joined_base_edit_is_legal_edit_in_real_games(game: str, rules: str | None) -> None:
     """Each seat's next list in random games: GIANTS (bids GI-8, placement GI-12..GI-17,
