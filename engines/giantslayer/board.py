@@ -277,21 +277,35 @@ def white_notation(board: bytes) -> list[str]:
     return out
 
 
-# For each cell, its neighbours on the board as (cell, notation of the step there).
-NEIGHBOUR_STEPS: tuple[tuple[tuple[int, str], ...], ...] = tuple(
-    tuple((j, _pair(i, j)) for j in NEIGHBOURS[i] if j != NO_CELL) for i in range(len(CELLS))
+# For each cell, per direction with a neighbour on the board: that neighbour, the step's
+# notation, and the cell a jump over it lands on (PAST_END if none): `black_notation`
+# looks at each neighbour once for a step and for a jump.
+BLACK_STEPS: tuple[tuple[tuple[int, str, int], ...], ...] = tuple(
+    tuple(
+        (NEIGHBOURS[i][d], _pair(i, NEIGHBOURS[i][d]), JUMPS[i][d] if JUMPS[i][d] != NO_CELL else PAST_END)
+        for d in range(6)
+        if NEIGHBOURS[i][d] != NO_CELL
+    )
+    for i in range(len(CELLS))
 )
 
 
 def black_notation(board: bytes) -> list[str]:
-    """`black_moves` in notation, same order."""
+    """`black_moves` in notation, same order: a stone's steps, then its trample chains."""
     out: list[str] = []
     append = out.append
     work = list(board)  # the board as the chains change it (restored after each)
+    work.append(WHITE)  # PAST_END: never a vacant landing
     for i in compress(CELL_NUMBERS, board.translate(ONLY[BLACK])):
-        for j, text in NEIGHBOUR_STEPS[i]:
-            if not work[j]:
+        jumps = False
+        for j, text, land in BLACK_STEPS[i]:
+            piece = work[j]
+            if not piece:
                 append(text)
+            elif piece == WHITE and not work[land]:
+                jumps = True
+        if not jumps:
+            continue
         work[i] = EMPTY  # the jumping stone's own cell is vacant once it leaves
         for over, land, name in JUMP_STEPS[i]:  # `_trample_text`'s first jump, inlined
             if work[over] == WHITE and not work[land]:
