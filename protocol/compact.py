@@ -218,7 +218,10 @@ def _walk_part(old: Any, new: Any, cpath: list[Any], refs: Mapping[str, int], co
                     cops.append([SET, *cpath, ck, v])
                     direct += 1
                 continue
-            direct += _walk_part(w, v, [*cpath, ck], refs, cops, shared, False)
+            if type(v) is dict:
+                direct += _walk_part(w, v, [*cpath, ck], refs, cops, shared, False)
+            else:  # a list (short, in a view's parts) walks about as fast as its ops are looked up
+                direct += _walk(w, v, [*cpath, ck], refs, cops)
         got = 0
         if len(cops) - start >= _WHOLE_CHECK and 2 * direct >= len(new):
             got = _whole_compact(cpath, new, refs, cops, start, 0)
