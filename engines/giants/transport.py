@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, cast
 
 from engines.base import Event, IllegalActionError
 from engines.giants.actions import Crown, Erect, Look, Mark, Pass, Transport
@@ -234,8 +234,14 @@ def routes(
     return _routes_from(statue.hex, enter)
 
 
-def _routes_from(start_hex: Hex, enter: dict[Hex, Cost]) -> dict[Hex, list[Hex]]:
-    """`routes` of a statue on `start_hex` whose size gave `enter`."""
+_UNKNOWN: Any = object()  # an entering cost not worked out yet (`_routes_from`'s `fill`)
+
+
+def _routes_from(start_hex: Hex, enter: Mapping[Hex, Cost | None],
+                 fill: Callable[[Hex], Cost | None] | None = None) -> dict[Hex, list[Hex]]:
+    """`routes` of a statue on `start_hex` whose size gave `enter`. With `fill`, `enter`
+    holds the costs worked out so far (None: too weak) and `fill` works out the cost of a
+    hex not in it, which is kept there: a search looks at a few hexes of the board only."""
     best: dict[Hex, Cost] = {start_hex: ZERO}
     parent: dict[Hex, Hex] = {}
     heap: list[tuple[Cost, Hex]] = [(ZERO, start_hex)]
@@ -244,7 +250,12 @@ def _routes_from(start_hex: Hex, enter: dict[Hex, Cost]) -> dict[Hex, list[Hex]]
         if best.get(cell) != cost:
             continue
         for nb in ISLAND.neighbors[cell]:
-            step = enter.get(nb)
+            step = enter.get(nb, _UNKNOWN)
+            if step is _UNKNOWN:
+                if fill is None:
+                    continue
+                step = fill(nb)
+                cast("dict[Hex, Cost | None]", enter)[nb] = step  # `fill`'s callers pass a dict
             if step is None or nb == start_hex:
                 continue
             new = (cost[0] + step[0], cost[1] + step[1], cost[2] + step[2], cost[3] + step[3])
@@ -300,7 +311,25 @@ def _collect(state: GameState, seat: int, text: bool) -> list[Any]:
     movable = [(sid, statue) for sid in sids
                if (statue.front == seat if (statue := statues[sid]).front is not None
                    else statue.marker is None or statue.marker == seat)]
-    costs = enter_costs_by_size(state, seat, sorted({statue.size for _, statue in movable}))
+    # Entering costs per size, worked out for the hexes the searches look at (a few of
+    # the board's): each hex's pieces sorted out once for all sizes (enter_costs_by_size,
+    # lazily).
+    board, players, keys = state.board, state.players, _unit_keys(seat, state.players)
+    pieces: dict[Hex, tuple[Units, int, list[tuple[bool, str]]] | None] = {}
+    costs: dict[int, dict[Hex, Cost | None]] = {}
+    fills: dict[int, Callable[[Hex], Cost | None]] = {}
+
+    def fill_for(size: int) -> Callable[[Hex], Cost | None]:
+        def fill(cell: Hex) -> Cost | None:
+            found = pieces.get(cell, _UNKNOWN)
+            if found is _UNKNOWN:
+                tokens = board.get(cell)
+                found = pieces[cell] = _pieces(tokens, seat, players, keys) if tokens else None
+            if found is None or (not found[1] and not found[2]):
+                return None
+            return _cost(found[0], found[1], found[2], size)
+        return fill
+
     # Statues of one size on one hex (the Moai in front of a screen all stand at Q)
     # reach the same hexes by the same routes: found once, in listing order, as
     # notation or as path tuples.
@@ -308,7 +337,10 @@ def _collect(state: GameState, seat: int, text: bool) -> list[Any]:
     for sid, statue in movable:
         paths = reached.get((statue.hex, statue.size))
         if paths is None:
-            reach = _routes_from(statue.hex, costs[statue.size])
+            size = statue.size
+            if size not in costs:
+                costs[size], fills[size] = {}, fill_for(size)
+            reach = _routes_from(statue.hex, costs[size], fills[size])
             cells = sorted(reach, key=_row_col)
             if text:
                 hexes = _HEX_TEXT
