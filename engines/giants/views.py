@@ -79,7 +79,7 @@ def _public_seat(state: GameState, seat: int, was: dict[str, Any] | None = None)
 # so a room that packs its state frees it too. Views are read, never changed.
 class _Memo:
     __slots__ = ("ahu", "board", "faces", "forests", "offer", "order", "own", "passed", "phase", "public",
-                 "seats", "statues", "stock", "template")
+                 "seats", "sources", "statues", "stock", "template")
 
     def __init__(self, state: GameState) -> None:
         self.phase, self.board, self.statues, self.seats = state.phase, state.board, state.statues, state.seats
@@ -88,6 +88,9 @@ class _Memo:
         self.public: dict[str, Any] = {}
         self.own: dict[int | None, tuple[dict[str, Any], dict[str, Any] | None, list[Any] | None]] = {}
         self.template: dict[str, Any] | None = None  # `view`'s, built by the first view of the state
+        # Per seat: what its public part and its screen are made of (`_sources`), to
+        # tell the next state's seats that changed by one comparison each.
+        self.sources: list[tuple[tuple[Any, ...], tuple[Any, ...]]] = []
 
 
 # The view key of every land hex (where pieces stand), written once: a board change
@@ -123,7 +126,8 @@ def _statues(state: GameState, last: _Memo | None, was: dict[str, Any]) -> dict[
     if statues == before:
         return was
     get = before.get
-    return {sid: was[sid] if get(sid) == st else _statue(st) for sid, st in statues.items()}
+    # A statue a move left alone is the very object (`successor`): no field comparison
+    return {sid: was[sid] if (old := get(sid)) is st or old == st else _statue(st) for sid, st in statues.items()}
 
 
 def _seat_source(state: GameState | _Memo, seat: int) -> tuple[Any, ...]:
@@ -136,10 +140,18 @@ def _seat_source(state: GameState | _Memo, seat: int) -> tuple[Any, ...]:
     )
 
 
-def _seats(state: GameState, last: _Memo | None, was: dict[str, Any]) -> dict[str, Any]:
+def _sources(state: GameState) -> list[tuple[tuple[Any, ...], tuple[Any, ...]]]:
+    """Per seat: its `_seat_source` (the Ahu it looked under among it) and what only it
+    sees (`_screen`, its bid): the ancestor's equal, the seat's parts are the ancestor's."""
+    return [(_seat_source(state, s), (p.workers, p.chief, p.sorcerer, p.markers, p.tablets, p.logs, p.bases, p.bid))
+            for s, p in enumerate(state.seats)]
+
+
+def _seats(state: GameState, last: _Memo | None, was: dict[str, Any], sources: list[Any]) -> dict[str, Any]:
     if last is None:
         return {str(s): _public_seat(state, s) for s in range(state.players)}
-    changed = [s for s in range(state.players) if _seat_source(state, s) != _seat_source(last, s)]
+    before = last.sources
+    changed = [s for s in range(state.players) if sources[s][0] != before[s][0]]
     if not changed:
         return was
     return {str(s): _public_seat(state, s, was[str(s)]) if s in changed else was[str(s)] for s in range(state.players)}
@@ -153,6 +165,7 @@ def _memo(state: GameState) -> _Memo:
     last = memo if isinstance(memo, _Memo) else None
     new = _Memo(state)
     was = last.public if last is not None else {}
+    sources = new.sources = _sources(state)
     new.public = {
         "seed_commitment": was["seed_commitment"] if last is not None else dice.commitment(state.seed),
         "offer": was["offer"] if last is not None and last.offer == state.offer
@@ -165,12 +178,16 @@ def _memo(state: GameState) -> _Memo:
         "order": was["order"] if last is not None and last.order == state.order else list(state.order),
         "board": _board(state, last, was.get("board", {})),
         "statues": _statues(state, last, was.get("statues", {})),
-        "seats": _seats(state, last, was.get("seats", {})),
+        "seats": _seats(state, last, was.get("seats", {}), sources),
     }
     if last is not None and state.phase != OVER:  # the seats the ancestor was viewed by, now
         same_ahu = last.ahu == state.ahu
+        before = last.sources
         for seat, kept in list(last.own.items()):
-            new.own[seat] = _own(state, seat, last, kept, same_ahu)
+            if same_ahu and (seat is None or sources[seat] == before[seat]):
+                new.own[seat] = kept  # nothing it sees of its own changed
+            else:
+                new.own[seat] = _own(state, seat, last, kept, same_ahu)
     state.view_memo = new  # one store: a view in another thread sees the old memo or this
     return new
 
