@@ -56,6 +56,9 @@ class Bid:
     chief: bool
 
 
+_new_player = object.__new__
+
+
 @dataclass(slots=True)
 class Player:
     """One seat. Fields up to `bases` are behind the screen (private, GI-28)."""
@@ -79,12 +82,26 @@ class Player:
     looked: list[str] = field(default_factory=list)  # Ahu ids looked under (GI-23)
 
     def clone(self) -> Player:
-        return Player(
-            self.workers, self.chief, self.sorcerer, self.markers, self.tablets, self.logs,
-            self.bases, self.reserve_workers, self.reserve_markers, self.bid,
-            self.front_markers, self.front_workers, self.front_chief, self.spent_workers,
-            self.spent_chief, self.points, list(self.looked),
-        )
+        # Slot by slot, without the dataclass's __init__ call (two a move, `successor`)
+        new = _new_player(Player)
+        new.workers = self.workers
+        new.chief = self.chief
+        new.sorcerer = self.sorcerer
+        new.markers = self.markers
+        new.tablets = self.tablets
+        new.logs = self.logs
+        new.bases = self.bases
+        new.reserve_workers = self.reserve_workers
+        new.reserve_markers = self.reserve_markers
+        new.bid = self.bid
+        new.front_markers = self.front_markers
+        new.front_workers = self.front_workers
+        new.front_chief = self.front_chief
+        new.spent_workers = self.spent_workers
+        new.spent_chief = self.spent_chief
+        new.points = self.points
+        new.looked = list(self.looked)
+        return new
 
 
 @dataclass(slots=True)
@@ -160,6 +177,9 @@ def _shared_ahu() -> AhuState:
     return ahu
 
 
+_new_state = object.__new__
+
+
 @dataclass(slots=True)
 class GameState:
     players: int
@@ -203,14 +223,32 @@ class GameState:
     def successor(self) -> GameState:
         """The copy `apply` changes: hexes, statues and Ahu shared with this state, so
         change them only through the `own_*`/`*_piece` methods below."""
-        return GameState(
-            self.players, self.seed, self.first, self.turn, self.phase,
-            [p.clone() for p in self.seats], list(self.stock), list(self.offer),
-            list(self.faces), self.tablets, self.headdresses, self.neutrals,
-            dict(self.forests), dict(self.board), dict(self.statues), self.next_statue,
-            dict(self.ahu), self.current, list(self.passed),
-            list(self.order), self.claimed_in_round, self.reason, self.view_memo,
-        )
+        # Slot by slot, without the dataclass's __init__ call (once a move)
+        new = _new_state(GameState)
+        new.players = self.players
+        new.seed = self.seed
+        new.first = self.first
+        new.turn = self.turn
+        new.phase = self.phase
+        new.seats = [p.clone() for p in self.seats]
+        new.stock = list(self.stock)
+        new.offer = list(self.offer)
+        new.faces = list(self.faces)
+        new.tablets = self.tablets
+        new.headdresses = self.headdresses
+        new.neutrals = self.neutrals
+        new.forests = dict(self.forests)
+        new.board = dict(self.board)
+        new.statues = dict(self.statues)
+        new.next_statue = self.next_statue
+        new.ahu = dict(self.ahu)
+        new.current = self.current
+        new.passed = list(self.passed)
+        new.order = list(self.order)
+        new.claimed_in_round = self.claimed_in_round
+        new.reason = self.reason
+        new.view_memo = self.view_memo
+        return new
 
     def own_hex(self, cell: Hex) -> dict[str, list[int]]:
         """The tokens of `cell` as this state's own map, to change (created empty)."""

@@ -5,12 +5,13 @@ change the state it started from (GI-12 … GI-25 change hexes, statues and Ahu)
 from __future__ import annotations
 
 import random
+from dataclasses import fields
 from typing import Any
 
 import pytest
 from giants_builders import ENGINE
 
-from engines.giants.state import GameState, to_data
+from engines.giants.state import GameState, Player, to_data
 
 
 def _playout(players: int, seed: int, apply_on_clones: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
@@ -42,3 +43,24 @@ def test_successors_play_as_full_copies_and_leave_their_origin(
     shared = _playout(players, seed, False, monkeypatch)
     assert shared == _playout(players, seed, True, monkeypatch)
     assert len(shared) > 100  # a whole game, through every phase
+
+
+def test_successor_and_player_clone_copy_every_field() -> None:
+    """The copies are made slot by slot (no constructor call): every field of the state
+    and of each seat is there and equal, the shared maps' contents too, and the lists a
+    move changes are the copy's own."""
+    rng = random.Random(8)
+    state = ENGINE.new_game(3, {}, 8)
+    for _ in range(60):
+        seat = rng.choice(sorted(ENGINE.to_act(state)))
+        state = ENGINE.apply_text(state, seat, rng.choice(ENGINE.legal_notation(state, seat))).state
+    new = state.successor()
+    for f in fields(GameState):
+        assert getattr(new, f.name) == getattr(state, f.name), f.name
+    assert new.view_memo is state.view_memo and new == state
+    for mine, theirs in zip(new.seats, state.seats, strict=True):
+        assert mine is not theirs and mine.looked is not theirs.looked
+        assert all(getattr(mine, f.name) == getattr(theirs, f.name) for f in fields(Player))
+        assert mine == theirs.clone() == theirs
+    for name in ("seats", "stock", "offer", "faces", "forests", "board", "statues", "ahu", "passed", "order"):
+        assert getattr(new, name) is not getattr(state, name), name
