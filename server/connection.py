@@ -34,6 +34,7 @@ from engines import registry
 from engines.bots import registry as bot_registry
 from protocol import messages as msgs
 from protocol.codec import recover_id, unpack_map
+from protocol.packer import packb
 from server import replays
 from server.config import Config
 from server.errors import RequestError, RoomMoved
@@ -233,7 +234,7 @@ class Connection:
                     ws.transport.close()
 
     def send_ok(self, req_id: Any, data: dict[str, Any]) -> None:
-        self.push(encode({"type": "ok", "id": req_id, "data": data}))
+        self.push(packb({"type": "ok", "id": req_id, "data": data}))  # `encode` of a dict, without its call
 
     def send_error(self, req_id: Any, code: str, message: str, detail: dict[str, Any] | None = None) -> None:
         self.metrics.errors[code] += 1
