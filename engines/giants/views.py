@@ -154,7 +154,11 @@ def _seats(state: GameState, last: _Memo | None, was: dict[str, Any], sources: l
     changed = [s for s in range(state.players) if sources[s][0] != before[s][0]]
     if not changed:
         return was
-    return {str(s): _public_seat(state, s, was[str(s)]) if s in changed else was[str(s)] for s in range(state.players)}
+    out = was.copy()  # the ancestor's part (its seats' keys in seat order), the changed seats replaced
+    for s in changed:
+        key = str(s)
+        out[key] = _public_seat(state, s, was[key])
+    return out
 
 
 def _memo(state: GameState) -> _Memo:
