@@ -63,13 +63,19 @@ _NAMES: dict[Hex, str] = {}
 _NAMES_MAX = 8192
 
 
+# ... and the other way round: the cell each of those names is (`known_cell`).
+_CELLS: dict[str, Hex] = {}
+
+
 def name(cell: Hex) -> str:
     """`cell_name(cell)`, kept for the next list or view (the same str object)."""
     text = _NAMES.get(cell)
     if text is None:
         if len(_NAMES) >= _NAMES_MAX:
             _NAMES.clear()
+            _CELLS.clear()
         text = _NAMES[cell] = f"{cell[0]},{cell[1]}"
+        _CELLS[text] = cell
     return text
 
 
@@ -77,6 +83,9 @@ def name(cell: Hex) -> str:
 # made already (nearly always): per-stone loops use it (a Python call costs ~1,000
 # instructions in this interpreter). The table is emptied in place, never replaced.
 known_name = _NAMES.get
+# `parse_cell(text)` for a text `name` made (a move's text names cells its position's
+# legal list named): one C call, None for any other text (then `parse_cell` reads it).
+known_cell = _CELLS.get
 
 
 def names(cells: list[Hex]) -> list[str]:

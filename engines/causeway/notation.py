@@ -30,6 +30,7 @@ from engines.causeway.board import (
     TRAPPER,
     Hex,
     cell_name,
+    known_cell,
     parse_cell,
 )
 
@@ -108,18 +109,37 @@ def format_action(action: Action) -> str:
 
 
 def _cell(text: str, whole: str) -> Hex:
-    cell = parse_cell(text)
+    cell = known_cell(text) or parse_cell(text)
     if cell is None:
         raise NotationError(f"{whole!r}: {text.strip()!r} is not a cell (write q,r like 0,-1)")
     return cell
 
 
+# Steps, leaps and drops as `parse_action` makes them, once a move: a frozen dataclass's
+# `__init__` sets each field through `object.__setattr__` (~3,000 instructions an
+# action); its slots' own setters do the same in C. The actions stay frozen.
+_new = object.__new__
+_step_start, _step_to = (getattr(Step, f).__set__ for f in ("start", "to"))
+_leap_start, _leap_direction, _leap_drops = (getattr(Leap, f).__set__ for f in ("start", "direction", "drops"))
+_drop_cell, _drop_choice = (getattr(Drop, f).__set__ for f in ("cell", "choice"))
+
+
 def parse_action(text: str) -> Action:
     """Read one action; raise NotationError for text that is no action at all.
 
-    Legality is not checked here (the engine's `apply` does that).
+    Legality is not checked here (the engine's `apply` does that). A cell is read from
+    the names table when its text is a name made already (`board.known_cell`: the
+    cells of the position's legal list), else by `parse_cell`.
     """
     raw = "".join(text.split()).lower()
+    if ">" in raw and "@" not in raw and "^" not in raw:  # a step: most moves
+        head, _, tail = raw.partition(">")
+        start = known_cell(head) or _cell(head, text)
+        to = known_cell(tail) or _cell(tail, text)
+        step = _new(Step)
+        _step_start(step, start)
+        _step_to(step, to)
+        return step
     if raw == "pass":
         return PASS
     if "@" in raw:
@@ -131,18 +151,23 @@ def parse_action(text: str) -> Action:
         raise NotationError(f"{text!r}: unknown piece {word!r} (giant, blank, trapper, spikey)")
     if "^" in raw:
         head, _, rest = raw.partition("^")
-        start = _cell(head, text)
+        start = known_cell(head) or _cell(head, text)
         name, *drop_texts = rest.split("+")
-        if name not in DIRECTION_INDEX:
+        direction = DIRECTION_INDEX.get(name)
+        if direction is None:
             raise NotationError(f"{text!r}: direction must be one of {' '.join(DIRECTION_NAMES)}")
         drops = []
         for part in drop_texts:
             target, slash, choice = part.partition("/")
-            drops.append(Drop(_cell(target, text), _cell(choice, text) if slash else None))
-        return Leap(start, DIRECTION_INDEX[name], tuple(drops))
-    if ">" in raw:
-        head, _, tail = raw.partition(">")
-        return Step(_cell(head, text), _cell(tail, text))
+            drop = _new(Drop)
+            _drop_cell(drop, known_cell(target) or _cell(target, text))
+            _drop_choice(drop, (known_cell(choice) or _cell(choice, text)) if slash else None)
+            drops.append(drop)
+        leap = _new(Leap)
+        _leap_start(leap, start)
+        _leap_direction(leap, direction)
+        _leap_drops(leap, tuple(drops))
+        return leap
     raise NotationError(
         f"{text!r}: expected a placement (giant@0,1), a step (0,1>2,-1), "
         "a leap (0,1^e+1,1), destroy@q,r or pass"

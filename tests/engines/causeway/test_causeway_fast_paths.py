@@ -7,28 +7,34 @@ rule worked out the plain way gives.
 
 from __future__ import annotations
 
+import dataclasses
 import random
+import re
 from collections.abc import Iterator
 
 import pytest
 from causeway_position import position
 
 from engines import hexgrid
+from engines.base import NotationError
 from engines.causeway import CausewayState
 from engines.causeway.board import (
     ARC_STARTS,
+    DIRECTION_NAMES,
     SLIDES,
     TRAP_GATES,
     cell_name,
     frontier,
     frontier_of,
     joins_all,
+    parse_cell,
     position_key,
     ring_mask,
     split_without,
     stone_count,
 )
 from engines.causeway.engine import CausewayEngine
+from engines.causeway.notation import PASS, Action, Destroy, Drop, Leap, Place, Step
 from engines.causeway.views import digest
 from engines.registry import get_engine
 
@@ -319,3 +325,65 @@ def test_the_ring_tables_are_the_plain_rules() -> None:
     assert ring_mask(ring, stacks, giants) == sum(
         1 << i for i, c in enumerate(ring) if c in stacks or c in giants
     )
+
+
+def plain_action(text: str) -> Action:
+    """The notation read the plain way (docs/rules/causeway.md): spaces dropped, any
+    case, cells by `parse_cell`, actions by their constructors."""
+    raw = "".join(text.split()).lower()
+    if raw == "pass":
+        return PASS
+    if "@" in raw:
+        word, _, where = raw.partition("@")
+        cell = parse_cell(where)
+        assert cell is not None
+        return Destroy(cell) if word == "destroy" else Place(word, cell)
+    if "^" in raw:
+        head, _, rest = raw.partition("^")
+        direction, *drop_texts = rest.split("+")
+        drops = []
+        for part in drop_texts:
+            target, slash, choice = part.partition("/")
+            cell = parse_cell(target)
+            assert cell is not None
+            drops.append(Drop(cell, parse_cell(choice) if slash else None))
+        start = parse_cell(head)
+        assert start is not None
+        return Leap(start, DIRECTION_NAMES.index(direction), tuple(drops))
+    head, _, tail = raw.partition(">")
+    start, to = parse_cell(head), parse_cell(tail)
+    assert start is not None and to is not None
+    return Step(start, to)
+
+
+def respelt(text: str) -> str:
+    """The same action written with spaces, upper case and leading zeros (cells no name has)."""
+    signed = re.sub(r",(\d)", r" , 0\1", text)  # "01" parses, but no name says it
+    return " " + signed.upper().replace(">", " > ").replace("^", " ^ ") + " "
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_actions_read_from_the_names_table_are_the_plain_ones(rules: str) -> None:
+    """A move's cells are read by one lookup of the names the legal list made, and its
+    step, leap and drops built by their slots' setters: for every legal move of random
+    games (GC-B2..B10, GC-S1..S6), and the same moves respelt, `parse_action` gives
+    the action read the plain way, equal, hashed alike and frozen."""
+    engine = get_engine("causeway", rules)
+    assert isinstance(engine, CausewayEngine)
+    read = 0
+    for state in positions(engine, range(60, 66)):
+        for text in engine.legal_notation(state, state.to_move):
+            for written in (text, respelt(text)):
+                action = engine.parse_action(state, state.to_move, written)
+                plain = plain_action(written)
+                assert action == plain and hash(action) == hash(plain) and type(action) is type(plain), written
+                assert engine.format_action(state, action) == text
+                read += 1
+            for field in dataclasses.fields(action):
+                with pytest.raises(dataclasses.FrozenInstanceError):
+                    setattr(action, field.name, None)
+    assert read > 1000
+    with pytest.raises(NotationError):
+        engine.parse_action(state, 0, "0,0^up")
+    with pytest.raises(NotationError):
+        engine.parse_action(state, 0, "0,0>0;1")
