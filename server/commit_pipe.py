@@ -7,7 +7,8 @@ connection per command in flight. `CommitPipe` is an `asyncio.Protocol` on a soc
 redis-py opened (so the URL, TLS, AUTH and SELECT are handled exactly as for every
 other command): a batch is packed into one RESP buffer and written at once; the
 replies — these commands only ever answer an integer or an error — are parsed as they
-arrive and handed to the batch's callback when its last one is in. Several batches may
+arrive and handed to the batch's callback when its last one is in (or, for the
+group sender's batches, complete each command's future as it arrives). Several batches may
 be in flight; replies come back in order. `GroupSender` gathers the commands issued
 during one turn of the event loop into one batch and sends it at the end of that turn,
 without waiting for earlier batches: no command waits for another's round trip.
@@ -127,7 +128,8 @@ class CommitPipe(asyncio.Protocol):
         self.closed = False
         self._buf = bytearray()
         self._streams: tuple[Any, Any] = (None, None)
-        # Batches in flight, oldest first: [replies still expected, results, done, deadline].
+        # Batches in flight, oldest first: [replies still expected, results, done, deadline]
+        # (`send_for`'s: [replies still expected, futures, None, deadline, on_batch, started]).
         self._batches: collections.deque[list[Any]] = collections.deque()
         # One timer for all batches, armed at the oldest's deadline: it stays armed
         # while batches come and go and, when it fires, fails the channel if the oldest
@@ -167,11 +169,22 @@ class CommitPipe(asyncio.Protocol):
                 return
             pos = end + 2
             batch = batches[0]
-            batch[1].append(value)
+            if batch[2] is None:  # `send_for`: the reply completes its command's future now
+                fut = batch[1][-batch[0]]
+                if not fut.done():
+                    if value.__class__ is int:
+                        fut.set_result(value)
+                    else:
+                        fut.set_exception(value)
+            else:
+                batch[1].append(value)
             batch[0] -= 1
             if not batch[0]:
                 batches.popleft()
-                batch[2](batch[1])
+                if batch[2] is not None:
+                    batch[2](batch[1])
+                elif batch[4] is not None:
+                    batch[4](len(batch[1]), time.perf_counter() - batch[5])
         if pos == len(buf):
             if buf is self._buf:
                 self._buf.clear()
@@ -202,6 +215,26 @@ class CommitPipe(asyncio.Protocol):
             if self._timer is None:
                 self._timer = loop.call_at(deadline, self._watch)
         self._batches.append([len(commands), [], done, deadline])
+        self.transport.write(pack(commands))
+
+    def send_for(self, commands: Sequence[Sequence[Any]], futures: list[asyncio.Future[Any]],
+                 on_batch: Callable[[int, float], None] | None) -> None:
+        """`send` whose replies complete `futures` (one per command, in order) as they
+        arrive, an error reply raised by its own future; a failure of the channel is
+        raised by the futures not done yet. `on_batch(size, seconds)` once all are in."""
+        if self.closed or self.transport is None:
+            exc = RedisConnectionError("the commit channel is closed")
+            for fut in futures:
+                resolve(fut, exc)
+            return
+        deadline = 0.0
+        if self.timeout is not None:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + self.timeout
+            if self._timer is None:
+                self._timer = loop.call_at(deadline, self._watch)
+        started = time.perf_counter() if on_batch is not None else 0.0
+        self._batches.append([len(commands), futures, None, deadline, on_batch, started])
         self.transport.write(pack(commands))
 
     async def roundtrip(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
@@ -238,8 +271,12 @@ class CommitPipe(asyncio.Protocol):
             self._timer.cancel()
             self._timer = None
         while self._batches:
-            done = self._batches.popleft()[2]
-            done(exc)
+            batch = self._batches.popleft()
+            if batch[2] is None:
+                for fut in batch[1]:
+                    resolve(fut, exc)
+            else:
+                batch[2](exc)
         if self.transport is not None and not self.transport.is_closing():
             self.transport.close()
 
@@ -342,24 +379,7 @@ class GroupSender:
 
     def _send(self, pipe: CommitPipe) -> None:
         commands, futures = self._take()
-        on_batch = self.on_batch
-        started = time.perf_counter() if on_batch is not None else 0.0
-
-        def done(results: Any) -> None:
-            if results.__class__ is not list:  # the batch failed
-                for fut in futures:
-                    resolve(fut, results)
-                return
-            if on_batch is not None:
-                on_batch(len(futures), time.perf_counter() - started)
-            for fut, result in zip(futures, results, strict=True):
-                if not fut.done():
-                    if isinstance(result, BaseException):
-                        fut.set_exception(result)
-                    else:
-                        fut.set_result(result)
-
-        pipe.send(commands, done)
+        pipe.send_for(commands, futures, self.on_batch)
 
     def _fail_pending(self, exc: Exception) -> None:
         for fut in self._take()[1]:

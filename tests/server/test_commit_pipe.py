@@ -190,3 +190,29 @@ async def test_commands_of_one_turn_of_the_loop_leave_as_one_batch(redis_url: st
         sender.close()
         await client.delete(*keys)
         await client.aclose()
+
+
+async def test_send_for_completes_each_future_as_its_reply_arrives() -> None:
+    """The group sender's batches (`send_for`): each command's future gets its own
+    reply, an error reply raised by that future only; a channel that fails mid-batch
+    fails the futures still waiting, not the ones answered; the batch is told to
+    `on_batch` once, whole."""
+    loop = asyncio.get_running_loop()
+    pipe = CommitPipe(timeout=None)
+    pipe.transport = _Transport()  # type: ignore[assignment]
+    heard: list[int] = []
+    futures = [loop.create_future() for _ in range(3)]
+    pipe.send_for([("A",), ("B",), ("C",)], futures, lambda size, _: heard.append(size))
+    pipe.data_received(b":7\r\n-NOSCRIPT No matching script\r")
+    assert futures[0].result() == 7 and not futures[1].done() and not heard
+    pipe.data_received(b"\n:9\r\n")
+    assert isinstance(futures[1].exception(), NoScriptError) and futures[2].result() == 9
+    assert heard == [3]
+    cut = [loop.create_future() for _ in range(2)]
+    pipe.send_for([("A",), ("B",)], cut, None)
+    pipe.data_received(b":1\r\n")
+    pipe.connection_lost(None)
+    assert cut[0].result() == 1 and isinstance(cut[1].exception(), RedisConnectionError)
+    refused = [loop.create_future()]
+    pipe.send_for([("A",)], refused, None)  # closed: refused at once
+    assert isinstance(refused[0].exception(), RedisConnectionError)
