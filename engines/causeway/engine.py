@@ -37,6 +37,7 @@ from engines.causeway.board import (
     BLANK,
     BLANK_PIECE,
     COLOUR_NAMES,
+    DIRECTION_NAMES,
     PHASE_DESTROY,
     PHASE_OVER,
     PHASE_PLAY,
@@ -58,7 +59,7 @@ from engines.causeway.board import (
     split_without,
 )
 from engines.causeway.leaps import Leaping
-from engines.causeway.notation import PASS, Action, Destroy, Leap, Pass, Place, Step
+from engines.causeway.notation import PASS, Action, Destroy, Drop, Leap, Pass, Place, Step
 
 REASONS = {
     "three_towers": "three towers",
@@ -69,6 +70,11 @@ REASONS = {
     "two_passes": "two passes in a row",
 }
 
+
+# The longest legal list a state keeps joined for `_illegal` (spellstone's and quick's
+# hold 10-16 moves; barrier's 60, mostly GC-B4's teleport steps, which `_illegal` checks
+# cheaply: joining those would cost about what it saves, and ~0.7 KiB a room).
+LISTED_MAX = 32
 
 # Each rule set's opening position (`CausewayEngine.new_game`), built on first use.
 _INITIAL: dict[type, CausewayState] = {}
@@ -198,7 +204,13 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         return actions or [PASS]
 
     def legal_notation(self, state: CausewayState, seat: Seat) -> list[str]:
-        return legal_text.legal_notation(self, state, seat)
+        legal = legal_text.legal_notation(self, state, seat)
+        if 0 < len(legal) <= LISTED_MAX and state.phase == PHASE_PLAY:  # the mover's moves
+            # Kept for `_illegal`, which then finds a move by one search of this text
+            # instead of walking its leap or its step targets again (a room lists every
+            # position before a move is applied to it).
+            state.memo["legal"] = "\n" + "\n".join(legal) + "\n"
+        return legal
 
     def _placements(self, state: CausewayState, colour: int) -> Iterator[Place]:
         """GC-B2 / GC-S1: beside any piece; a giant beside a stone that is not a giant."""
@@ -271,6 +283,11 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
             return None if self.legal_actions(state, seat) == [PASS] else "you have a legal move"
         if not isinstance(action, Step | Leap):
             return "not a Giant's Causeway action"
+        listed = state.memo.get("legal")  # the position's list, if it was asked for
+        if listed is not None and seat == state.to_move:
+            text = _listed_text(action)
+            if text is not None and text in listed:
+                return None
         giant = state.giants.get(action.start)
         if giant is None or giant[0] != seat:
             return f"no {COLOUR_NAMES[seat]} giant on {cell_name(action.start)}"
@@ -475,6 +492,37 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         if data.get("game") != "causeway" or data.get("schema") != 1:
             raise BadSnapshotError("not a Giant's Causeway snapshot (schema 1)")
         return views.state_of(dict(data), self.info.rules, snapshot=True)
+
+
+def _listed_text(action: Step | Leap) -> str | None:
+    """The action's notation between line breaks, as `legal_notation` keeps its list,
+    written with the names of the cells equal to the action's (`board.known_name`: a
+    listed move's cells are named); None if some cell has no name (then it is not
+    listed), the direction is not one of GC-1's six, or the drops are not a tuple of
+    `Drop` (`_illegal` then checks the action the plain way)."""
+    start = known_name(action.start)
+    if start is None:
+        return None
+    if type(action) is Step:
+        to = known_name(action.to)
+        return None if to is None else "\n" + start + ">" + to + "\n"
+    direction, drops = action.direction, action.drops  # type: ignore[union-attr]
+    if type(direction) is not int or not 0 <= direction < 6 or type(drops) is not tuple:
+        return None
+    text = "\n" + start + "^" + DIRECTION_NAMES[direction]
+    for drop in drops:
+        if type(drop) is not Drop:
+            return None
+        cell = known_name(drop.cell)
+        if cell is None:
+            return None
+        text += "+" + cell
+        if drop.choice is not None:
+            choice = known_name(drop.choice)
+            if choice is None:
+                return None
+            text += "/" + choice
+    return text + "\n"
 
 
 def _stacks_changed(action: Action) -> tuple[Hex, ...]:

@@ -387,3 +387,56 @@ def test_actions_read_from_the_names_table_are_the_plain_ones(rules: str) -> Non
         engine.parse_action(state, 0, "0,0^up")
     with pytest.raises(NotationError):
         engine.parse_action(state, 0, "0,0>0;1")
+
+
+def near_misses(state: CausewayState, legal: list[Action]) -> Iterator[Action]:
+    """Moves a client might send that are not all listed: steps to every cell two steps
+    or less from a giant, each listed leap respelt (drops reversed or cut, another
+    direction, direction -1 for 5, a choice on every drop, drops as a list), and each
+    listed move with cells that are equal but not ints."""
+    for cell in state.giants:
+        for n in hexgrid.neighbors(cell):
+            for to in (n, *hexgrid.neighbors(n)):
+                yield Step(cell, to)
+    for action in legal:
+        if isinstance(action, Leap):
+            start, direction, drops = action.start, action.direction, action.drops
+            yield Leap(start, direction, drops[::-1])
+            yield Leap(start, direction, drops[:-1])
+            yield Leap(start, (direction + 1) % 6, drops)
+            yield Leap(start, direction - 6, drops)
+            yield Leap(start, direction, tuple(Drop(d.cell, d.cell) for d in drops))
+            yield Leap(start, direction, list(drops))  # type: ignore[arg-type]
+            yield Leap((float(start[0]), start[1]), direction, drops)  # type: ignore[arg-type]
+        elif isinstance(action, Step):
+            yield Step(action.start, (float(action.to[0]), action.to[1]))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_moves_found_in_the_kept_legal_list_are_judged_as_the_plain_checks_judge(rules: str) -> None:
+    """Once a position's legal list was asked for, `apply` finds a step or leap in it
+    (kept joined) before checking it the plain way (GC-B4..B7, GC-S2..S6: the giant's
+    own, its targets, its run, the GC-3 split, its drops and choices): over random
+    games, every listed move and near miss is judged (accepted, or refused with the
+    same reason) as on the same position never listed, and plays out alike."""
+    engine = get_engine("causeway", rules)
+    assert isinstance(engine, CausewayEngine)
+    kept = judged = refused = 0
+    for state in positions(engine, range(70, 76)):
+        if state.phase != "play":
+            continue
+        seat = state.to_move
+        texts = engine.legal_notation(state, seat)
+        kept += "legal" in state.memo
+        plain = dataclasses.replace(state)  # the same position, nothing kept
+        legal = [engine.parse_action(state, seat, text) for text in texts]
+        for action in [*legal, *near_misses(state, legal)]:
+            problem = engine._illegal(state, seat, action)
+            assert problem == engine._illegal(plain, seat, action), action
+            judged += 1
+            refused += problem is not None
+        for action in legal[:3]:
+            listed, unlisted = engine.apply(state, seat, action), engine.apply(plain, seat, action)
+            assert listed.events == unlisted.events
+            assert engine.snapshot(listed.state) == engine.snapshot(unlisted.state)
+    assert kept and judged > 1000 and refused > 500
