@@ -60,14 +60,14 @@ class Barrier(CausewayEngine):
     def leapable(self, kind: str) -> bool:
         return False  # GC-B5: no leap passes over a giant
 
-    def step_targets(self, state: CausewayState, cell: Hex, trapped: bool) -> list[Hex]:
+    def step_targets(self, state: CausewayState, cell: Hex, trapped: bool, mask: int = -1) -> list[Hex]:
         """GC-B4: any empty cell beside the Causeway; a trapped giant only beside its blank."""
         if trapped:
             return [n for n in sorted(neighbours(cell)) if not state.occupied(n)]
         # The giant's own cell keeps counting as occupied: the blank laid there stays.
         return frontier_of(state)[0]
 
-    def step_names(self, state: CausewayState, cell: Hex, trapped: bool) -> list[str]:
+    def step_names(self, state: CausewayState, cell: Hex, trapped: bool, mask: int = -1) -> list[str]:
         return super().step_names(state, cell, trapped) if trapped else frontier_of(state)[1]
 
     def drop_sizes(self, droppable: int, supply: int) -> list[int]:

@@ -134,6 +134,12 @@ SLIDES: tuple[tuple[int, ...], ...] = tuple(
     tuple(i for i in range(6) if not m >> i & 1 and not (m >> (i - 1) % 6 & 1 and m >> (i + 1) % 6 & 1))
     for m in range(64)
 )
+# The occupied directions of a ring mask, in order (a leap's run starts on one).
+MASK_BITS: tuple[tuple[int, ...], ...] = tuple(tuple(i for i in range(6) if m >> i & 1) for m in range(64))
+# The ring's indices in the order of its cells sorted ((q, r) order: the same around any
+# cell), and the slide rule's gates in that order (step lists are sorted by cell).
+RING_ORDER: tuple[int, ...] = tuple(sorted(range(6), key=DIRECTIONS.__getitem__))
+SLIDES_SORTED: tuple[tuple[int, ...], ...] = tuple(tuple(i for i in RING_ORDER if i in gates) for gates in SLIDES)
 # ... and the empty cells of a ring whose neighbours on it are empty too (GC-S3's trap
 # steps: the cell's own ring shares those two with the trapped giant's).
 TRAP_GATES: tuple[tuple[int, ...], ...] = tuple(
@@ -280,7 +286,7 @@ def occupied_neighbours(
 
 
 def split_without(
-    stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]], origin: Hex
+    stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]], origin: Hex, mask: int = -1
 ) -> list[set[Hex]] | None:
     """GC-3 for leaps from `origin`: how the Causeway falls apart once the giant leaves.
 
@@ -291,13 +297,16 @@ def split_without(
     the origin's occupied neighbours form one unbroken arc around it they stay linked
     and nothing can split. With two arcs, searches from both take turns: they meet
     when the arcs are linked, and the first to run out has found the smaller part, so
-    neither walks the whole Causeway.
+    neither walks the whole Causeway. `mask` is the origin's `ring_mask` if the caller
+    has it (else worked out here).
     """
     ring = _AROUND.get(origin) or around(origin)
-    a, b, c, d, e, f = ring  # `ring_mask`, written out
-    arcs = ARC_STARTS[(a in stacks or a in giants) | (b in stacks or b in giants) << 1
-                      | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
-                      | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5]
+    if mask < 0:
+        a, b, c, d, e, f = ring  # `ring_mask`, written out
+        mask = ((a in stacks or a in giants) | (b in stacks or b in giants) << 1
+                | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
+                | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5)
+    arcs = ARC_STARTS[mask]
     if len(arcs) <= 1:
         return None
     starts = [ring[i] for i in arcs]

@@ -99,13 +99,14 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         """May a leap pass over a giant of this kind (GC-B5 never, GC-S4 trappers)?"""
         raise NotImplementedError
 
-    def step_targets(self, state: CausewayState, cell: Hex, trapped: bool) -> list[Hex]:
-        """Cells the giant on `cell` may step to (its supply is known to be non-empty)."""
+    def step_targets(self, state: CausewayState, cell: Hex, trapped: bool, mask: int = -1) -> list[Hex]:
+        """Cells the giant on `cell` may step to (its supply is known to be non-empty);
+        `mask` is `cell`'s `ring_mask` if the caller has it."""
         raise NotImplementedError
 
-    def step_names(self, state: CausewayState, cell: Hex, trapped: bool) -> list[str]:
+    def step_names(self, state: CausewayState, cell: Hex, trapped: bool, mask: int = -1) -> list[str]:
         """`step_targets` as cell names (the legal list in notation); read, never changed."""
-        return names(self.step_targets(state, cell, trapped))
+        return names(self.step_targets(state, cell, trapped, mask))
 
     def drop_sizes(self, droppable: int, supply: int) -> list[int]:
         """How many blanks a leap over `droppable` open stacks may drop."""

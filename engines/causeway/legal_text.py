@@ -18,6 +18,7 @@ from engines.causeway.board import (
     BLANK_PIECE,
     DIRECTION_NAMES,
     DIRECTIONS,
+    MASK_BITS,
     PHASE_DESTROY,
     PHASE_OVER,
     PHASE_SETUP,
@@ -28,6 +29,7 @@ from engines.causeway.board import (
     frontier,
     joins_all,
     known_name,
+    known_ring,
     name,
     names,
     split_without,
@@ -78,26 +80,29 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
     """Append the giant on `cell`'s steps and leaps (`_giant_actions`, in notation)."""
     trapped = engine.is_trapped(state, cell, colour)
     start = known_name(cell) or name(cell)
-    if state.supply[colour] > 0:
+    stacks, giants, supply = state.stacks, state.giants, state.supply[colour]
+    # The giant's ring, read once for its steps, its leaps and the GC-3 split
+    ring = known_ring(cell) or around(cell)
+    a, b, c, d, e, f = ring  # `ring_mask`, written out
+    mask = ((a in stacks or a in giants) | (b in stacks or b in giants) << 1
+            | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
+            | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5)
+    if supply > 0:
         head = start + ">"
-        out.extend([head + n for n in engine.step_names(state, cell, trapped)])
+        out.extend([head + n for n in engine.step_names(state, cell, trapped, mask)])
     if trapped:  # GC-B5 / GC-S3: a trapped giant never leaps
         return
-    stacks, giants, supply = state.stacks, state.giants, state.supply[colour]
     sizes = engine.drop_table[supply if supply < 2 else 2]  # by open stacks passed over
     # A leap's run (`_leap_run`, walked here) starts on the neighbour in its direction:
     # only occupied ones can, and the GC-3 split is worked out only once some run is
     # found (most giants have one arc of neighbours: no split).
-    ring = around(cell)
     split: list[set[Hex]] | None = None
     unsplit = True  # `split` not worked out yet
     blocker = SPECIAL[1 - colour]  # GC-B5 / GC-S4: the opponent's barriers / spellstones
     special = engine.SPECIAL_NAME is not None
     own = (BLANK[colour], SPECIAL[colour])  # the mover's stones
-    for direction in range(6):
+    for direction in MASK_BITS[mask]:
         landing = ring[direction]
-        if landing not in stacks and landing not in giants:
-            continue
         dq, dr = DIRECTIONS[direction]
         open_stacks: list[Hex] = []  # the stacks passed over that take a drop
         plain = True  # no drop completes a tower without the mover's majority
@@ -120,7 +125,7 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
         if landing in stacks or landing in giants:
             continue  # blocked
         if unsplit:
-            split, unsplit = split_without(stacks, giants, cell), False
+            split, unsplit = split_without(stacks, giants, cell, mask), False
         if not joins_all(split, landing, stacks, giants, cell):
             continue
         head = f"{start}^{DIRECTION_NAMES[direction]}"

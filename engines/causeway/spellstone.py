@@ -14,7 +14,7 @@ from typing import ClassVar
 from engines.base import GameInfo
 from engines.causeway.board import (
     BLANK,
-    SLIDES,
+    SLIDES_SORTED,
     SPECIAL,
     SPIKEY,
     STONE_COLOUR,
@@ -69,27 +69,31 @@ class Spellstone(CausewayEngine):
     def leapable(self, kind: str) -> bool:
         return kind != SPIKEY  # GC-S4
 
-    def step_targets(self, state: CausewayState, cell: Hex, trapped: bool) -> list[Hex]:
+    def step_targets(self, state: CausewayState, cell: Hex, trapped: bool, mask: int = -1) -> list[Hex]:
         """GC-S2 adjacent steps past the slide rule, plus GC-S3 trap steps for a trapper."""
         if trapped:
             return []  # GC-S3: a trapped giant cannot move at all
         stacks, giants = state.stacks, state.giants
         ring = known_ring(cell) or around(cell)
-        a, b, c, d, e, f = ring  # `ring_mask`, written out: the slide rule's table by it
-        slides = SLIDES[(a in stacks or a in giants) | (b in stacks or b in giants) << 1
-                        | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
-                        | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5]
-        targets = {ring[i] for i in slides}
+        if mask < 0:
+            a, b, c, d, e, f = ring  # `ring_mask`, written out: the slide rule's table by it
+            mask = ((a in stacks or a in giants) | (b in stacks or b in giants) << 1
+                    | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
+                    | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5)
+        slides = SLIDES_SORTED[mask]
+        targets = list(map(ring.__getitem__, slides))  # sorted by cell already
         colour, kind = giants[cell]
         if kind == TRAPPER:
+            traps: list[Hex] = []
             for other, (owner, _) in giants.items():
                 if owner == colour:
                     continue
                 # An empty cell whose only occupied neighbour is `other`. The laid blank
-                # stays on `cell`, so a cell beside it never qualifies. The i-th cell
-                # around `other` shares with it the cells around it on either side
-                # (i - 1 and i + 1), so those must be empty too; its other three
-                # neighbours lie in directions i - 1, i and i + 1 from it.
+                # stays on `cell`, so a cell beside it never qualifies (nor one of the
+                # slides), nor one beside another giant. The i-th cell around `other`
+                # shares with it the cells around it on either side (i - 1 and i + 1),
+                # so those must be empty too; its other three neighbours lie in
+                # directions i - 1, i and i + 1 from it.
                 ring = known_ring(other) or around(other)
                 a, b, c, d, e, f = ring  # `ring_mask`, written out
                 for i in TRAP_GATES[(a in stacks or a in giants) | (b in stacks or b in giants) << 1
@@ -100,8 +104,10 @@ class Spellstone(CausewayEngine):
                         if m in stacks or m in giants:
                             break
                     else:
-                        targets.add(ring[i])
-        return sorted(targets)
+                        traps.append(ring[i])
+            if traps:
+                return sorted(targets + traps)
+        return targets
 
     def drop_sizes(self, droppable: int, supply: int) -> list[int]:
         return [k for k in (0, 1, 2) if k <= droppable and k <= supply]  # GC-S5

@@ -21,7 +21,9 @@ from engines.causeway import CausewayState
 from engines.causeway.board import (
     ARC_STARTS,
     DIRECTION_NAMES,
+    MASK_BITS,
     SLIDES,
+    SLIDES_SORTED,
     TRAP_GATES,
     cell_name,
     frontier,
@@ -307,9 +309,11 @@ def test_the_drop_table_is_the_plain_drop_rule(rules: str) -> None:
 
 
 def test_the_ring_tables_are_the_plain_rules() -> None:
-    """GC-3 (arcs of occupied cells around a giant), GC-S2 (the slide rule's gates) and
-    GC-S3 (trap steps need the cell and both cells beside it on the ring empty), read
-    by ring mask (bit i: the ring's i-th cell, in GC-1's direction order, occupied)."""
+    """GC-3 (arcs of occupied cells around a giant), GC-S2 (the slide rule's gates, also
+    in the order of their cells), GC-S3 (trap steps need the cell and both cells beside
+    it on the ring empty) and GC-B5 / GC-S4 (a leap's run starts on an occupied
+    neighbour), read by ring mask (bit i: the ring's i-th cell, in GC-1's direction
+    order, occupied)."""
     for mask in range(64):
         full = [bool(mask >> i & 1) for i in range(6)]
         assert ARC_STARTS[mask] == tuple(i for i in range(6) if full[i] and not full[(i + 5) % 6])
@@ -319,6 +323,10 @@ def test_the_ring_tables_are_the_plain_rules() -> None:
         assert TRAP_GATES[mask] == tuple(
             i for i in range(6) if not full[i] and not full[(i + 5) % 6] and not full[(i + 1) % 6]
         )
+        assert MASK_BITS[mask] == tuple(i for i in range(6) if full[i])
+        for cell in ((0, 0), (3, -7), (-12, 5)):  # GC-S2's steps are listed in cell order
+            ring = hexgrid.neighbors(cell)
+            assert [ring[i] for i in SLIDES_SORTED[mask]] == sorted(ring[i] for i in SLIDES[mask])
     stacks = {(0, 0): "w", (1, -1): "b"}
     giants = {(-1, 0): (0, "giant")}
     ring = tuple(hexgrid.neighbors((0, -1)))
