@@ -216,3 +216,46 @@ async def test_send_for_completes_each_future_as_its_reply_arrives() -> None:
     refused = [loop.create_future()]
     pipe.send_for([("A",)], refused, None)  # closed: refused at once
     assert isinstance(refused[0].exception(), RedisConnectionError)
+
+
+async def test_a_written_hook_runs_once_its_batch_is_written_before_the_reply(redis_url: str, key_prefix: str) -> None:
+    """`when_written(hook)` before a `call`: the hook runs once the batch holding the command has
+    been written, before its reply is in (a room builds a move's frames then); a hook
+    that raises leaves the batch and the other hooks alone; a batch that never reached
+    the socket (no channel could be opened) calls no hook."""
+    client = aioredis.Redis.from_url(redis_url)
+    sha = await client.script_load(INCR_BY)
+    sender = GroupSender(client, timeout=5.0)
+    key = f"{key_prefix}{{hook}}:n"
+    seen: list[tuple[str, bool]] = []
+    calls: list[asyncio.Future[int]] = []
+
+    def hook(name: str) -> None:
+        seen.append((name, any(call.done() for call in calls)))
+        if name == "bad":
+            raise RuntimeError("a broken hook")
+
+    try:
+        for n in (1, 2):
+            sender.when_written(lambda n=n: hook(str(n)))
+            calls.append(asyncio.ensure_future(sender.call("EVALSHA", sha, 1, key, n)))
+        sender.when_written(lambda: hook("bad"))
+        calls.append(asyncio.ensure_future(sender.call("EVALSHA", sha, 1, key, 4)))
+        calls.append(asyncio.ensure_future(sender.call("EVALSHA", sha, 1, key, 8)))
+        assert await asyncio.gather(*calls) == [1, 3, 7, 15]
+        assert seen == [("1", False), ("2", False), ("bad", False)]  # each once, before any reply
+    finally:
+        sender.close()
+        await client.delete(key)
+        await client.aclose()
+    nowhere = aioredis.Redis.from_url("redis://127.0.0.1:1")  # nothing listens: the channel never opens
+    lost = GroupSender(nowhere, timeout=1.0)
+    seen.clear()
+    try:
+        lost.when_written(lambda: hook("never"))
+        with pytest.raises(RedisConnectionError):
+            await lost.call("EVALSHA", sha, 1, key, 1)
+        assert seen == []
+    finally:
+        lost.close()
+        await nowhere.aclose()
