@@ -71,6 +71,10 @@ REASONS = {
 }
 
 
+# `to_act`'s answers, made once (a room asks about five times a move).
+NOBODY: frozenset[Seat] = frozenset()
+ACTING: tuple[frozenset[Seat], frozenset[Seat]] = (frozenset((0,)), frozenset((1,)))
+
 # The longest legal list a state keeps joined for `_illegal` (spellstone's and quick's
 # hold 10-16 moves; barrier's 60, mostly GC-B4's teleport steps, which `_illegal` checks
 # cheaply: joining those would cost about what it saves, and ~0.7 KiB a room).
@@ -175,7 +179,7 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
     # -- turn structure -----------------------------------------------------------
 
     def to_act(self, state: CausewayState) -> frozenset[Seat]:
-        return frozenset() if state.phase == PHASE_OVER else frozenset((state.to_move,))
+        return NOBODY if state.phase == PHASE_OVER else ACTING[state.to_move]
 
     def is_trapped(self, state: CausewayState, cell: Hex, colour: int) -> bool:
         """GC-B3 / GC-S3: an opponent trapping giant beside `cell` touches nothing else."""

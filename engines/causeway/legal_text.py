@@ -78,15 +78,15 @@ def _placement_notation(state: CausewayState, colour: int) -> list[str]:
 
 def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, colour: int, out: list[str]) -> None:
     """Append the giant on `cell`'s steps and leaps (`_giant_actions`, in notation)."""
-    trapped = engine.is_trapped(state, cell, colour)
     start = known_name(cell) or name(cell)
     stacks, giants, supply = state.stacks, state.giants, state.supply[colour]
-    # The giant's ring, read once for its steps, its leaps and the GC-3 split
+    # The giant's ring, read once for its trap, its steps, its leaps and the GC-3 split
     ring = known_ring(cell) or around(cell)
     a, b, c, d, e, f = ring  # `ring_mask`, written out
     mask = ((a in stacks or a in giants) | (b in stacks or b in giants) << 1
             | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
             | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5)
+    trapped = engine.is_trapped(state, cell, colour)
     if supply > 0:
         head = start + ">"
         out.extend([head + n for n in engine.step_names(state, cell, trapped, mask)])
@@ -126,7 +126,7 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
             continue  # blocked
         if unsplit:
             split, unsplit = split_without(stacks, giants, cell, mask), False
-        if not joins_all(split, landing, stacks, giants, cell):
+        if split is not None and not joins_all(split, landing, stacks, giants, cell):  # GC-3 (None: one group)
             continue
         head = f"{start}^{DIRECTION_NAMES[direction]}"
         # A choice is asked for only where a drop completes a tower without the mover's

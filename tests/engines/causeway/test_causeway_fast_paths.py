@@ -448,3 +448,16 @@ def test_moves_found_in_the_kept_legal_list_are_judged_as_the_plain_checks_judge
             assert listed.events == unlisted.events
             assert engine.snapshot(listed.state) == engine.snapshot(unlisted.state)
     assert kept and judged > 1000 and refused > 500
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_the_seats_to_act_are_the_side_to_move(rules: str) -> None:
+    """GC-4 (turns alternate, White first), GC-B10 (the destroy step's player moves
+    again): `to_act` answers from two sets made once, the side to move's, and nobody
+    once the game is over."""
+    engine = get_engine("causeway", rules)
+    assert isinstance(engine, CausewayEngine)
+    for state in positions(engine, range(80, 84)):
+        over = engine.outcome(state) is not None
+        assert engine.to_act(state) == (frozenset() if over else frozenset({state.to_move}))
+        assert engine.waiting_for(state) == engine.to_act(state)
