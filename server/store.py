@@ -294,10 +294,13 @@ class Store(LeaseStore, RoomReads):
             for sender in self._shards.senders.values():
                 sender.on_batch = hook
 
-    async def _submit(self, keys: list[str], args: list[Any], move: bool = False,
-                      written: Callable[[], None] | None = None) -> Any:
+    def _submit(self, keys: list[str], args: list[Any], move: bool = False,
+                written: Callable[[], None] | None = None) -> Awaitable[Any]:
         """Run the commit script, grouped with the other commits of this moment (`move`:
-        a plain move's arguments, its command written in one piece, `move_command`).
+        a plain move's arguments, its command written in one piece, `move_command`):
+        the awaitable of its reply. On one Redis without replica acks that is the
+        reply's future itself (no coroutine per commit): a NoScriptError from it is the
+        caller's to handle (`commit` loads the script and runs it again).
 
         Group commit: the commits made during one turn of the event loop leave in one
         write at its end (`server.commit_pipe`), without waiting for earlier batches'
@@ -311,13 +314,13 @@ class Store(LeaseStore, RoomReads):
             command = move_command(self._commit.sha, keys, args) if move else None
             if written is not None:
                 self._commits.when_written(written)
-            try:
-                return await self._commits.add(command or ("EVALSHA", self._commit.sha, len(keys), *keys, *args))
-            except NoScriptError:
-                # Redis lost its script cache (restarted): load it and retry this one.
-                return await self._commit(keys=keys, args=args)
+            return self._commits.add(command or ("EVALSHA", self._commit.sha, len(keys), *keys, *args))
         if self.replica_acks:
-            return await self._submit_replicated(keys, args)
+            return self._submit_replicated(keys, args)
+        return self._submit_sharded(keys, args, written)
+
+    async def _submit_sharded(self, keys: list[str], args: list[Any], written: Callable[[], None] | None) -> Any:
+        """`_submit` on a Redis Cluster: to the master owning the room's slot."""
         sender = await self._sender(keys[0])
         try:
             if written is not None:
@@ -457,7 +460,11 @@ class Store(LeaseStore, RoomReads):
                 args += [actions, packb(snapshot)]
             args += ["actions", actions, *fields]
         try:
-            result = int(await self._submit(keys, args, move, written))
+            try:
+                result = int(await self._submit(keys, args, move, written))
+            except NoScriptError:
+                # Redis lost its script cache (restarted): load it and run this write again.
+                result = int(await self._commit(keys=keys, args=args))
         except NotReplicated as exc:
             if int(exc.result) == 1:
                 raise OutcomeUnknown(f"room {room_id}: write {wid} is in at the master, but {exc}") from exc

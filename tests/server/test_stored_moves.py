@@ -290,3 +290,26 @@ async def test_every_commit_batch_is_told_to_the_metrics_hook(redis_url, key_pre
         assert [size for size, _ in heard] == [1, 1]
     finally:
         await store.close()
+
+
+async def test_a_commit_redis_does_not_know_the_script_of_loads_it_and_is_stored(redis_url, key_prefix) -> None:
+    """Redis answers NOSCRIPT (its script cache lost, as after a restart): the write is
+    run again once the script is loaded, a plain move as any other, and stored once.
+    (The store is pointed at a sha Redis never had: no shared script cache is flushed.)"""
+    store = Store(redis_url, key_prefix)
+    try:
+        assert await store.create_room("noscript", {"game": "x"}, [{}, {}]) == 1
+        real = store._commit.sha or ""
+        store._commit.sha = "f" * 40
+        await store.commit("noscript", expected=0, version=1, fence=1, status="playing", seats=None,
+                           deadline=None, outcome=None, actions=0)
+        assert store._commit.sha == real  # loaded again
+        store._commit.sha = "f" * 40
+        assert await store.commit("noscript", expected=1, version=2, fence=1, status="playing", seats=None,
+                                  deadline=None, outcome=None, actions=1, answered=frozenset(),
+                                  log_entry={"v": 2, "seat": 0, "action": "a", "ts": 1.0},
+                                  before=Before(actions=0, logged=0)) is True
+        record = await store.load_room("noscript")
+        assert record is not None and (record.version, record.actions, record.moves_in_log) == (2, 1, 1)
+    finally:
+        await store.close()
