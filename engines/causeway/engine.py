@@ -17,7 +17,6 @@ a handful of hooks, overridden by `barrier.Barrier`, `spellstone.Spellstone` and
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -354,16 +353,19 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         supply = (work.supply[0], work.supply[1])
         stacks = work.stacks if place.piece == BLANK_PIECE else state.stacks
         part = views.next_stacks_part(state, stacks, (place.cell,))
-        after = replace(  # the map not placed on stays the state's very object (see _finish)
-            state,
-            stacks=stacks,
-            giants=state.giants if place.piece == BLANK_PIECE else work.giants,
-            supply=supply,
-            setup_left=setup_left,
-            to_move=1 - colour,
-            phase=phase,
-            ply=state.ply + 1,
-            history=(),  # a stone or a giant was added: no earlier position can recur
+        after = CausewayState(  # the map not placed on stays the state's very object (see _finish)
+            stacks,
+            state.giants if place.piece == BLANK_PIECE else work.giants,
+            supply,
+            setup_left,
+            state.won,
+            state.destroyed,
+            1 - colour,
+            phase,
+            state.ply + 1,
+            state.passes,
+            (),  # a stone or a giant was added: no earlier position can recur
+            state.end,
         )
         pass_on(state, after)
         after.memo["stacks"] = part
@@ -411,19 +413,19 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
             phase = PHASE_OVER
         # A map the move left as it was stays the state's very object: the view of it is
         # then the last view's object too (views.view_of), passed by the diff unread.
-        after = CausewayState(
-            stacks=stacks,
-            giants=state.giants if work.giants == state.giants else work.giants,
-            supply=supply,
-            setup_left=state.setup_left,
-            won=state.won if work.won == state.won else work.won,
-            destroyed=state.destroyed if work.destroyed == state.destroyed else work.destroyed,
-            to_move=to_move,
-            phase=phase,
-            ply=ply,
-            passes=passes,
-            history=history,
-            end=end,
+        after = CausewayState(  # by position: keywords cost twice as much to pass, once a move
+            stacks,
+            state.giants if work.giants == state.giants else work.giants,
+            supply,
+            state.setup_left,
+            state.won if work.won == state.won else work.won,
+            state.destroyed if work.destroyed == state.destroyed else work.destroyed,
+            to_move,
+            phase,
+            ply,
+            passes,
+            history,
+            end,
         )
         pass_on(state, after)
         after.memo["stacks"] = part

@@ -61,18 +61,34 @@ def view_of(state: CausewayState, rules: str, special: str | None, ply_cap: int)
     identity; small maps come from a table of their values.
     """
     memo = state.memo
-    stacks, specials = _stacks_view(memo, state.stacks)
-    won, towers = _won_view(memo, state.won)
+    # Each part read from the memo inline when it is there (nearly always but for the
+    # giants after a move): one call fewer a part, once a position.
+    entry = memo.get("stacks")
+    if entry is not None and entry[0] is state.stacks:
+        stacks, specials = entry[1], entry[2]
+    else:
+        stacks, specials = _stacks_view(memo, state.stacks)
+    entry = memo.get("won")
+    if entry is not None and entry[0] is state.won:
+        won, towers = entry[1], entry[2]
+    else:
+        won, towers = _won_view(memo, state.won)
+    entry = memo.get("giants")
+    giants = entry[1] if entry is not None and entry[0] is state.giants else _giants_view(memo, state.giants)
+    entry = memo.get("destroyed")
+    destroyed = entry[1] if entry is not None and entry[0] is state.destroyed else _destroyed_view(memo, state.destroyed)
+    supply = _PAIRS.get(state.supply) or _pair(state.supply)
+    setup = _SETUPS.get(state.setup_left) or _setup_view(state.setup_left)
     return {
         "rules": rules,
         "phase": state.phase,
         "seats": SEATS,
         "stacks": stacks,
-        "giants": _giants_view(memo, state.giants),
-        "supply": _pair(state.supply),
-        "setup_left": _setup_view(state.setup_left),
+        "giants": giants,
+        "supply": supply,
+        "setup_left": setup,
         "won": won,
-        "destroyed": _destroyed_view(memo, state.destroyed),
+        "destroyed": destroyed,
         "towers": towers,
         "special": special,
         "specials": specials,
