@@ -93,8 +93,9 @@ class Barrier(CausewayEngine):
         })
 
     def drop_end(self, work: Work) -> str | None:
+        owners = list(work.won.values())  # counted in C: this runs after every drop
         for colour in (0, 1):
-            if sum(1 for owner in work.won.values() if owner == colour) >= 3:
+            if owners.count(colour) >= 3:
                 return "three_towers"  # GC-B9
         return None
 

@@ -54,7 +54,6 @@ from engines.causeway.board import (
     name,
     names,
     neighbours,
-    occupied_neighbours,
     split_without,
 )
 from engines.causeway.leaps import Leaping
@@ -331,9 +330,17 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
             "type": "step", "colour": COLOUR_NAMES[colour],
             "from": known_name(step.start) or name(step.start), "to": known_name(step.to) or name(step.to),
         }
-        touching = occupied_neighbours(step.to, work.stacks, work.giants)
-        if self.traps(giant[1]) and len(touching) == 1 and work.giants.get(touching[0], (colour,))[0] != colour:
-            event["traps"] = cell_name(touching[0])  # GC-B4 / GC-S3: that giant is now trapped
+        if self.traps(giant[1]):  # GC-B4 / GC-S3: does it touch one opponent giant, now trapped?
+            stacks, giants = work.stacks, work.giants
+            touching: Hex | None = None
+            for n in known_ring(step.to) or around(step.to):
+                if n in stacks or n in giants:
+                    if touching is not None:
+                        break
+                    touching = n
+            else:
+                if touching is not None and giants.get(touching, (colour,))[0] != colour:
+                    event["traps"] = known_name(touching) or name(touching)
         work.events.append(event)
 
     def _after_place(self, state: CausewayState, work: Work, place: Place) -> Transition[CausewayState]:
@@ -386,7 +393,7 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         history: tuple[str, ...] = ()  # if a stone was added: earlier positions are gone for good
         if stacks is state.stacks:
             history = (*state.history, views.digest(state))
-        else:
+        elif type(action) is not Step:  # a step lays a blank (GC-B4 / GC-S2): added
             # Did the move add a stone (it can move a barrier or turn a spellstone, GC-B7 /
             # GC-S6, but never take one off)? Counted on the cells it changed, which
             # `changed` names (a drop's cell may come again as a later drop's choice).

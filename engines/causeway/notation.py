@@ -31,6 +31,7 @@ from engines.causeway.board import (
     Hex,
     cell_name,
     known_cell,
+    known_name,
     parse_cell,
 )
 
@@ -92,14 +93,14 @@ def format_action(action: Action) -> str:
     """The notation of an action; `parse_action` reads it back to an equal action."""
     if isinstance(action, Place):
         return f"{action.piece}@{cell_name(action.cell)}"
-    if isinstance(action, Step):
-        return f"{cell_name(action.start)}>{cell_name(action.to)}"
+    if isinstance(action, Step):  # names made already read with one lookup (`board.known_name`)
+        return (known_name(action.start) or cell_name(action.start)) + ">" + (known_name(action.to) or cell_name(action.to))
     if isinstance(action, Leap):
-        text = f"{cell_name(action.start)}^{DIRECTION_NAMES[action.direction]}"
+        text = f"{known_name(action.start) or cell_name(action.start)}^{DIRECTION_NAMES[action.direction]}"
         for drop in action.drops:
-            text += f"+{cell_name(drop.cell)}"
+            text += "+" + (known_name(drop.cell) or cell_name(drop.cell))
             if drop.choice is not None:
-                text += f"/{cell_name(drop.choice)}"
+                text += "/" + (known_name(drop.choice) or cell_name(drop.choice))
         return text
     if isinstance(action, Destroy):
         return f"destroy@{cell_name(action.cell)}"

@@ -129,8 +129,9 @@ class Spellstone(CausewayEngine):
         })
 
     def drop_end(self, work: Work) -> str | None:
+        owners = list(work.won.values())  # counted in C: this runs after every drop
         for colour in (0, 1):
-            if sum(1 for owner in work.won.values() if owner == colour) >= 3:
+            if owners.count(colour) >= 3:
                 return "three_towers"  # GC-S7
         return None
 
@@ -170,7 +171,7 @@ class Quick(Spellstone):
         work.events.append({"type": "dead_tower", "colour": "white" if colour == 0 else "black", "cell": cell_name(cell)})
 
     def drop_end(self, work: Work) -> str | None:
-        full = sum(1 for s in work.stacks.values() if len(s) == 3)
+        full = list(map(len, work.stacks.values())).count(3)  # counted in C: after every drop
         return "three_stacks" if full >= 3 else None  # GC-Q2
 
     def score(self, state: CausewayState, colour: int) -> float:
