@@ -440,13 +440,13 @@ class RoomViews:
         for member in self.members:  # the order `sorted` by "is to act" gives, without a key call each
             (acting_members if member.seat in to_act else ordered).append(member)  # None is in no seat set
         ordered += acting_members
-        ops_cache: dict[tuple[int, int], list[Any]] | None = None  # protocol 1's (made when needed)
+        ops_cache: dict[tuple[int, int], list[Any]] = {}
         compact_cache: dict[tuple[int, int], list[Any]] = {}
         frames: dict[tuple[int, int, int, Seat | str | None, int, bool, str | None], bytes] = {}
-        refs = (_TABLES.get(engine.__class__) or key_tables(engine))[1]
+        refs = key_tables(engine)[1]
         restated = engine.restated_events
         legal_cache: dict[Seat, list[str]] = {}
-        edits: dict[tuple[Seat | None, str], Any] | None = None  # protocol 3's (made when needed)
+        edits: dict[tuple[Seat | None, str], Any] = {}
         # Without hidden information every member's new view is one object, so members at
         # one old view share the packed ops and events (`patch_body`) and differ only in
         # version and legal list; with it each seat's pair is its own, packed whole.
@@ -508,12 +508,7 @@ class RoomViews:
                         compact = compact_cache[pair] = diff_compact(old, view, refs, subdiffs)
                     if restated:  # the view's change already says it (Engine.restated_events)
                         shown = [e for e in shown if e.get("type") not in restated]
-                    if base is not None:
-                        if edits is None:
-                            edits = {}
-                        edit = legal_change(member, legal, edits)
-                    else:
-                        edit = None
+                    edit = legal_change(member, legal, edits) if base is not None else None
                     sent = legal if resend and edit is None else None
                     frame = encode(compact_patch_frame(self.id, version, compact, shown, sent, edit))
                 elif wire >= 2:
@@ -526,17 +521,10 @@ class RoomViews:
                             shown = [e for e in shown if e.get("type") not in restated]
                         body = bodies[pair, hide] = patch_body(compact, shown)
                         prefix = prefix or patch_head(self.id)
-                    if base is not None:
-                        if edits is None:
-                            edits = {}
-                        edit = legal_change(member, legal, edits)
-                    else:
-                        edit = None
+                    edit = legal_change(member, legal, edits) if base is not None else None
                     sent = legal if resend and edit is None else None
                     frame = patch_bytes(prefix, version, body, sent, edit)
                 else:
-                    if ops_cache is None:
-                        ops_cache = {}
                     ops = ops_cache.get(pair)
                     if ops is None:
                         ops = ops_cache[pair] = diff(old, view) if old is not None else [["set", [], view]]
