@@ -308,14 +308,6 @@ class GroupSender:
         self._opening: asyncio.Task[None] | None = None
         self.in_flight = 0  # posted commands not answered yet
         self._post_failing = False
-        self._written: list[Callable[[], None]] = []  # the pending commands' `written` hooks
-
-    def when_written(self, hook: Callable[[], None]) -> None:
-        """Call `hook()` once the batch of this turn of the loop (the command the caller
-        sends next with `call`) has been written to the socket, before any reply (a room
-        builds a move's frames then: server.room); not if the batch fails before it is
-        written. A hook that raises is logged; the batch is not touched."""
-        self._written.append(hook)
 
     async def call(self, *command: Any) -> Any:
         """Send one command with those of this turn of the loop; its reply. An error
@@ -388,16 +380,8 @@ class GroupSender:
     def _send(self, pipe: CommitPipe) -> None:
         commands, futures = self._take()
         pipe.send_for(commands, futures, self.on_batch)
-        if self._written:
-            hooks, self._written = self._written, []
-            for hook in hooks:
-                try:
-                    hook()
-                except Exception:  # the write is out: a hook's failure must not touch the batch
-                    log.exception("a commit's written hook failed")
 
     def _fail_pending(self, exc: Exception) -> None:
-        self._written = []
         for fut in self._take()[1]:
             resolve(fut, exc)
 

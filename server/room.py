@@ -37,7 +37,7 @@ from server.store import (
     RoomRecord,
     Store,
 )
-from server.views import Plan, RoomViews
+from server.views import RoomViews
 
 _NO_GUESSES = GuessLimiter()
 NO_REPLACEMENTS: Mapping[Seat, int] = MappingProxyType({})  # rooms built without a lobby (tests, tools)
@@ -117,9 +117,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
     # a room. A new attribute must be listed here (assigning it otherwise raises).
     __slots__ = (
         "_failures",
-        "_flight",
         "_opened",
-        "_planned",
         "_recovering",
         "_rng",
         "_seats_seen",
@@ -232,10 +230,6 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         self.unsure = False
         self._recovering = False
         self._failures = 0  # consecutive failed writes: spaces out recovery attempts
-        # A move's (candidate, events) while its write is on its way to Redis (`act`), and
-        # the frames built from them once it has left (`_written`), to send once stored.
-        self._flight: tuple[Candidate, list[dict[str, Any]]] | None = None
-        self._planned: Plan | None = None
 
     @property
     def state(self) -> Any:
@@ -368,14 +362,11 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
             return self.deadline
         return (time.time() if now is None else now) + float(seconds)
 
-    async def apply_action(self, seat: Seat, action: Any, extra: list[dict[str, Any]],
-                           plan: bool = False) -> list[dict[str, Any]]:
+    async def apply_action(self, seat: Seat, action: Any, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Apply, persist and adopt one engine action (caller holds the lock).
 
         Raises RequestError with the engine's code (illegal_action says why) or
-        internal_error; returns the events to publish. With `plan`, the members' frames
-        are built while the write is in flight (`_written`): the caller sends
-        `_planned` if it is set and still good (`act`), else publishes the events.
+        internal_error; returns the events to publish.
         """
         engine, state = self.engine, self.state
         try:
@@ -414,16 +405,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
             self.start_key,
         )
         replaced = seat in self.answered and step is not None
-        if plan:
-            self._flight = (cand, events)
-            try:
-                await self._commit(cand, self._written)
-            except BaseException:
-                self._flight = self._planned = None  # a write refused, lost or in doubt: nobody gets them
-                raise
-            self._flight = None  # the store never said the write left (`--replica-acks`)
-        else:
-            await self._commit(cand)
+        await self._commit(cand)
         if not hidden:
             # Any move answers a draw offer, but not one nobody else can see (GI-8):
             # the offer vanishing from everyone's view would give the replacement away.
@@ -437,19 +419,6 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         if result is not None:
             self.metrics.rooms_finished[self.meta["game"], "rules"] += 1
         return events
-
-    def _written(self) -> None:
-        """The store's hook: the move's write has left for Redis. Build every member's
-        frames from the candidate now, while the reply is on its way (the core would
-        wait idle); `act` sends them once Redis has stored the move, and drops them
-        otherwise, so nobody is sent anything of a move that is not stored."""
-        flight = self._flight
-        if flight is None:
-            return
-        self._flight = None
-        cand, events = flight
-        # The room's draw offer after the move: any move visible to others answers it.
-        self._planned = self.plan(events, None, cand, self.draw_offer if cand.hidden != self.hidden else None)
 
     # -- requests: act here; joining, watching, leaving in server.membership ----------
 
@@ -479,17 +448,9 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
                 action = engine.parse_action(state, seat, text)
             except GameError as exc:
                 raise RequestError(exc.code, exc.message) from exc
-            events = await self.apply_action(seat, action, [], True)
+            events = await self.apply_action(seat, action, [])
             # `next_version(peer)`: this member's, unless it left meanwhile
             peer.send_ok(req_id, {"version": member.version + 1 if member in self.members else self.next_version(peer)})
-            planned = self._planned
-            if planned is None:  # the store never said the write left
-                self.publish(events)
-            else:
-                self._planned = None
-                if planned[0] is self.members:  # else the room was lost meanwhile (Lobby._room_lost)
-                    self.send_plan(planned)
-                else:
-                    self.publish(events)
+            self.publish(events)
             self._after_change()
         self.metrics.action_latency.observe(time.perf_counter() - started)

@@ -96,7 +96,7 @@ class RoomStorage:
         def _after_change(self) -> None: ...
         def _spawn(self, coro: Coroutine[Any, Any, None]) -> None: ...
         def expand_views(self) -> None: ...
-        def _views(self, state: Any = None, src: Any = None, offer: Seat | None = None) -> Callable[[Seat | None], Any]: ...
+        def _views(self, state: Any = None) -> Callable[[Seat | None], Any]: ...
         def send_snapshot(self, member: Member) -> None: ...
 
     # -- the one write path ---------------------------------------------------------
@@ -110,12 +110,8 @@ class RoomStorage:
             setattr(base, key, value)
         return base
 
-    async def _commit(self, cand: Candidate, written: Callable[[], None] | None = None) -> None:
+    async def _commit(self, cand: Candidate) -> None:
         """Persist the candidate, then adopt it (caller holds the lock).
-
-        `written()` (optional: `Room.act`) is called once the write has left for Redis,
-        before its reply (`Store.commit`); nothing it prepares may reach anyone before
-        this returns.
 
         Raises RequestError and leaves the room as it was when the change is not known
         to be in Redis: `storage_unavailable` (detail.outcome "not_applied": it is not
@@ -153,7 +149,6 @@ class RoomStorage:
                 hidden=cand.hidden,
                 before=self,  # as stored at self.version: unchanged fields are not sent
                 move_seconds=float(self.meta.get("deadline") or 0),
-                written=written,
             )
         except StaleWriteError as exc:
             try:

@@ -294,8 +294,7 @@ class Store(LeaseStore, RoomReads):
             for sender in self._shards.senders.values():
                 sender.on_batch = hook
 
-    def _submit(self, keys: list[str], args: list[Any], move: bool = False,
-                written: Callable[[], None] | None = None) -> Awaitable[Any]:
+    def _submit(self, keys: list[str], args: list[Any], move: bool = False) -> Awaitable[Any]:
         """Run the commit script, grouped with the other commits of this moment (`move`:
         a plain move's arguments, its command written in one piece, `move_command`):
         the awaitable of its reply. On one Redis without replica acks that is the
@@ -308,23 +307,18 @@ class Store(LeaseStore, RoomReads):
         a write under load. On a cluster the same, per master: a commit goes to the
         master owning its room's slot (`server.shard_senders`). Each room's own commits
         are already serialised by its lock, so grouping never reorders them.
-        `written`: `GroupSender.when_written`'s hook (not called with `--replica-acks`).
         """
         if self._direct:  # one Redis, no replica acks
             command = move_command(self._commit.sha, keys, args) if move else None
-            if written is not None:
-                self._commits.when_written(written)
             return self._commits.add(command or ("EVALSHA", self._commit.sha, len(keys), *keys, *args))
         if self.replica_acks:
             return self._submit_replicated(keys, args)
-        return self._submit_sharded(keys, args, written)
+        return self._submit_sharded(keys, args)
 
-    async def _submit_sharded(self, keys: list[str], args: list[Any], written: Callable[[], None] | None) -> Any:
+    async def _submit_sharded(self, keys: list[str], args: list[Any]) -> Any:
         """`_submit` on a Redis Cluster: to the master owning the room's slot."""
         sender = await self._sender(keys[0])
         try:
-            if written is not None:
-                sender.when_written(written)
             return await sender.call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
         except NoScriptError:
             # Redis lost its script cache (restarted): load it and retry this one.
@@ -392,7 +386,6 @@ class Store(LeaseStore, RoomReads):
         hidden: int = 0,
         before: StoredFields | None = None,
         move_seconds: float = 0.0,
-        written: Callable[[], None] | None = None,
     ) -> bool:
         """Write one room change atomically, if the stored version is still `expected`.
 
@@ -413,9 +406,6 @@ class Store(LeaseStore, RoomReads):
         `move_seconds`: the room's seconds per move (its meta's `deadline`; 0: none);
         in such a room a move is plain only if its deadline is its log entry's `ts`
         plus these seconds (what `load_room` derives for it).
-        `written()` (optional) is called once the write has left for Redis, before its
-        reply (`GroupSender.when_written`): the caller may prepare what it does once
-        the write is stored, but nothing before this returns says it is.
         """
         wid = next_write_id()
         keys = [self.k_room(room_id), self.k_log(room_id)]
@@ -461,7 +451,7 @@ class Store(LeaseStore, RoomReads):
             args += ["actions", actions, *fields]
         try:
             try:
-                result = int(await self._submit(keys, args, move, written))
+                result = int(await self._submit(keys, args, move))
             except NoScriptError:
                 # Redis lost its script cache (restarted): load it and run this write again.
                 result = int(await self._commit(keys=keys, args=args))

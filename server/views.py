@@ -30,7 +30,6 @@ from server.wire import (
 
 NO_LEGAL: list[str] = []  # shared and never mutated
 _NONE = object()  # a room part entry no view holds
-KEEP: Any = object()  # a plan's legal base for a member whose base stays
 NO_SEATS_LIST: list[Seat] = []  # shared and never mutated
 # Sorted seat lists by seat set (`to_act`, `answered` in the room part): shared by every
 # room and never mutated, so an unchanged entry is the last view's very object.
@@ -50,12 +49,6 @@ def seat_list(seats: frozenset[Seat]) -> list[Seat]:
 EMPTY_HASH = hash(())  # Member.legal_hash of an empty legal list
 # Protocol 2's key table per engine class (static per game and rule set): (keys, refs).
 _TABLES: dict[type, tuple[list[str], dict[str, int]]] = {}
-
-
-# A change's frames, built before they are sent (`RoomViews.plan`): the members list it
-# was built for, and in sending order (member, frame, its new view, legal hash and
-# protocol-3 legal base: a str, None, or KEEP to leave it).
-Plan = tuple[list[Member], list[tuple[Member, bytes, dict[str, Any], int, Any]]]
 
 
 def key_tables(engine: Engine) -> tuple[list[str], dict[str, int]]:
@@ -162,7 +155,7 @@ class RoomViews:
         engine, state = self.engine, self.state
         return engine.legal_notation(state, seat) if seat in engine.to_act(state) else NO_LEGAL
 
-    def _room_part(self, state: Any, src: Any, offer: Seat | None) -> dict[str, Any]:
+    def _room_part(self, state: Any) -> dict[str, Any]:
         """`room_info()` built from the room part members last got: that very dict when
         nothing in it changed, else a new one holding its unchanged entries' objects, so
         the diff passes them (or the whole part) by identity. Every entry has one type
@@ -171,10 +164,7 @@ class RoomViews:
         The seats entry is kept in `_seats_seen` with the seat list and the set of seats
         members hold it was built from (a move changes neither; dropped when the idle
         sweep packs the views): SeatStates are replaced, never changed in place, and so
-        is a room's seat list (server.room_storage).
-
-        `src` holds the status, seats, answered and deadline to show: the room, or a
-        move's candidate while its write is in flight (`plan`), `offer` the draw offer."""
+        is a room's seat list (server.room_storage)."""
         prev: Any = None
         members = self.members
         for member in members:
@@ -182,20 +172,20 @@ class RoomViews:
             if type(old) is dict:
                 prev = old["room"]
                 break
-        status = src.status
+        status = self.status
         if status == "playing":  # `to_act` inlined: this runs on every change
             seat_sets = self.engine.to_act(state)
             to_act = _SEAT_LISTS.get(seat_sets)
             if to_act is None:
                 to_act = seat_list(seat_sets)
-            seat_sets = src.answered
+            seat_sets = self.answered
             answered = _SEAT_LISTS.get(seat_sets) if seat_sets else NO_SEATS_LIST
             if answered is None:
                 answered = seat_list(seat_sets)
         else:
             to_act = answered = NO_SEATS_LIST
         connected = {m.seat for m in members}
-        seen, seat_states = self._seats_seen, src.seats
+        seen, seat_states = self._seats_seen, self.seats
         if seen is not None and seen[0] is seat_states and seen[1] == connected:
             seats = seen[2]
         else:
@@ -204,7 +194,7 @@ class RoomViews:
             if type(prev) is dict and prev.get("seats") == seats:  # rebuilt equal
                 seats = prev["seats"]
             self._seats_seen = (seat_states, connected, seats)
-        deadline = src.deadline
+        deadline, offer = self.deadline, self.draw_offer
         if type(prev) is dict and len(prev) == 10:
             try:
                 # Lists of ints, and a float or None (its type checked: 1 == 1.0)
@@ -241,26 +231,21 @@ class RoomViews:
             "draw_offer": offer,
         }
 
-    def _views(self, state: Any = None, src: Any = None, offer: Seat | None = None) -> Callable[[Seat | None], dict[str, Any]]:
+    def _views(self, state: Any = None) -> Callable[[Seat | None], dict[str, Any]]:
         """A per-change cache: each distinct RoomView is built once.
 
         Without hidden information every seat sees what a spectator sees (the
         conformance suite checks it), so one view object serves every member and the
         diff against it is computed once per distinct previous view. With hidden
         information each seat gets its own view and all spectators share one.
-
-        The room's views, or with `src` (a candidate: `plan`) those of the room as the
-        candidate would leave it, `offer` its draw offer.
         """
         if state is None:  # publish passes the room's state, read once
             state = self.state
-        if src is None:
-            src, offer = self, self.draw_offer
-        info = self._room_part(state, src, offer)
-        engine, outcome = self.engine, src.outcome
+        info = self._room_part(state)
+        engine, outcome = self.engine, self.outcome
         # Before the first action the game views share their parts with the game's
         # template (server.packing.share_initial: memory per new room).
-        presets = dictionaries(engine, self.meta["players"]) if src.actions == 0 else None
+        presets = dictionaries(engine, self.meta["players"]) if self.actions == 0 else None
         if not engine.info.hidden_information:
             game = engine.view(state, None)
             shared = {"room": info, "game": game if presets is None else share_initial(game, presets.game(None)),
@@ -389,18 +374,7 @@ class RoomViews:
         member.peer.push(encode(snapshot_frame(self.id, member.version, member.seat, view, legal, keys)))
 
     def publish(self, events: list[dict[str, Any]], skip: Member | None = None) -> None:
-        """Send every member its patch: its own view diffed against what it last got
-        (`plan`, then `send_plan`)."""
-        self.send_plan(self.plan(events, skip))
-
-    def plan(self, events: list[dict[str, Any]], skip: Member | None = None, src: Any = None,
-             offer: Seat | None = None) -> Plan:
-        """Every member's patch for a change, built but not sent: the caller passes it to
-        `send_plan`, or drops it, which leaves every member as it was (nothing here
-        changes a member). `src` (a move's candidate, its write in flight: `Room.act`)
-        builds the views of the room as the candidate would leave it, `offer` its draw
-        offer; the plan is good while the room's members list is the one it holds first
-        (nothing else changes a member while the room's lock is held).
+        """Send every member its patch: its own view diffed against what it last got.
 
         Members who need no legal list go first (the one who just acted among them), so
         computing the next actor's legal actions never delays the other patches. Ops are
@@ -412,15 +386,8 @@ class RoomViews:
         if self.packed:
             self.expand_views()
         self.touched, self.compacted = True, False
-        engine = self.engine
-        if src is None:
-            state = self.state
-            status = self.status
-            views = self._views(state)
-        else:
-            state = src.state
-            status = src.status
-            views = self._views(state, src, offer)
+        engine, state = self.engine, self.state
+        views = self._views(state)
         # In a hidden-information game an action's text may be secret (a sealed bid):
         # only the seat that acted sees it; everyone else learns only that it acted
         # (and whatever the engine's public events and their own views say).
@@ -434,7 +401,7 @@ class RoomViews:
             events = [head, *events[1:]]
             shown_head = [] if public is None else [{"type": "action", "seat": actor, "action": public}]
             redacted = [*shown_head, *events[1:]]
-        to_act = engine.to_act(state) if status == "playing" else NO_SEATS
+        to_act = engine.to_act(state) if self.status == "playing" else NO_SEATS
         ordered: list[Member] = []
         acting_members: list[Member] = []
         for member in self.members:  # the order `sorted` by "is to act" gives, without a key call each
@@ -442,7 +409,7 @@ class RoomViews:
         ordered += acting_members
         ops_cache: dict[tuple[int, int], list[Any]] = {}
         compact_cache: dict[tuple[int, int], list[Any]] = {}
-        frames: dict[tuple[int, int, int, Seat | str | None, int, bool, str | None], bytes] = {}
+        frames: dict[tuple[int, int, int, tuple[Any, ...] | None, int, bool, str | None], bytes] = {}
         refs = key_tables(engine)[1]
         restated = engine.restated_events
         legal_cache: dict[Seat, list[str]] = {}
@@ -457,30 +424,24 @@ class RoomViews:
         # those parts are worked out in the first diff and copied by the others.
         subdiffs: dict[tuple[int, int], Any] = {}
         prefix = b""
-        # (member, frame, new view, legal hash, new protocol-3 legal base), in sending order
-        out: list[tuple[Member, bytes, dict[str, Any], int, Any]] = []
         # The caches key on (id(old view), id(new view), ...). Every old view is held by its
-        # member until the plan is sent, so no two share an id; the new views are held by
-        # `views` until the end.
-        vid = id(one_view)  # every member's new view's (shared), else each one's
+        # member when the loop starts, so no two share an id, and one freed in the loop
+        # (its member got the new view) can give its id only to an object allocated
+        # since, never to an old view; the new views are held by `views` until the end.
         for member in ordered:
             if member is skip:
                 continue
-            seat = member.seat
-            if one_view is None:
-                view = views(seat)
-                vid = id(view)
-            else:
-                view = one_view
+            view = one_view if one_view is not None else views(member.seat)
             old = member.view
-            acting = seat in to_act
-            hide = redacted is not None and seat != actor
+            acting = member.seat in to_act
+            hide = redacted is not None and member.seat != actor
             if hide and not redacted and old == view:
                 # Nothing this member may see changed (a replaced sealed bid): send nothing,
                 # not even a version bump, so it cannot tell that anything happened. Its
                 # legal list cannot have changed either: it depends only on its own view.
                 continue
             legal = NO_LEGAL
+            seat = member.seat
             if acting and seat is not None:
                 cached = legal_cache.get(seat)
                 if cached is None:  # `legal_for`, whose checks `acting` has made
@@ -493,14 +454,12 @@ class RoomViews:
             # Protocol 3 may send the change from the member's last non-empty list.
             base = member.legal_base if wire >= 3 and resend else None
             # Members with equal old and new views share a frame unless they need their
-            # own legal list (its seat: an int) or (the actor of a hidden game) the
-            # unredacted events.
-            variant = seat if acting else "actor" if redacted is not None and not hide else None
-            oid, version = id(old), member.version
-            key = (oid, vid, version, variant, wire, resend, base)
+            # own legal list or (the actor of a hidden game) the unredacted events.
+            variant = ("legal", member.seat) if acting else ("actor",) if redacted is not None and not hide else None
+            key = (id(old), id(view), member.version, variant, wire, resend, base)
             frame = frames.get(key)
             if frame is None:
-                pair = (oid, vid)
+                pair = (id(old), id(view))
                 shown = redacted if hide and redacted is not None else events
                 if wire >= 2 and not shared:
                     compact = compact_cache.get(pair)
@@ -510,7 +469,7 @@ class RoomViews:
                         shown = [e for e in shown if e.get("type") not in restated]
                     edit = legal_change(member, legal, edits) if base is not None else None
                     sent = legal if resend and edit is None else None
-                    frame = encode(compact_patch_frame(self.id, version, compact, shown, sent, edit))
+                    frame = encode(compact_patch_frame(self.id, member.version, compact, shown, sent, edit))
                 elif wire >= 2:
                     body = bodies.get((pair, hide))
                     if body is None:  # the ops, act and events packed once for all who see them
@@ -523,23 +482,15 @@ class RoomViews:
                         prefix = prefix or patch_head(self.id)
                     edit = legal_change(member, legal, edits) if base is not None else None
                     sent = legal if resend and edit is None else None
-                    frame = patch_bytes(prefix, version, body, sent, edit)
+                    frame = patch_bytes(prefix, member.version, body, sent, edit)
                 else:
                     ops = ops_cache.get(pair)
                     if ops is None:
                         ops = ops_cache[pair] = diff(old, view) if old is not None else [["set", [], view]]
-                    frame = encode(patch_frame(self.id, version, version + 1, ops, shown, legal))
+                    frame = encode(patch_frame(self.id, member.version, member.version + 1, ops, shown, legal))
                 frames[key] = frame
-            # A new protocol-3 base (None: none), or KEEP: an empty list leaves the base.
-            out.append((member, frame, view, legal_hash, joined_legal(legal) if wire >= 3 and legal and resend else KEEP))
-        return self.members, out
-
-    def send_plan(self, plan: Plan) -> None:
-        """Send a plan's frames and advance each member it was built for: its last view,
-        version and legal hash and base are what it is sent now. Each member's sequence
-        moves only on changes it is sent (GI-8)."""
-        for member, frame, view, legal_hash, base in plan[1]:
+            # Each member's sequence moves only on changes it is sent (GI-8).
             member.view, member.version, member.legal_hash = view, member.version + 1, legal_hash
-            if base is not KEEP:
-                member.legal_base = base
+            if wire >= 3 and legal and resend:
+                member.legal_base = joined_legal(legal)  # an empty list leaves the base
             member.peer.push(frame)

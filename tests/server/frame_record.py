@@ -42,17 +42,9 @@ class RecordingPeer:
 
 
 class AcceptingStore:
-    """Every write is accepted at once (none is a plain move: the room's `logged` stays 0).
-    With `written`, a write's `written` hook is called first, as the server's store does
-    once the write has left for Redis (a move's frames are built then: `Room.act`)."""
-
-    def __init__(self, written: bool = False) -> None:
-        self.written = written
+    """Every write is accepted at once (none is a plain move: the room's `logged` stays 0)."""
 
     async def commit(self, room_id: str, **fields: Any) -> bool:
-        hook = fields.get("written")
-        if hook is not None and self.written:
-            hook()
         return False
 
 
@@ -68,12 +60,12 @@ class Clock:
 
 
 async def _session(room_class: type[Room], game: str, rules: str | None, players: int, seed: int,
-                   steps: int, deadline: float | None, written: bool = False) -> dict[str, list[bytes]]:
+                   steps: int, deadline: float | None) -> dict[str, list[bytes]]:
     engine = get_engine(game, rules)
     rng = random.Random(seed)
     meta = {"game": engine.info.name, "rules": engine.info.rules, "players": players, "options": {},
             "seed": seed, "private": False, "password": None, "created": 0.0, "deadline": deadline}
-    room = room_class(f"room{seed}", engine, meta, engine.new_game(players, {}, seed), AcceptingStore(written),  # type: ignore[arg-type]
+    room = room_class(f"room{seed}", engine, meta, engine.new_game(players, {}, seed), AcceptingStore(),  # type: ignore[arg-type]
                       Metrics())
     peers: list[RecordingPeer] = []
     tokens: dict[int, str] = {}
@@ -173,13 +165,12 @@ def clock_step() -> None:
 
 
 def play(room_class: type[Room], game: str, rules: str | None, players: int, seed: int, steps: int = 120,
-         deadline: float | None = None, written: bool = False) -> dict[str, list[bytes]]:
-    """One session's frames by peer name (see the module's docstring). `written`: the
-    store calls each write's `written` hook (`AcceptingStore`)."""
+         deadline: float | None = None) -> dict[str, list[bytes]]:
+    """One session's frames by peer name (see the module's docstring)."""
     real = time.time
     time.time = _CLOCK  # type: ignore[assignment]
     try:
         _CLOCK.now = 1_700_000_000.0
-        return asyncio.run(_session(room_class, game, rules, players, seed, steps, deadline, written))
+        return asyncio.run(_session(room_class, game, rules, players, seed, steps, deadline))
     finally:
         time.time = real  # type: ignore[assignment]

@@ -8,9 +8,7 @@ sent, and its frame encoded whole (`compact_patch_frame` / `patch_frame`). Rando
 sessions with fixed seeds (tests/server/frame_record.py: every game and rule set, the
 fewest and the most players, protocol 1, 2 and 3 members, spectators, seats leaving
 and coming back mid-game, second connections, resyncs, draw offers, packed views, a
-move deadline or none) must give every peer the same bytes in both rooms, with a move's
-frames built while its write is in flight (`Room.plan` from the candidate, sent once the
-write is stored: the store calls the write's `written` hook) or after it.
+move deadline or none) must give every peer the same bytes in both rooms.
 """
 
 from __future__ import annotations
@@ -36,13 +34,7 @@ class PlainRoom(Room):
     cached (GI-8 for hidden information: redacted actions, nothing sent for a change a
     member cannot see)."""
 
-    def _written(self) -> None:
-        pass  # nothing built while a write is in flight: `act` publishes after it
-
-    def _views(self, state: Any = None, src: Any = None, offer: Seat | None = None
-               ) -> Callable[[Seat | None], dict[str, Any]]:
-        assert src is None  # the plain room builds nothing from a candidate
-
+    def _views(self, state: Any = None) -> Callable[[Seat | None], dict[str, Any]]:
         def view(seat: Seat | None) -> dict[str, Any]:
             return {"room": self.room_info(), "game": self.engine.view(self.state, seat), "outcome": self.outcome}
 
@@ -94,12 +86,11 @@ class PlainRoom(Room):
             member.peer.push(frame)
 
 
-@pytest.mark.parametrize("written", [False, True], ids=["after", "in_flight"])
 @pytest.mark.parametrize(("game", "rules", "players"), CASES)
 @pytest.mark.parametrize("seed", range(6))
-def test_every_member_gets_the_plain_frames(game: str, rules: str, players: int, seed: int, written: bool) -> None:
+def test_every_member_gets_the_plain_frames(game: str, rules: str, players: int, seed: int) -> None:
     deadline = 600.0 if seed % 2 else None
-    fast = play(Room, game, rules, players, seed, steps=150, deadline=deadline, written=written)
+    fast = play(Room, game, rules, players, seed, steps=150, deadline=deadline)
     plain = play(PlainRoom, game, rules, players, seed, steps=150, deadline=deadline)
     assert sorted(fast) == sorted(plain)
     for name, frames in plain.items():
@@ -112,24 +103,13 @@ def test_every_member_gets_the_plain_frames(game: str, rules: str, players: int,
 
 
 class CheckedRoom(Room):
-    """The room part kept from the last one is `room_info()` exactly, at every change:
-    built from a move's candidate while its write is in flight, it is `room_info()` of
-    the room as the move leaves it."""
+    """The room part kept from the last one is `room_info()` exactly, at every change."""
 
     parts = 0
 
-    def _room_part(self, state: Any, src: Any, offer: Seat | None) -> dict[str, Any]:
-        part = super()._room_part(state, src, offer)
-        if src is self:
-            plain = self.room_info()
-        else:  # the room as the candidate leaves it (`act` adopts it once stored)
-            was = self.status, self.seats, self.answered, self.deadline, self.draw_offer, self._state
-            self.status, self.seats, self.answered, self.deadline = src.status, src.seats, src.answered, src.deadline
-            self.draw_offer, self._state = offer, state
-            try:
-                plain = self.room_info()
-            finally:
-                self.status, self.seats, self.answered, self.deadline, self.draw_offer, self._state = was
+    def _room_part(self, state: Any) -> dict[str, Any]:
+        part = super()._room_part(state)
+        plain = self.room_info()
         assert part == plain and msgpack.packb(part) == msgpack.packb(plain)
         assert [type(v) for v in part.values()] == [type(v) for v in plain.values()]
         CheckedRoom.parts += 1
@@ -145,6 +125,5 @@ class CheckedRoom(Room):
 def test_the_room_part_is_room_info(game: str, rules: str, players: int) -> None:
     CheckedRoom.parts = 0
     for seed in range(3):
-        play(CheckedRoom, game, rules, players, seed, steps=100, deadline=600.0 if seed % 2 else None,
-             written=seed != 1)
+        play(CheckedRoom, game, rules, players, seed, steps=100, deadline=600.0 if seed % 2 else None)
     assert CheckedRoom.parts > 30

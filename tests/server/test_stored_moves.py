@@ -116,11 +116,11 @@ async def test_a_move_sent_twice_is_in_once_settled_one_way_and_a_fenced_one_wri
     sent: list[tuple[list[str], list[Any]]] = []
     lose = ""  # "write": neither the write nor its reply arrives; "reply": only the reply is lost
 
-    async def recording(keys: list[str], args: list[Any], move: bool = False, written: Any = None) -> Any:
+    async def recording(keys: list[str], args: list[Any], move: bool = False) -> Any:
         sent.append((keys, args))
         if lose == "write":
             raise RedisConnectionError("the write never arrived")
-        result = await submit(keys, args, move, written)
+        result = await submit(keys, args, move)
         if lose == "reply":
             raise RedisConnectionError("the reply was lost")
         return result
