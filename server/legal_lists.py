@@ -11,6 +11,11 @@ Giantslayer list does (≈ 270k instructions a move when every list was edited,
 `bench/server.py --callgrind`), while a list under EDIT_FROM bytes saves at most that
 many bytes sent whole; so a shorter list is sent whole and no base is kept for it (no
 memory either). GIANTS' lists (1–5 KB) are the ones edits are for.
+
+A base is kept DistinctBase when its entries are known to be distinct: a GIANTS seat's
+next list then mostly loses a run of placements, and that edit is counted on the joined
+texts (`legal_edit_joined(distinct=True)`: ~150,000 instructions for ~430,000). Each list
+is joined once per publish, for its edits and the next base alike.
 """
 
 from __future__ import annotations
@@ -23,6 +28,11 @@ from server.wire import legal_edit_joined
 
 LEGAL_SEP = "\n"  # joins a Member.legal_base (no action's notation holds a line break)
 EDIT_FROM = 1024  # about the packed bytes of a legal list worth editing
+# A list sent whole from this many characters is checked for repeats (its next edit may
+# then take legal_edit_joined's fast path). GIANTS' long lists (4-22 KB) lose entries
+# from one turn to the next; Giantslayer's and Causeway's (1-2 KB) mostly gain some
+# too, where the check would not pay (+0.35..0.6% a move when every list was checked).
+CHECK_FROM = 4096
 
 
 def list_bytes(legal: list[str]) -> int:
@@ -34,24 +44,65 @@ def list_bytes(legal: list[str]) -> int:
     return len("".join(legal)) + 2 * len(legal)
 
 
-def joined_legal(legal: list[str]) -> str | None:
+class DistinctBase(str):
+    """A base whose entries are known to be distinct and free of LEGAL_SEP: checked when
+    its (long) list was sent whole, or an edit that only removed entries turned a base
+    into it (legal_edit gives none to a list that repeats an entry). The next edit from
+    it counts removed entries on the joined texts instead of splitting and hashing them
+    (`legal_edit_joined(distinct=True)`). The type is the flag, so it stays with the str
+    wherever views.py keeps or replaces the base (no field to keep in step, no memory);
+    a base packed and unpacked with an idle room comes back a plain str (unflagged)."""
+
+    __slots__ = ()
+
+
+def joined_legal(legal: list[str], cache: dict[Any, Any] | None = None, seat: Seat | None = None) -> str | None:
     """The base to keep for a member just sent `legal`: the list as one str, or None when
-    it is too short to be edited next time or an action holds LEGAL_SEP."""
-    text = LEGAL_SEP.join(legal)
+    it is too short to be edited next time or an action holds LEGAL_SEP.
+
+    With publish's `cache` (and the member's seat), the text `legal_change` joined for
+    the seat's list is reused, flagged DistinctBase when an edit to it was computed."""
+    text = cache.get((seat, None)) if cache else None  # (empty: no edit was computed)
+    if text is None:
+        text = LEGAL_SEP.join(legal)
+    elif type(text) is DistinctBase:
+        return text  # long (it was edited) and checked
     # list_bytes(legal), from the joined text: one join, not two
-    if len(text) + len(legal) + 1 < EDIT_FROM:
+    if len(text) + len(legal) + 1 < EDIT_FROM or text.count(LEGAL_SEP) != len(legal) - 1:
         return None
-    return text if text.count(LEGAL_SEP) == len(legal) - 1 else None
+    if len(text) < CHECK_FROM:
+        return text
+    # A list this long sent whole is mostly edited next, by removals (GIANTS: 44 of 45
+    # such lists): checking it for repeats now (~60,000 instructions for 260 entries)
+    # spares that edit ~280,000.
+    return DistinctBase(text) if len(set(legal)) == len(legal) else text
 
 
-def legal_change(member: Member, legal: list[str], cache: dict[tuple[Seat | None, str], Any]) -> Any:
+def legal_change(member: Member, legal: list[str], cache: dict[Any, Any]) -> Any:
     """Protocol 3: `legal_edit`'s splices from the member's base to `legal`, or None to
     send `legal` whole (no base, a short list, or the edit is not smaller). Cached per
-    (seat, base): the seat's other connections with the same base share it."""
+    (seat, base): the seat's other connections with the same base share it. The list
+    is joined once per publish (`cache[seat, None]`, which `joined_legal` then keeps as
+    the member's next base)."""
     base = member.legal_base
-    if base is None or list_bytes(legal) < EDIT_FROM:
+    if base is None:
         return None
-    key = (member.seat, base)
-    if key not in cache:
-        cache[key] = legal_edit_joined(base, legal, LEGAL_SEP)
-    return cache[key]
+    seat = member.seat
+    key = (seat, base)
+    if key in cache:
+        return cache[key]
+    text = cache.get((seat, None))
+    if text is None:
+        text = cache[seat, None] = LEGAL_SEP.join(legal)
+    if len(text) + len(legal) + 1 < EDIT_FROM:  # list_bytes(legal), from the joined text
+        edit = None
+    else:
+        edit = legal_edit_joined(base, legal, LEGAL_SEP, text, type(base) is DistinctBase)
+        if edit is not None and type(text) is not DistinctBase and all(len(splice) == 2 for splice in edit):
+            # Only removals: `legal` is some of the base's entries, so none holds
+            # LEGAL_SEP, and none repeats (legal_edit would have given None). (A list
+            # that gained entries is not flagged: its next change likely adds some too,
+            # where the flag does not help.)
+            cache[seat, None] = DistinctBase(text)
+    cache[key] = edit
+    return edit

@@ -492,5 +492,5 @@ class RoomViews:
             # Each member's sequence moves only on changes it is sent (GI-8).
             member.view, member.version, member.legal_hash = view, member.version + 1, legal_hash
             if wire >= 3 and legal and resend:
-                member.legal_base = joined_legal(legal)  # an empty list leaves the base
+                member.legal_base = joined_legal(legal, edits, seat)  # an empty list leaves the base
             member.peer.push(frame)

@@ -156,5 +156,45 @@ def test_the_joined_base_edit_is_legal_edit_in_real_games(game: str, rules: str 
             if seat in last:
                 text = "\n".join(last[seat])
                 assert legal_edit_joined(text, legal, "\n") == legal_edit(last[seat], legal)
+                # the engines' lists repeat no entry: the server's fast path may take them
+                assert legal_edit_joined(text, legal, "\n", distinct=True) == legal_edit(last[seat], legal)
             last[seat] = legal
             state = engine.apply_text(state, seat, rng.choice(legal)).state
+
+
+def test_the_distinct_base_path_is_legal_edit_for_removals_and_everything_else() -> None:
+    """legal_edit_joined(distinct=True), for a base that repeats no entry (what the server
+    flags): entries removed in one run, in two around a kept block, in several places,
+    none; entries added or moved; the separator inside an entry of the new list (also
+    where the joined text then reads as the base with a run removed); empty entries. The
+    same splices (or None) as legal_edit on the split base, with `text` given or not."""
+    rng = random.Random(6)
+    pool = [f"m{i}" for i in range(60)] + ["", "x"]
+    for _ in range(20_000):
+        base = rng.sample(pool, rng.randint(1, 30))
+        roll = rng.random()
+        i, j, m = sorted(rng.choices(range(len(base) + 1), k=3))
+        if roll < 0.3:  # one run gone
+            new = base[:i] + base[j:]
+        elif roll < 0.55:  # two runs gone around a kept block
+            new = base[:i] + base[j:m] + base[m + rng.randint(0, 3):]
+        elif roll < 0.65:  # entries gone here and there
+            new = [x for x in base if rng.random() < 0.7]
+        elif roll < 0.75:  # a run replaced
+            new = base[:i] + rng.sample([x for x in pool if x not in base] or ["y"], 1) + base[j:]
+        elif roll < 0.85:  # a run gone, and two kept entries read as one holding the separator
+            new = base[:i] + base[j:]
+            if len(new) > 1:
+                at = rng.randrange(len(new) - 1)
+                new[at:at + 2] = [f"{new[at]}\n{new[at + 1]}"]
+        elif roll < 0.9:  # moved
+            new = list(base)
+            new.insert(rng.randrange(len(new) + 1), new.pop(rng.randrange(len(new))))
+        elif roll < 0.95:  # repeated
+            new = base[:i] + base[j:] + [rng.choice(base)]
+        else:
+            new = list(base)
+        text = "\n".join(base)
+        want = legal_edit(base, new)
+        assert legal_edit_joined(text, new, "\n", distinct=True) == want, (base, new)
+        assert legal_edit_joined(text, new, "\n", "\n".join(new), True) == want, (base, new)

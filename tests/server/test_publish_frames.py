@@ -82,7 +82,8 @@ class PlainRoom(Room):
                 frame = encode(patch_frame(self.id, member.version, member.version + 1, ops, shown, legal))
             member.view, member.version, member.legal_hash = view, member.version + 1, legal_hash
             if wire >= 3 and legal and resend:
-                member.legal_base = joined_legal(legal)
+                base = joined_legal(legal)  # a plain str: never the flagged base's fast path
+                member.legal_base = None if base is None else str(base)
             member.peer.push(frame)
 
 

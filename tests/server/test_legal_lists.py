@@ -1,0 +1,91 @@
+"""server.legal_lists: a member's base, flagged DistinctBase when its entries are known to
+be distinct, and the edits from it: the same splices as legal_edit on the split base
+whatever the flag (the fast path for flagged bases, protocol.legal_edit_joined's
+`distinct`), and the list joined once per publish."""
+
+from __future__ import annotations
+
+import random
+
+from engines import registry
+from protocol import legal_edit
+from server.legal_lists import (
+    CHECK_FROM,
+    EDIT_FROM,
+    LEGAL_SEP,
+    DistinctBase,
+    joined_legal,
+    legal_change,
+    list_bytes,
+)
+from server.seats import Member
+
+
+def entries(n: int, start: int = 0) -> list[str]:
+    return [f"place giant-{i:03d} at k{i % 17}" for i in range(start, start + n)]
+
+
+def test_a_long_list_sent_whole_is_flagged_and_a_short_or_odd_one_is_not() -> None:
+    long = entries(300)
+    assert len(LEGAL_SEP.join(long)) >= CHECK_FROM
+    assert type(joined_legal(long)) is DistinctBase
+    assert joined_legal(long) == LEGAL_SEP.join(long)
+    assert type(joined_legal([*long, long[5]])) is str  # repeats an entry: unflagged
+    assert joined_legal([*long[:-1], "a\nb"]) is None  # a separator inside: no base
+    mid = entries(60)  # editable (over EDIT_FROM) but under CHECK_FROM: not checked
+    assert type(joined_legal(mid)) is str
+    assert joined_legal(entries(5)) is None
+
+
+def test_a_removal_flags_the_next_base_and_an_addition_does_not() -> None:
+    base, cache = entries(100), {}  # type: ignore[var-annotated]
+    assert len(LEGAL_SEP.join(base)) < CHECK_FROM  # so only an edit can flag it
+    member = Member(None, 0)  # type: ignore[arg-type]
+    member.legal_base = joined_legal(base)
+    assert type(member.legal_base) is str
+    gone = base[:10] + base[40:]
+    assert legal_change(member, gone, cache) == [[10, 30]] == legal_edit(base, gone)
+    assert type(cache[0, None]) is DistinctBase  # joined once, now known distinct
+    member.legal_base = joined_legal(gone, cache, 0)
+    assert type(member.legal_base) is DistinctBase and member.legal_base == LEGAL_SEP.join(gone)
+    cache = {}
+    grown = gone[:10] + entries(3, 500) + gone[10:]
+    assert legal_change(member, grown, cache) == legal_edit(gone, grown)
+    assert type(joined_legal(grown, cache, 0)) is str
+    # the same base of another connection of the seat shares the edit
+    other = Member(None, 0)  # type: ignore[arg-type]
+    other.legal_base = member.legal_base
+    assert legal_change(other, grown, cache) is cache[0, member.legal_base]
+    # a long list is checked whatever came before
+    longer = grown + entries(200, 1000)
+    cache = {}
+    assert legal_change(member, longer, cache) is None  # mostly new: sent whole
+    assert type(joined_legal(longer, cache, 0)) is DistinctBase
+
+
+def test_edits_from_flagged_and_plain_bases_are_legal_edit_in_giants_games() -> None:
+    """Each seat's lists in random GIANTS games (placements GI-12..GI-17 lost as figures
+    are placed: the removals the flag is for), kept as a publish keeps them: the edit
+    from the kept base (flagged or not) is legal_edit's on the last list (a short list
+    is sent whole)."""
+    engine = registry.get_engine("giants")
+    flagged = 0
+    for seed in range(3):
+        rng = random.Random(seed)
+        state = engine.new_game(2, {}, seed)
+        members = {s: Member(None, s) for s in (0, 1)}  # type: ignore[arg-type]
+        last: dict[int, list[str]] = {}
+        for _ in range(300):
+            if engine.outcome(state) is not None:
+                break
+            seat = min(engine.waiting_for(state))
+            legal = engine.legal_notation(state, seat)
+            member, cache = members[seat], {}  # type: ignore[var-annotated]
+            if member.legal_base is not None:
+                flagged += type(member.legal_base) is DistinctBase
+                want = legal_edit(last[seat], legal) if list_bytes(legal) >= EDIT_FROM else None  # short: whole
+                assert legal_change(member, legal, cache) == want
+            member.legal_base = joined_legal(legal, cache, seat)
+            last[seat] = legal
+            state = engine.apply_text(state, seat, rng.choice(legal)).state
+    assert flagged > 50
