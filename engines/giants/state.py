@@ -205,7 +205,8 @@ class GameState:
     claimed_in_round: bool = False
     reason: str = ""  # why the game ended
     # Its views' parts (`views`): a cache, not part of the state's value or snapshot;
-    # a clone starts with its original's, to reuse the parts that did not change.
+    # a clone starts with its original's, to reuse the parts that did not change. So a
+    # state is not changed once viewed (`apply` changes a `successor`): change a clone.
     view_memo: object = field(default=None, compare=False, repr=False)
 
     def clone(self) -> GameState:

@@ -336,6 +336,7 @@ def test_giants_shows_a_seat_its_own_moai_points_and_nobody_elses() -> None:
     assert f"Your score now: 7 transport + {theirs} Moai = {7 + theirs} " in other
     spectator = render_game("giants", engine.view(state, None), None)
     assert spectator.count("hidden  ") == 3 and "Your score now" not in spectator
+    state = state.clone()  # a state is a value: once viewed, change a copy (its view parts are kept)
     state.phase = OVER
     final = render_game("giants", engine.view(state, None), None)
     assert board_lines(final, "   0  ", 1)[0].startswith(f"   0          4  {mine:>6}  ")

@@ -7,9 +7,11 @@ owner's rooms move within about a second; nothing here asserts on timing.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import signal
+import urllib.request
 from typing import Any
 
 import pytest
@@ -173,13 +175,25 @@ async def test_server_run_bot_plays_on_at_the_new_owner(serve_process, client_fa
         )
 
 
-async def bob_on_a_killed_node(one: Any, two: Any, client_factory: Any) -> tuple[Any, str]:
+def read_url(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return response.read()
+
+
+async def bob_on_a_killed_node(one: Any, two: Any, client_factory: Any, seen_by: Any = None) -> tuple[Any, str]:
     """Alice (node one) and Bob (node two) seated in a room of node two's; then node
-    two is killed. Alice and the room."""
+    two is killed (once `seen_by`, if given, has seen it in the node list: a survivor
+    looks once a period, and this can all happen within one). Alice and the room."""
     alice = await client_factory(one.url, "alice")
     bob = await client_factory(two.url, "bob")
     room, _ = await two_player_room(alice, bob)
     assert alice.rooms[room].view["room"]["seats"][1]["connected"]
+    if seen_by is not None:
+        url = f"http://127.0.0.1:{seen_by.url.rsplit(':', 1)[1]}/healthz"
+        deadline = asyncio.get_running_loop().time() + 10
+        while json.loads(await asyncio.to_thread(read_url, url))["peers"] < 1:
+            assert asyncio.get_running_loop().time() < deadline, "the survivor never saw node two"
+            await asyncio.sleep(0.05)
     two.proc.send_signal(signal.SIGKILL)
     two.proc.wait(10)
     return alice, room
@@ -205,8 +219,9 @@ async def test_a_dead_node_another_survivor_forgot_first_still_loses_its_members
     took it off the node list (done here by the test, at once, as that survivor
     would): the owner never sees it expired, only gone, and drops its members too."""
     victim = f"victim-{os.urandom(3).hex()}"
+    one = serve_process(*FAST)
     alice, room = await bob_on_a_killed_node(
-        serve_process(*FAST), serve_process(*FAST, "--node-id", victim), client_factory
+        one, serve_process(*FAST, "--node-id", victim), client_factory, seen_by=one
     )
     redis = aioredis.from_url(redis_url)
     try:
