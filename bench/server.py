@@ -63,6 +63,7 @@ from server.upkeep import NEW_ROOM_SWEEP  # noqa: E402
 
 sys.path.append(str(ROOT / "bench"))
 import floor  # noqa: E402
+import latency_split  # noqa: E402
 import wsclient  # noqa: E402
 
 # The load generator's WebSocket client: the lean one (bench/wsclient.py) leaves the
@@ -766,6 +767,9 @@ async def main() -> int:
     parser.add_argument("--no-floor", action="store_true",
                         help="skip the I/O floor reference (bench/floor.py) after the echo")
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile, stats to FILE")
+    parser.add_argument("--latency-split", action="store_true",
+                        help="time each move's steps inside the server (bench/latency_split.py) and print "
+                             "the intervals of the measured phase at 1,000/s")
     parser.add_argument("--callgrind", action="store_true",
                         help="run the server under valgrind's callgrind and report instructions per move in "
                              "the measured phase: a count that other jobs on the machine cannot disturb "
@@ -789,6 +793,9 @@ async def main() -> int:
         redis_args += ["--fsync", args.fsync]
     prefix = f"giants-bench:{os.getpid()}:"
     runner = ["-m", "cProfile", "-o", args.profile, "-m", "client_cli.cli"] if args.profile else ["-m", "client_cli.cli"]
+    split = f"{tmp}/latency-split.txt" if args.latency_split else ""
+    if split:
+        runner = [str(ROOT / "bench" / "latency_split.py"), split]
     if args.callgrind:
         runner = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                   f"--callgrind-out-file={tmp}/callgrind.out", sys.executable, *runner]
@@ -812,6 +819,7 @@ async def main() -> int:
         floor_proc, floor_url = start(floor_cmd)
         refs.append(floor_proc)
     game, rules = parse_game(args.game)
+    window = window_end = 0.0  # the measured phase at --rate (monotonic), for --latency-split
     try:
         if args.patches:
             print(f"server {url}; protocol {args.protocol}; {args.rooms} rooms x (2 seats + {args.spectators} spectators); "
@@ -836,7 +844,9 @@ async def main() -> int:
             await ready.get()
         metrics_url = url.replace("ws://", "http://") + "/metrics"
         before = await asyncio.to_thread(scrape, metrics_url)
+        window = time.monotonic() + args.warmup
         main_phase = await measure(load, server.pid, args.rate, args.rooms, args.duration, args.warmup)
+        window_end = time.monotonic()
         after = await asyncio.to_thread(scrape, metrics_url)
         rss_loaded = rss_kib(server.pid)
         knee_phases: list[Phase] = []
@@ -860,6 +870,7 @@ async def main() -> int:
         for proc in refs:
             proc.terminate()
             proc.wait(20)
+        split_lines = latency_split.report(split, window, window_end) if split and window_end else []
         shutil.rmtree(tmp, ignore_errors=True)
         if args.redis_url:  # leave a shared Redis as we found it: delete our prefix only
             import redis
@@ -920,6 +931,8 @@ async def main() -> int:
           f"{median(s.spectator_frames):.0f}); full view {median(s.view_bytes):.0f}")
     print(f"server memory      {per_conn:.1f} KiB per idle connection, {per_room:.1f} KiB per room "
           f"(RSS {rss_loaded / 1024:.0f} MiB under load)")
+    for line in split_lines:
+        print(line)
     if s.errors:
         print(f"errors             {s.errors}")
     if SERVER_LOG:
