@@ -62,14 +62,49 @@ COLOUR_NAMES = ("", "white", "black")
 BRIDGES = 40  # TA-3: each player's supply
 
 
-# Bit masks over a board read as one integer, a byte per hill (hill i is bits 8i..8i+7
-# of `int.from_bytes(board.translate(ONLY[colour]), "little")`, 1 where `colour` is):
-# for each index step between adjacent hills (1 along a row, 6 or 7 between rows),
-# the hills whose neighbour that many hills on is adjacent (a pair of PAIRS).
+# Bit masks over a board read as one integer, a bit per hill: hill i is bit 44 - i of
+# `mask(board, colour)` (the board's bytes, in order, read as binary digits, 1 where
+# `colour` is). For each index step d between adjacent hills (1 along a row, 6 or 7
+# between rows), `_M[d]` holds the bits of the hills whose neighbour d hills on is
+# adjacent (the lower hill of a pair of PAIRS); that neighbour is the bit d lower.
+# Small ints (45 bits): each operation on them costs a fraction of one on a board read
+# a byte per hill (360 bits).
 ONLY = tuple(bytes(int(byte == piece) for byte in range(256)) for piece in (EMPTY, WHITE, BLACK))
+DIGITS = tuple(bytes(48 + (byte == piece) for byte in range(256)) for piece in (EMPTY, WHITE, BLACK))
 _STEPS = sorted({j - i for i, j in PAIRS})
-_STEP_MASKS = tuple((8 * d, sum(1 << 8 * i for i, j in PAIRS if j - i == d)) for d in _STEPS)
+_STEP_MASKS = tuple((d, sum(1 << (HILLS - 1 - i) for i, j in PAIRS if j - i == d)) for d in _STEPS)
 (_S1, _M1), (_S6, _M6), (_S7, _M7) = _STEP_MASKS  # the steps are 1, 6 and 7
+# The bit of each hill, by the hill's index, and the hill of each bit (by its position).
+BIT: tuple[int, ...] = tuple(1 << (HILLS - 1 - i) for i in range(HILLS))
+HILL_OF_BIT: tuple[int, ...] = tuple(HILLS - 1 - p for p in range(HILLS))
+
+
+def mask(board: bytes, colour: int) -> int:
+    """The hills holding `colour` (EMPTY: the vacant ones) as bits, hill i at bit 44 - i.
+
+    Read at C speed: the board translated to the digits `0` and `1` and parsed in base 2."""
+    return int(board.translate(DIGITS[colour]), 2)
+
+
+def hills_of(bits: int) -> list[int]:
+    """The hills of a mask, lowest index (highest bit) first."""
+    hills = []
+    while bits:
+        top = bits.bit_length() - 1
+        hills.append(HILLS - 1 - top)
+        bits ^= 1 << top
+    return hills
+
+
+def besieged_bits(own: int, enemy: int) -> int:
+    """TA-4 on masks: the `enemy` hills every one of whose neighbours is in `own`.
+
+    A hill fails when, for some step between adjacent hills, its neighbour that step on
+    (or back) is not `own`'s; the enemy hills left are besieged."""
+    fail = (_M1 & ~(own << _S1)) | ((_M1 & ~own) >> _S1)
+    fail |= (_M6 & ~(own << _S6)) | ((_M6 & ~own) >> _S6)
+    fail |= (_M7 & ~(own << _S7)) | ((_M7 & ~own) >> _S7)
+    return enemy & ~fail
 
 
 def other(colour: int) -> int:
@@ -121,23 +156,15 @@ def besieged(board: bytes, colour: int) -> list[int]:
     """TA-4: enemy hills every one of whose neighbours holds a ringfort of `colour`.
 
     Such a ringfort is necessarily isolated (it has no friendly neighbour). Found a
-    board at a time: a hill fails when, for some step between adjacent hills, its
-    neighbour that step on (or back) is not `colour`'s; the enemy hills left are it.
+    board at a time on masks (`besieged_bits`), lowest hill first.
     """
-    enemy = int.from_bytes(board.translate(ONLY[other(colour)]), "little")
+    enemy = int(board.translate(DIGITS[BLACK if colour == WHITE else WHITE]), 2)
     if not enemy:
         return []
-    own = int.from_bytes(board.translate(ONLY[colour]), "little")
-    fail = (_M1 & ~(own >> _S1)) | ((_M1 & ~own) << _S1)
-    fail |= (_M6 & ~(own >> _S6)) | ((_M6 & ~own) << _S6)
-    fail |= (_M7 & ~(own >> _S7)) | ((_M7 & ~own) << _S7)
-    found = enemy & ~fail
-    hills = []
-    while found:  # lowest hill first
-        low = found & -found
-        hills.append((low.bit_length() - 1) >> 3)
-        found ^= low
-    return hills
+    found = besieged_bits(int(board.translate(DIGITS[colour]), 2), enemy)
+    if not found:
+        return []
+    return hills_of(found)
 
 
 def moves_for(board: bytes, colour: int) -> list[Move]:
@@ -176,9 +203,13 @@ def links(board: bytes, colour: int) -> int:
     Counted a whole board at a time: for each step between adjacent hills, the bits
     set both at a hill and at its neighbour that step on.
     """
-    m = int.from_bytes(board.translate(ONLY[colour]), "little")
-    return ((m & (m >> _S1) & _M1).bit_count() + (m & (m >> _S6) & _M6).bit_count()
-            + (m & (m >> _S7) & _M7).bit_count())
+    return links_bits(int(board.translate(DIGITS[colour]), 2))
+
+
+def links_bits(m: int) -> int:
+    """`links` of a mask (`mask(board, colour)`)."""
+    return ((m & (m << _S1) & _M1).bit_count() + (m & (m << _S6) & _M6).bit_count()
+            + (m & (m << _S7) & _M7).bit_count())
 
 
 def bridges_used(board: bytes, colour: int) -> int:
@@ -209,6 +240,65 @@ def place(board: bytes, hill: int, colour: int) -> tuple[bytes, int]:
     if 2 * board.count(colour) + needed > BRIDGES:
         needed = min(needed, BRIDGES - bridges_used(board, colour))
     return board[:hill] + bytes((colour,)) + board[hill + 1:], needed
+
+
+# The sieges on a board: `sieges[colour]` is `besieged(board, colour)` for WHITE and
+# BLACK (index 0 unused), lists never changed once made.
+Sieges = tuple[list[int], list[int], list[int]]
+NO_SIEGES: Sieges = ([], [], [])  # an empty board's
+_BYTE = tuple(bytes((piece,)) for piece in (EMPTY, WHITE, BLACK))
+
+
+def sieges_of(board: bytes) -> Sieges:
+    """Both colours' `besieged` lists of `board` (index 0 unused)."""
+    return (NO_SIEGES[0], besieged(board, WHITE), besieged(board, BLACK))
+
+
+def play(board: bytes, hill: int, colour: int, sieges: Sieges) -> tuple[bytes, int, Sieges]:
+    """`place(board, hill, colour)` and the new board's sieges, from `board`'s (`sieges`),
+    for a `hill` not already `colour`'s (a build or a capture).
+
+    Only `hill` changed, and whether a hill is besieged (TA-4) depends on its own piece
+    and its neighbours' (TA-2): so only `hill` and its neighbours can change siege.
+    `colour` now besieges: what it did but `hill` (no longer an enemy ringfort), and
+    any enemy neighbour whose neighbours are now all `colour`'s. The other colour
+    besieges: what it did but `hill`'s neighbours (each has a `colour` neighbour now),
+    and `hill` itself when all its neighbours are that colour's.
+    """
+    enemy = BLACK if colour == WHITE else WHITE
+    new = board[:hill] + _BYTE[colour] + board[hill + 1:]
+    needed = 0
+    surrounded = True  # every neighbour of `hill` is the enemy's
+    gained = None
+    for j in NEIGHBOURS[hill]:
+        piece = new[j]
+        if piece == colour:
+            needed += 1
+            surrounded = False
+        elif piece == enemy:
+            for k in NEIGHBOURS[j]:
+                if new[k] != colour:
+                    break
+            else:
+                gained = [j] if gained is None else [*gained, j]
+        else:
+            surrounded = False
+    # n ringforts have at most 2n links, so far from the cap no count is needed (TA-6).
+    if 2 * board.count(colour) + needed > BRIDGES:
+        needed = min(needed, BRIDGES - bridges_used(board, colour))
+    mine, theirs = sieges[colour], sieges[enemy]
+    if gained is not None:
+        mine = sorted([i for i in mine if i != hill] + gained)
+    elif mine and hill in mine:
+        mine = [i for i in mine if i != hill]
+    if theirs:
+        near = NEIGHBOURS[hill]
+        theirs = [i for i in theirs if i not in near]
+        if surrounded:
+            theirs = sorted([*theirs, hill])
+    elif surrounded:
+        theirs = [hill]
+    return new, needed, ((NO_SIEGES[0], mine, theirs) if colour == WHITE else (NO_SIEGES[0], theirs, mine))
 
 
 # ----------------------------------------------------------------------------- pictures

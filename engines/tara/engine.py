@@ -43,23 +43,26 @@ from engines.tara.board import (
     EMPTY,
     HILLS,
     NAMES,
+    NO_SIEGES,
     PAIRS,
     SYMBOLS,
     WHITE,
     Move,
     format_move,
-    has_move,
     moves_for,
     other,
     parse_move,
-    place,
+    play,
+    sieges_of,
     vacant_names,
 )
 from engines.tara.state import (
     GameResult,
     StateMemo,
     TaraState,
+    board_sieges,
     captures_of,
+    memo_of,
     new_match_game,
     score_game,
 )
@@ -136,10 +139,17 @@ class Tara(Engine[TaraState, Move]):
     def legal_notation(self, state: TaraState, seat: Seat) -> list[str]:
         if len(state.results) == state.games or seat != state.mover:
             return []
-        captures = captures_of(state)
+        memo = state.memo
+        if memo is None or memo.sieges is None:
+            memo = memo_of(state)
+            board_sieges(state)
+        captures = memo.sieges[state.to_move]  # type: ignore[index]
         if captures:
             return [CAPTURE_NAMES[i] for i in captures]
-        return vacant_names(state.board)
+        vacant = memo.vacant
+        if vacant is None:
+            vacant = memo.vacant = tuple(vacant_names(state.board))
+        return list(vacant)
 
     def apply(self, state: TaraState, seat: Seat, action: Move) -> Transition[TaraState]:
         if len(state.results) == state.games:
@@ -164,12 +174,18 @@ class Tara(Engine[TaraState, Move]):
         return not move.capture and state.board[move.hill] == EMPTY
 
     def _play(self, state: TaraState, move: Move, mover: Seat) -> Transition[TaraState]:
-        colour, hill = state.to_move, move.hill
-        board, used = place(state.board, hill, colour)  # a capture replaces in place
+        colour, hill, capture = state.to_move, move.hill, move.capture
+        memo = state.memo  # `board_sieges(state)`, inlined
+        if memo is None:
+            memo = state.memo = StateMemo()
+        sieges = memo.sieges
+        if sieges is None:
+            sieges = memo.sieges = sieges_of(state.board)
+        # A capture replaces in place; the new board's sieges follow from the old's (TA-4).
+        board, used, sieges = play(state.board, hill, colour, sieges)
         name = NAMES[hill]
-        text = CAPTURE_NAMES[hill] if move.capture else name
         events: list[Event] = [{
-            "type": "capture" if move.capture else "build",
+            "type": "capture" if capture else "build",
             "seat": mover,
             "colour": COLOUR_NAMES[colour],
             "hill": name,
@@ -177,17 +193,20 @@ class Tara(Engine[TaraState, Move]):
         }]
         opponent = BLACK if colour == WHITE else WHITE
         # Built directly rather than with dataclasses.replace: this is the playout hot path.
+        # The opponent moves unless it can neither build nor capture (TA-7).
         after = TaraState(
             state.games, state.lots, state.game_index, board,
-            opponent if not state.out and has_move(board, opponent) else colour,
-            state.out, state.turns + 1, state.results, text,
+            opponent if not state.out and (EMPTY in board or sieges[opponent]) else colour,
+            state.out, state.turns + 1, state.results, CAPTURE_NAMES[hill] if capture else name,
         )
-        memo = state.memo
-        if memo is not None:  # the last view an ancestor had, to build this one's from
-            if memo.view is not None:  # the parent's: this move is all that changed
-                after.memo = StateMemo((state.board, memo.view), (hill, colour, used))
-            elif memo.last is not None:
-                after.memo = StateMemo(memo.last)
+        vacant = memo.vacant
+        if vacant is not None and not capture:  # the builds left: all but this hill (TA-5)
+            at = vacant.index(name)
+            vacant = vacant[:at] + vacant[at + 1:]
+        if memo.view is not None:  # the parent's view: this move is all that changed
+            after.memo = StateMemo((state.board, memo.view), (hill, colour, used, mover, capture), sieges, vacant)
+        else:  # the last view an ancestor had, if any, to build this one's from
+            after.memo = StateMemo(memo.last, None, sieges, vacant)
         if state.out:
             # That was the extra turn after OUT (TA-7): the game ends.
             return Transition(self._end_game(after, events), tuple(events))
@@ -202,7 +221,9 @@ class Tara(Engine[TaraState, Move]):
         capture if one is available, and otherwise nothing: the game ends now.
         """
         events.append({"type": "out", "seat": state.seat_of(caller), "colour": COLOUR_NAMES[caller]})
+        sieges = board_sieges(state)
         state = replace(state, out=caller, to_move=other(caller))
+        state.memo = StateMemo(sieges=sieges)  # the same board
         if captures_of(state):
             return state
         return self._end_game(state, events)
@@ -219,7 +240,9 @@ class Tara(Engine[TaraState, Move]):
             return done
         nxt = new_match_game(state.games, state.lots, state.game_index + 1, results)
         events.append({"type": "game_start", "game": nxt.game_index + 1, "starter": nxt.white_seat})
-        return replace(nxt, last_move=state.last_move)
+        nxt = replace(nxt, last_move=state.last_move)
+        nxt.memo = StateMemo(sieges=NO_SIEGES)  # an empty board
+        return nxt
 
     # -- outcome and views --------------------------------------------------------
 

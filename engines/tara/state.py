@@ -8,7 +8,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engines.base import Seat
-from engines.tara.board import BLACK, EMPTY, HILLS, WHITE, besieged, bridges_used, territory
+from engines.tara.board import (
+    BLACK,
+    EMPTY,
+    HILLS,
+    NO_SIEGES,
+    WHITE,
+    Sieges,
+    bridges_used,
+    sieges_of,
+    territory,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,25 +94,33 @@ def score_game(board: bytes, white_seat: Seat, out: Seat | None) -> GameResult:
 
 
 class StateMemo:
-    """A state's own derived data, computed on first use: the hills its player to
-    move must capture (asked by `apply`, the legal list and the view of one state),
-    its view (`engines.tara.views`), and until then the last view an ancestor had
-    with that ancestor's board (`last`, passed on by `apply`), to build it from.
+    """A state's own derived data, computed on first use or handed down by `apply`:
+    its board's sieges (`board.Sieges`: the hills each colour may capture, TA-4; the
+    player to move's are asked by `apply`, the legal list and the view of one state),
+    the names of its vacant hills (`vacant`, TA-5's builds in notation, once its legal
+    list was asked for), its view (`engines.tara.views`), and until then the last view
+    an ancestor had with that ancestor's board (`last`, passed on by `apply`), to
+    build it from.
 
     When `last` is the parent's, `step` says what the move did (hill, colour, bridges
-    it used, as `board.place` counts them), so the view is built without comparing
-    the boards or counting the links again.
+    it used as `board.place` counts them, the seat that moved, whether it captured),
+    so the view is built without comparing the boards or counting anything again.
 
-    It holds boards and views, never a state (no chain of ancestors stays alive), and
-    lives and dies with its state; nothing in it changes once it is set.
+    It holds boards, names and views, never a state (no chain of ancestors stays
+    alive), and lives and dies with its state; nothing in it changes once it is set.
     """
 
-    __slots__ = ("captures", "last", "step", "view")
+    __slots__ = ("last", "sieges", "step", "vacant", "view")
 
     def __init__(
-        self, last: tuple[bytes, dict[str, Any]] | None = None, step: tuple[int, int, int] | None = None
+        self,
+        last: tuple[bytes, dict[str, Any]] | None = None,
+        step: tuple[int, int, int, Seat, bool] | None = None,
+        sieges: Sieges | None = None,
+        vacant: tuple[str, ...] | None = None,
     ) -> None:
-        self.captures: list[int] | None = None
+        self.sieges = sieges
+        self.vacant = vacant
         self.view: dict[str, Any] | None = None
         self.last = last
         self.step = step
@@ -116,13 +134,23 @@ def memo_of(state: TaraState) -> StateMemo:
     return memo
 
 
+def board_sieges(state: TaraState) -> Sieges:
+    """`sieges_of(state.board)`, computed once per state or handed down by `apply`."""
+    memo = memo_of(state)
+    sieges = memo.sieges
+    if sieges is None:
+        sieges = memo.sieges = sieges_of(state.board)
+    return sieges
+
+
 def captures_of(state: TaraState) -> list[int]:
     """TA-4: `besieged(state.board, state.to_move)`, computed once per state (read only)."""
-    memo = memo_of(state)
-    captures = memo.captures
-    if captures is None:
-        captures = memo.captures = besieged(state.board, state.to_move)
-    return captures
+    memo = state.memo
+    if memo is not None:
+        sieges = memo.sieges
+        if sieges is not None:
+            return sieges[state.to_move]
+    return board_sieges(state)[state.to_move]
 
 
 # Not frozen: a frozen dataclass sets each field through `object.__setattr__` (~1,500
@@ -180,7 +208,7 @@ class TaraState:
 
 def new_match_game(games: int, lots: Seat, game_index: int, results: tuple[GameResult, ...]) -> TaraState:
     """An empty board with White (this game's starter) to move."""
-    return TaraState(
+    state = TaraState(
         games=games,
         lots=lots,
         game_index=game_index,
@@ -190,3 +218,5 @@ def new_match_game(games: int, lots: Seat, game_index: int, results: tuple[GameR
         turns=0,
         results=results,
     )
+    state.memo = StateMemo(sieges=NO_SIEGES)  # nothing is besieged on an empty board
+    return state

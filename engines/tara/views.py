@@ -30,8 +30,46 @@ def game_view(state: TaraState) -> dict[str, Any]:
     memo = memo_of(state)
     view = memo.view
     if view is None:
-        view = memo.view = build_view(state, memo.last, memo.step)
+        step, last = memo.step, memo.last
+        if step is not None and last is not None:
+            view = memo.view = view_after(state, last[1], step)
+        else:
+            view = memo.view = build_view(state, last, step)
         memo.last = memo.step = None  # the ancestor's view is not needed any more
+    return view
+
+
+def view_after(state: TaraState, was: dict[str, Any], step: tuple[int, int, int, int, bool]) -> dict[str, Any]:
+    """`build_view(state, (parent's board, was), step)` for a state `apply` made that
+    goes on with the same game (the only states it hands a `step`): `was` is the
+    parent's view. The same game, match and OUT (none: a move after OUT ends the game,
+    TA-7), so every part but the moving ones is `was`'s, key order included (a copy).
+    """
+    hill, colour, used, seat, capture = step
+    view = was.copy()
+    hills = view["hills"] = was["hills"].copy()
+    hills[NAMES[hill]] = SYMBOLS[colour]
+    to_move = state.to_move
+    view["to_move"] = COLOUR_NAMES[to_move]
+    view["seat_to_move"] = state.mover
+    captures = captures_of(state)
+    if captures:  # TA-4 (kept as `was`'s when equal: the diff passes it by identity)
+        must = [NAMES[i] for i in captures]
+        if must != was["must_capture"]:
+            view["must_capture"] = must
+    elif was["must_capture"]:
+        view["must_capture"] = []
+    view["turns"] = state.turns
+    if used:  # TA-6: the mover's saturated count grows by what `place` counted
+        bridges = view["bridges"] = was["bridges"].copy()
+        bridges[seat] += used
+        view["bridges_left"] = [BRIDGES - bridges[0], BRIDGES - bridges[1]]
+    # TA-8: a build adds a hill to the mover's territory, a capture takes it from the other
+    land = view["territory"] = was["territory"].copy()
+    land[seat] += 1
+    if capture:
+        land[1 - seat] -= 1
+    view["last_move"] = state.last_move
     return view
 
 
@@ -40,7 +78,9 @@ def _colours(white: int) -> list[str]:
 
 
 def build_view(
-    state: TaraState, last: tuple[bytes, dict[str, Any]] | None = None, step: tuple[int, int, int] | None = None
+    state: TaraState,
+    last: tuple[bytes, dict[str, Any]] | None = None,
+    step: tuple[int, int, int, int, bool] | None = None,
 ) -> dict[str, Any]:
     """The view, from nothing or from `last`: (an earlier board of the same game,
     the view of a state holding it), and `step` if that is the parent's (`StateMemo`:

@@ -26,6 +26,9 @@ from engines.tara.board import (
     moves_for,
     notation_for,
     parse_move,
+    place,
+    play,
+    sieges_of,
 )
 from engines.tara.state import captures_of
 from engines.tara.views import build_view
@@ -160,3 +163,76 @@ def test_views_built_from_the_parents_move_count_saturated_bridges() -> None:
             seat = state.mover
             state = ENGINE.apply(state, seat, rng.choice(ENGINE.legal_actions(state, seat))).state
     assert saturated
+
+
+def test_sieges_after_a_move_are_the_new_boards_on_random_boards() -> None:
+    # TA-2/TA-4: `play` hands down each colour's besieged hills from the old board's;
+    # they are the new board's, lowest hill first, for a ringfort put on any hill
+    # not already its own (a build on a vacant one, TA-5, or a capture's replacement
+    # of an enemy one, besieged or not),
+    # and the board and bridges are `place`'s (TA-6).
+    rng = random.Random(7)
+    for board in random_boards(3, 4000):
+        sieges = sieges_of(board)
+        assert sieges[WHITE] == besieged_ref(board, WHITE) and sieges[BLACK] == besieged_ref(board, BLACK)
+        for _ in range(3):
+            hill, colour = rng.randrange(HILLS), rng.choice((WHITE, BLACK))
+            if board[hill] == colour:  # never a move: a build needs a vacant hill, a capture an enemy one
+                continue
+            new, used, after = play(board, hill, colour, sieges)
+            assert (new, used) == place(board, hill, colour)
+            assert after[WHITE] == besieged_ref(new, WHITE)
+            assert after[BLACK] == besieged_ref(new, BLACK)
+            assert sieges == sieges_of(board)  # the old lists are not changed
+
+
+def room_states(seed: int, every: bool) -> Iterator[TaraState]:
+    """A random match played as a room plays it: the legal list (notation) and the
+    view of every state asked for (`every`), or only of some, before a move."""
+    rng = random.Random(seed)
+    state = ENGINE.new_game(2, {}, seed)
+    while True:
+        yield state
+        if ENGINE.outcome(state) is not None:
+            return
+        seat = state.mover
+        if every or rng.random() < 0.3:
+            ENGINE.view(state, None)
+        if every or rng.random() < 0.5:
+            text = rng.choice(ENGINE.legal_notation(state, seat))
+        else:
+            text = format_move(rng.choice(ENGINE.legal_actions(state, seat)))
+        state = ENGINE.apply(state, seat, ENGINE.parse_action(state, seat, text)).state
+
+
+def test_legal_lists_handed_down_are_the_rules_in_room_play() -> None:
+    # TA-4/TA-5/TA-7/TA-11: the legal list a state builds from its parent's (the vacant
+    # hills but the one just built on; a capture leaves them) and its handed-down
+    # sieges are the rules' list, in order, for both seats; the seat not to move gets
+    # nothing, and each call returns a list of its own.
+    for seed in range(60):
+        for state in room_states(seed, every=seed % 3 != 0):
+            assert captures_of(state) == besieged_ref(state.board, state.to_move)
+            for seat in (0, 1):
+                got = ENGINE.legal_notation(state, seat)
+                if state.finished or seat != state.mover:
+                    assert got == []
+                    continue
+                assert got == notation_ref(state.board, state.to_move)
+                assert got == [format_move(m) for m in ENGINE.legal_actions(state, seat)]
+                got.append("spoiled")  # the caller's own list
+                assert ENGINE.legal_notation(state, seat) == notation_ref(state.board, state.to_move)
+
+
+def test_views_built_from_the_parents_are_built_from_nothing_in_room_play() -> None:
+    # TA-6/TA-8/TA-4/TA-9/TA-10: every view of a room's match, built from its parent's
+    # and the move where it can be, equals the one built from the state alone, value,
+    # type and key order (the packed bytes); the parent's view is not changed.
+    for seed in range(60):
+        before: list[tuple[dict[str, object], bytes]] = []
+        for state in room_states(seed, every=seed % 3 != 0):
+            view = ENGINE.view(state, None)
+            assert msgpack.packb(view) == msgpack.packb(build_view(state))
+            before.append((view, msgpack.packb(view)))
+        for view, packed in before:
+            assert msgpack.packb(view) == packed
