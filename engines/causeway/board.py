@@ -295,9 +295,9 @@ def split_without(
     A leap lands next to the run it passed over, so only the emptied origin can split
     the group, and the landing cell may join the parts again: `joins_all` decides. When
     the origin's occupied neighbours form one unbroken arc around it they stay linked
-    and nothing can split. With two arcs, searches from both take turns: they meet
-    when the arcs are linked, and the first to run out has found the smaller part, so
-    neither walks the whole Causeway. `mask` is the origin's `ring_mask` if the caller
+    and nothing can split. With two arcs (or three), searches from each take turns:
+    they meet when the arcs are linked, and the first to run out has found a smaller
+    part, so none walks the whole Causeway. `mask` is the origin's `ring_mask` if the caller
     has it (else worked out here).
     """
     ring = _AROUND.get(origin) or around(origin)
@@ -312,14 +312,7 @@ def split_without(
     starts = [ring[i] for i in arcs]
     if len(starts) == 2:
         return _split_two(stacks, giants, origin, starts[0], starts[1])
-    labels = _labels_without(stacks, giants, origin, starts)
-    if labels is None:
-        return None
-    parts: list[set[Hex]] = [set() for _ in range(max(labels.values()))]
-    for cell, part in labels.items():
-        if part:
-            parts[part - 1].add(cell)
-    return parts
+    return _split_many(stacks, giants, origin, starts)
 
 
 def _split_two(
@@ -354,39 +347,60 @@ def _split_two(
         i += 1
 
 
-def _labels_without(
+def _split_many(
     stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]], origin: Hex, starts: list[Hex]
-) -> dict[Hex, int] | None:
-    """A component number (0 first) for every occupied cell but `origin`, from the arcs
-    `starts` around it; None if they are all linked (three arcs: rare)."""
+) -> list[set[Hex]] | None:
+    """`split_without` for three arcs (or more) starting on `starts`: searches from each
+    take turns, one cell each. Two that meet are linked and go on as one; one that runs
+    out has found a whole part. The search stops once one is left, so it never walks
+    the largest part (often a lone giant or stack parts from the rest)."""
     get = _AROUND.get
-    wanted = set(starts[1:])
-    todo = [starts[0]]
-    seen = {origin, starts[0]}
-    for cell in todo:  # breadth first: the other arcs are usually close by
-        for n in get(cell) or around(cell):
-            if n in seen or not (n in stacks or n in giants):
+    side: dict[Hex, int] = {origin: -1}  # every cell seen -> the search that saw it first
+    queues: list[list[Hex]] = []
+    for j, start in enumerate(starts):
+        side[start] = j
+        queues.append([start])
+    count = len(starts)
+    group = list(range(count))  # what each search goes on as, once it met others
+    at = [0] * count
+    live = list(group)
+    closed: list[int] = []
+    while True:
+        for g in live:
+            if group[g] != g:
+                continue  # went on as another this round
+            queue = queues[g]
+            k = at[g]
+            if k == len(queue):
+                closed.append(g)
                 continue
-            wanted.discard(n)
-            if not wanted:
-                return None
-            seen.add(n)
-            todo.append(n)
-    # Split: the first part is fully explored; number the others from their arcs.
-    label = dict.fromkeys(todo, 0)
-    part = 0
-    for start in starts[1:]:
-        if start in label:
-            continue
-        part += 1
-        todo = [start]
-        label[start] = part
-        for cell in todo:
-            for n in get(cell) or around(cell):
-                if n != origin and n not in label and (n in stacks or n in giants):
-                    label[n] = part
-                    todo.append(n)
-    return label
+            at[g] = k + 1
+            for n in get(queue[k]) or around(queue[k]):
+                seen = side.get(n)
+                if seen is None:
+                    if n in stacks or n in giants:
+                        side[n] = g
+                        queue.append(n)
+                elif seen >= 0 and (h := group[seen]) != g:  # linked: h goes on as g
+                    queue.extend(queues[h][at[h]:])
+                    for x in range(count):
+                        if group[x] == h:
+                            group[x] = g
+        live = [g for g in live if group[g] == g and g not in closed]
+        if len(live) <= 1:
+            break
+    if not live:  # the last ones ran out together: one of them is the part left out
+        closed.pop()
+    if not closed:
+        return None
+    parts: list[set[Hex]] = [set() for _ in closed]
+    number = {g: i for i, g in enumerate(closed)}
+    for cell, j in side.items():
+        if j >= 0:
+            i = number.get(group[j])
+            if i is not None:
+                parts[i].add(cell)
+    return parts
 
 
 def joins_all(

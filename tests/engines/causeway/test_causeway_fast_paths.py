@@ -79,6 +79,68 @@ def test_gc3_a_landing_joins_the_causeway_exactly_when_it_stays_one_group(rules:
     assert checked and splits
 
 
+def plain_groups(cells: set[tuple[int, int]]) -> set[frozenset[tuple[int, int]]]:
+    """The edge-connected groups of `cells`, found one flood at a time."""
+    left, groups = set(cells), set()
+    while left:
+        todo = [left.pop()]
+        group = set(todo)
+        for cell in todo:
+            for n in hexgrid.neighbors(cell):
+                if n in left:
+                    left.remove(n)
+                    group.add(n)
+                    todo.append(n)
+        groups.add(frozenset(group))
+    return groups
+
+
+def random_causeways(count: int, seed: int) -> Iterator[CausewayState]:
+    """Positions of random shapes (stacks and giants scattered round a growing group,
+    holes and branches included) with giants between two or three arcs of neighbours."""
+    rng = random.Random(seed)
+    for _ in range(count):
+        cells = [(0, 0)]
+        occupied = {(0, 0)}
+        for _ in range(rng.randrange(4, 40)):
+            base = rng.choice(cells)
+            n = rng.choice(hexgrid.neighbors(base))
+            if n not in occupied:
+                occupied.add(n)
+                cells.append(n)
+        giants = {c: (rng.randrange(2), "giant") for c in rng.sample(cells, min(len(cells), 6))}
+        stacks = {c: "w" for c in cells if c not in giants}
+        yield CausewayState(stacks, giants, (15, 15), ((), ()), {}, {}, 0, "play", 20)
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_gc3_the_split_is_the_plain_groups_of_the_causeway_without_the_giant(rules: str) -> None:
+    """GC-3: `split_without` (searches from each arc around the giant taking turns,
+    stopping when one is left) gives the groups the rest of the Causeway falls into,
+    all but one of them (which one is left out is the searches' business), or None when
+    it stays one group: for every giant of random games and of random shapes with two
+    and three arcs (every occupied cell taken for the giant's), against the groups
+    flooded one by one."""
+    engine = get_engine("causeway", rules)
+    arcs_seen: dict[int, int] = {}
+    states = [*positions(engine, range(30, 33)), *random_causeways(150, 7)]
+    for state in states:
+        occupied = set(state.stacks) | set(state.giants)
+        for origin in sorted(occupied):  # any cell: the rule reads only the occupancy
+            mask = ring_mask(tuple(hexgrid.neighbors(origin)), state.stacks, state.giants)
+            arcs = len(ARC_STARTS[mask])
+            groups = plain_groups(occupied - {origin})
+            split = split_without(state.stacks, state.giants, origin)
+            if split is None:
+                assert len(groups) <= 1, origin
+                continue
+            arcs_seen[arcs] = arcs_seen.get(arcs, 0) + 1
+            parts = [frozenset(p) for p in split]
+            assert len(parts) == len(groups) - 1 and all(p in groups for p in parts), origin
+            assert len(set(parts)) == len(parts)
+    assert arcs_seen.get(2, 0) >= 20 and arcs_seen.get(3, 0) >= 10, arcs_seen
+
+
 @pytest.mark.parametrize("rules", RULES)
 def test_the_legal_list_in_notation_is_the_listed_actions_written(rules: str) -> None:
     """The list a room sends (`legal_notation`, written directly) is `legal_actions`
