@@ -387,6 +387,9 @@ class RoomViews:
             self.expand_views()
         self.touched, self.compacted = True, False
         engine, state = self.engine, self.state
+        if not engine.info.hidden_information:
+            self._publish_open(events, skip, engine, state)
+            return
         views = self._views(state)
         # In a hidden-information game an action's text may be secret (a sealed bid):
         # only the seat that acted sees it; everyone else learns only that it acted
@@ -494,3 +497,88 @@ class RoomViews:
             if wire >= 3 and legal and resend:
                 member.legal_base = joined_legal(legal, edits, seat)  # an empty list leaves the base
             member.peer.push(frame)
+
+    def _publish_open(self, events: list[dict[str, Any]], skip: Member | None, engine: Engine, state: Any) -> None:
+        """`publish` in a room without hidden information: every member's new view is one
+        object (`_views`' shared one, built inline), so the ops, act and events are packed
+        once per old view (`patch_body`) and each member's frame is its own head, version
+        and legal list around them (`patch_bytes`); frames are shared by members at the
+        same old view, version and legal list. Same frames, same order, same member
+        updates as the general loop (tests/server/test_publish_frames.py)."""
+        to_act = engine.to_act(state) if self.status == "playing" else NO_SEATS
+        game = engine.view(state, None)
+        if self.actions == 0:  # the game view shares its parts with the game's template
+            game = share_initial(game, dictionaries(engine, self.meta["players"]).game(None))
+        view = {"room": self._room_part(state), "game": game, "outcome": self.outcome}
+        members = self.members
+        ordered = members
+        for member in members:  # acting members go last (their legal lists are computed)
+            if member.seat in to_act:  # None is in no seat set
+                ordered = [m for m in members if m.seat not in to_act]
+                ordered += [m for m in members if m.seat in to_act]
+                break
+        # The caches key on id(old view): every old view is held by its member when the
+        # loop starts, so no two share an id, and one freed in the loop (its member got
+        # the new view) can give its id only to an object allocated since, never to an
+        # old view; the new view is held by `view` until the end.
+        bodies: dict[int, Any] = {}
+        frames: dict[tuple[Any, ...], bytes] = {}
+        legals: dict[Seat, tuple[list[str], int]] = {}
+        edits: dict[tuple[Seat | None, str], Any] = {}
+        ops_cache: dict[int, list[Any]] | None = None
+        shown: list[dict[str, Any]] | None = None  # the events protocol 2 sends
+        prefix = b""
+        for member in ordered:
+            if member is skip:
+                continue
+            seat = member.seat
+            if seat in to_act:
+                found = legals.get(seat)
+                if found is None:  # `legal_for`, whose checks `to_act` has made
+                    legal = engine.legal_notation(state, seat)
+                    found = legals[seat] = (legal, hash(tuple(legal)) if legal else EMPTY_HASH)
+                legal, legal_hash = found
+            else:
+                legal, legal_hash, seat = NO_LEGAL, EMPTY_HASH, None  # frames alike for every idle member
+            old, version, peer = member.view, member.version, member.peer
+            wire = peer.protocol
+            # Protocol 2 sends a legal list only when it differs from the member's last one;
+            # protocol 3 may send the change from the member's last non-empty list.
+            if wire >= 2:
+                key: tuple[Any, ...]
+                if legal_hash != member.legal_hash:
+                    base = member.legal_base if wire >= 3 else None
+                    key = (id(old), version, seat, wire, base)
+                else:
+                    base, key = None, (id(old), version, seat, wire)
+                frame = frames.get(key)
+                if frame is None:
+                    body = bodies.get(id(old))
+                    if body is None:  # the ops, act and events packed once for all who see them
+                        if shown is None:
+                            restated = engine.restated_events
+                            # the view's change already says it (Engine.restated_events)
+                            shown = [e for e in events if e.get("type") not in restated] if restated else events
+                        body = bodies[id(old)] = patch_body(diff_compact(old, view, key_tables(engine)[1]), shown)
+                        prefix = prefix or patch_head(self.id)
+                    if len(key) == 4:  # the member's list is unchanged: none sent
+                        frame = patch_bytes(prefix, version, body, None)
+                    else:
+                        edit = legal_change(member, legal, edits) if base is not None else None
+                        frame = patch_bytes(prefix, version, body, legal if edit is None else None, edit)
+                    frames[key] = frame
+                # Each member's sequence moves only on changes it is sent (GI-8).
+                member.view, member.version = view, version + 1
+                if len(key) == 5:
+                    member.legal_hash = legal_hash
+                    if wire >= 3 and legal:
+                        member.legal_base = joined_legal(legal, edits, seat)  # an empty list leaves the base
+            else:
+                if ops_cache is None:
+                    ops_cache = {}
+                ops = ops_cache.get(id(old))
+                if ops is None:
+                    ops = ops_cache[id(old)] = diff(old, view) if old is not None else [["set", [], view]]
+                frame = encode(patch_frame(self.id, version, version + 1, ops, events, legal))
+                member.view, member.version, member.legal_hash = view, version + 1, legal_hash
+            peer.push(frame)
