@@ -377,19 +377,29 @@ _LEGAL = packb("legal")
 _LEGAL_EDIT = packb("legal_edit")
 _FIXMAPS = [bytes((0x80 | n,)) for n in range(16)]  # a map's header, for up to 15 entries
 _BYTES = [bytes((n,)) for n in range(256)]
+_FIXSTRS = [bytes((0xA0 | n,)) for n in range(32)]  # a str's header, for up to 31 bytes
 PatchBody = tuple[int, bytes]
 
 
 def patch_head(room: str) -> bytes:
     """The packed `type`, `room` and `from` key of every patch of `room` (once per change)."""
+    if len(room) < 32 and room.isascii():  # a fixstr: its header, then its bytes (packb's own form)
+        return b"".join((_PATCH_KEYS, _FIXSTRS[len(room)], room.encode(), _FROM))
     return _PATCH_KEYS + packb(room) + _FROM
 
 
 def patch_body(ops: list[list[Any]], events: Sequence[Mapping[str, Any]]) -> PatchBody:
     """The `ops`, `act` and `events` entries of `compact_patch_frame(room, from_, ops,
     events, ...)` packed: their count and bytes, for `patch_bytes`."""
-    entries = compact_patch_frame("", 0, ops, events, None)
-    del entries["type"], entries["room"], entries["from"]
+    # compact_patch_frame's entries after `from`, in its order
+    entries: dict[str, Any] = {"ops": ops}
+    if events:
+        head = events[0]
+        if head.get("type") == "action" and len(head) == 3 and "seat" in head and "action" in head:
+            entries["act"] = [head["seat"], head["action"]]
+            events = events[1:]
+        if events:
+            entries["events"] = events
     data = packb(entries)
     return len(entries), data[1:]  # without the map's one-byte header (at most 3 entries)
 

@@ -362,11 +362,14 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
             return self.deadline
         return (time.time() if now is None else now) + float(seconds)
 
-    async def apply_action(self, seat: Seat, action: Any, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def apply_action(
+        self, seat: Seat, action: Any, extra: list[dict[str, Any]], to_act: frozenset[Seat] | None = None,
+    ) -> list[dict[str, Any]]:
         """Apply, persist and adopt one engine action (caller holds the lock).
 
-        Raises RequestError with the engine's code (illegal_action says why) or
-        internal_error; returns the events to publish.
+        `to_act` is `engine.to_act(state)` when the caller has it. Raises RequestError
+        with the engine's code (illegal_action says why) or internal_error; returns the
+        events to publish.
         """
         engine, state = self.engine, self.state
         try:
@@ -387,7 +390,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
             # Seen by its actor only (GI-8): it must not count anywhere public.
             hidden = head["public"] is None and not extra and not transition.events
         events = [head, *extra, *transition.events]
-        step = self._step_after(seat, engine.to_act(state), engine.to_act(new_state))
+        step = self._step_after(seat, engine.to_act(state) if to_act is None else to_act, engine.to_act(new_state))
         now = time.time()
         if result is not None:
             events.append({"type": "finished", "outcome": result.to_data()})
@@ -425,7 +428,14 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
     async def act(self, peer: Peer, req_id: Any, text: str, version: int | None) -> None:
         """Apply a seated member's action; reply ok {version} after it is persisted."""
         started = time.perf_counter()
-        async with self.lock:
+        # `async with self.lock` without RoomLock's `__aenter__` and asyncio's `__aexit__`
+        # coroutines (two a move): the same test, the same release.
+        lock: RoomLock = self.lock  # type: ignore[assignment]  # what __init__ makes
+        if lock._locked or lock._waiters:
+            await lock.acquire()
+        else:
+            lock._locked = True
+        try:
             member, seat = self._seated(peer)  # the guard every seat request shares
             # Compare with what this member was last shown: in hidden-information games
             # a change another member cannot see sends it nothing and moves no version.
@@ -436,7 +446,8 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
                     {"version": member.version},
                 )
             engine, state = self.engine, self.state
-            if seat not in engine.to_act(state):
+            to_act = engine.to_act(state)
+            if seat not in to_act:
                 raise RequestError("not_your_turn", f"seat {seat} is not to act now")
             if seat in self.answered and self.replacements.get(seat, 0) >= self.max_replacements:
                 raise RequestError(
@@ -448,9 +459,11 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
                 action = engine.parse_action(state, seat, text)
             except GameError as exc:
                 raise RequestError(exc.code, exc.message) from exc
-            events = await self.apply_action(seat, action, [])
+            events = await self.apply_action(seat, action, [], to_act)
             # `next_version(peer)`: this member's, unless it left meanwhile
             peer.send_ok(req_id, {"version": member.version + 1 if member in self.members else self.next_version(peer)})
             self.publish(events)
             self._after_change()
+        finally:
+            lock.release()
         self.metrics.action_latency.observe(time.perf_counter() - started)

@@ -43,3 +43,10 @@ def test_one_body_serves_members_at_other_versions_and_lists() -> None:
         assert frame == encode(compact_patch_frame("AbCdEfGh12", version, ops, events, legal, edit))
         patch = decode_server(frame)
         assert patch.from_ == version and patch.ops == ops
+
+
+@given(st.text(max_size=40) | st.text(alphabet="AbCdEfGh0123456789", min_size=28, max_size=34))
+def test_head_is_packb_for_any_room(room: str) -> None:
+    """patch_head writes an ASCII room id under 32 bytes as a fixstr itself: the bytes
+    msgpack writes, for ids around the fixstr bound (31/32) and non-ASCII ones too."""
+    assert patch_head(room) == encode({"type": "patch", "room": room, "from": 0})[1:-1]
