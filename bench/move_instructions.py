@@ -229,6 +229,7 @@ def handle_part(requests: int) -> None:
 
 def output_part(moves: int) -> None:
     from websockets.protocol import State
+    from websockets.server import ServerProtocol
 
     from server.config import Config
     from server.connection import Connection
@@ -240,19 +241,16 @@ def output_part(moves: int) -> None:
         def write(self, data: bytes) -> None:
             pass
 
-    class Protocol:  # websockets' sans-I/O protocol, as far as push and flush read it
-        def __init__(self) -> None:
-            self.state, self.writes, self.extensions, self.expect_continuation_frame = State.OPEN, [], [], False
-
-        def data_to_send(self) -> list[bytes]:
-            writes, self.writes = self.writes, []
-            return writes
+    def open_protocol() -> ServerProtocol:  # websockets' own sans-I/O protocol (its `state` is a property), open
+        protocol = ServerProtocol()
+        protocol.state = State.OPEN
+        return protocol
 
     dirty: list[Any] = []
     server = SimpleNamespace(config=Config(), metrics=Metrics(), router=None, schedule_flush=dirty.append)
     conns = []
     for _ in range(3):
-        ws = SimpleNamespace(request=None, response=None, protocol=Protocol(), transport=WriteTransport(),
+        ws = SimpleNamespace(request=None, response=None, protocol=open_protocol(), transport=WriteTransport(),
                              send_in_progress=None)
         conns.append(Connection(ws, server))  # type: ignore[arg-type]
     ok, legal, patch = b"o" * 20, b"l" * 300, b"p" * 111

@@ -187,26 +187,24 @@ class Connection:
         """
         ws = self.ws
         protocol = ws.protocol
-        if self.dropped is not None or protocol.state is not _OPEN:
-            return
-        if getattr(ws, "send_in_progress", None) is not None:
+        # `protocol.state` is a property (a call): its attribute read directly
+        if self.dropped is not None or protocol._state is not _OPEN or ws.send_in_progress is not None:
             return
         length = len(frame)
         queued = self.queued + length + FRAME_OVERHEAD
         if ws.transport.get_write_buffer_size() + queued > self.config.max_write_buffer:
             self.drop("slow", "too slow: not reading its messages")
             return
-        writes = getattr(protocol, "writes", None)
-        if type(writes) is list and not protocol.extensions and not protocol.expect_continuation_frame:
+        if not protocol.extensions and not protocol.expect_continuation_frame:
             # What send_binary would append, framed here: a server frame is unmasked
             # and no extension is ever negotiated (compression=None), so it is a
             # header and the payload. Same list, so order with pongs and close holds.
             if length < 1024:
-                writes.append(_SHORT_HEADERS[length] + frame)
+                protocol.writes.append(_SHORT_HEADERS[length] + frame)
             elif length < 65536:
-                writes.append(_MEDIUM_HEADER(0x82, 126, length) + frame)
+                protocol.writes.append(_MEDIUM_HEADER(0x82, 126, length) + frame)
             else:
-                writes.append(binary_header(length) + frame)
+                protocol.writes.append(binary_header(length) + frame)
         else:
             protocol.send_binary(frame)
         self.queued = queued
@@ -220,7 +218,8 @@ class Connection:
         self.corked = False
         self.queued = 0
         ws = self.ws
-        chunks = ws.protocol.data_to_send()
+        protocol = ws.protocol
+        chunks, protocol.writes = protocol.writes, []  # `protocol.data_to_send()` without its call
         if all(chunks):
             if chunks:
                 ws.transport.write(b"".join(chunks))

@@ -35,7 +35,8 @@ def test_header_matches_websockets_for_any_payload(payload: bytes) -> None:
 
 class _Protocol:  # websockets' sans-I/O protocol, as far as Connection.push reads it
     def __init__(self) -> None:
-        self.state, self.writes, self.extensions, self.expect_continuation_frame = State.OPEN, [], [], False
+        self.state = self._state = State.OPEN
+        self.writes, self.extensions, self.expect_continuation_frame = [], [], False
 
 
 class _Transport:
