@@ -5,9 +5,10 @@
 functions so that each move (a `Room.act` reached from a frame) records, on the
 monotonic clock shared by every process of the machine:
 
-    data       websockets' `data_received` took the frame's bytes off the socket
-    handle     `Connection.handle` started on the frame (after websockets' parser,
-               its message queue and the wake-up of the connection's task)
+    data       the connection's `data_received` took the frame's bytes off the socket
+               (`server.connection.Inbox`'s, then websockets' for what it leaves to it)
+    handle     `Connection.handle` started on the frame (after the frame's parsing,
+               the inbox's queue and the wake-up of the connection's task)
     act        `Room.act` started (after the frame budget, `decode_client`, dispatch)
     sent       `GroupSender._flush` wrote the batch holding the move's commit
     reply      `CommitPipe.data_received` read the commit's reply
@@ -44,6 +45,7 @@ def install(out: str) -> None:
     """Wrap the hot path's steps; the rows go to `out` when the process exits."""
     import websockets.asyncio.connection as ws_connection
 
+    from server import connection as connection_module
     from server.app import GiantsServer
     from server.commit_pipe import CommitPipe, GroupSender
     from server.connection import Connection
@@ -61,6 +63,13 @@ def install(out: str) -> None:
     def w_data_received(self: Any, data: bytes) -> None:
         arrived[id(self)] = now()
         data_received(self, data)
+
+    inbox = getattr(connection_module, "Inbox", None)  # reads first since the inbox (server.connection)
+    inbox_received = inbox.data_received if inbox is not None else None
+
+    def w_inbox_received(self: Any, data: bytes) -> None:
+        arrived[id(self.ws)] = now()
+        inbox_received(self, data)  # type: ignore[misc]
 
     handle = Connection.handle
 
@@ -128,6 +137,8 @@ def install(out: str) -> None:
             rows.append(row)
 
     ws_connection.Connection.data_received = w_data_received  # type: ignore[method-assign]
+    if inbox is not None:
+        inbox.data_received = w_inbox_received
     Connection.handle = w_handle  # type: ignore[method-assign]
     Room.act = w_act  # type: ignore[method-assign,assignment]
     GroupSender.add = w_add  # type: ignore[method-assign]

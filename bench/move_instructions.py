@@ -14,6 +14,10 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
 - `request`: `decode_client` of an `act` frame (unpacked, checked, validated).
 - `handle`: `Connection.handle` of the same frame (the frame budget's charge, the
   decode, the dispatch) up to a stub room's `act`, which returns at once.
+- `receive`: the bytes of a masked client `act` frame fed to a real websockets
+  `ServerConnection`'s `data_received` (websockets' parser, the hand-over to the
+  connection's task, its wake-up) through `Connection.run` and `handle` to a stub room's
+  `act`, one loop turn per frame; the asyncio loop's turns count too (`--loop`).
 - `output`: what a Giantslayer move's frames cost in `Connection.push` and `flush` (the
   room part's peers keep nothing): the actor's `ok` (20 bytes) and patch with its
   legal list (300), two more patches (111), each connection flushed once, on a
@@ -30,6 +34,7 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
     python bench/move_instructions.py --part request --moves 5000
     python bench/move_instructions.py --part handle --moves 5000
     python bench/move_instructions.py --part output --moves 5000
+    python bench/move_instructions.py --part receive --moves 5000 --loop uvloop
 
 Compare revisions by running it from each checkout with the same arguments.
 """
@@ -227,6 +232,79 @@ def handle_part(requests: int) -> None:
         raise RuntimeError(f"errors: {dict(server.metrics.errors)}")
 
 
+async def receive_part(requests: int) -> None:
+    from websockets.asyncio.server import ServerConnection
+    from websockets.frames import Frame, Opcode
+    from websockets.protocol import State
+    from websockets.server import ServerProtocol
+
+    from server.config import Config
+    from server.connection import Connection
+
+    acts = 0
+
+    class StubRoom:
+        id = "AbCdEfGh12"
+
+        async def act(self, conn: Any, req_id: Any, action: str, version: int | None) -> None:
+            nonlocal acts
+            acts += 1
+
+        async def leave(self, conn: Any, explicit: bool) -> None:
+            pass
+
+    class ReadTransport(Transport):  # what websockets' connection calls on its transport
+        protocol: Any = None  # what data_received is called on
+
+        def set_protocol(self, protocol: Any) -> None:
+            self.protocol = protocol
+
+        def pause_reading(self) -> None:
+            raise RuntimeError("paused")
+
+        def resume_reading(self) -> None:
+            pass
+
+        def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+            pass
+
+        def get_write_buffer_size(self) -> int:
+            return 0
+
+    config = Config()
+    protocol = ServerProtocol(max_size=config.hard_max_frame)
+    protocol.receive_data(b"GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                          b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    request = protocol.events_received()[0]
+    protocol.send_response(protocol.accept(request))  # the handshake is over: frames are parsed from now on
+    protocol.data_to_send()
+    assert protocol.state is State.OPEN
+    ws = ServerConnection(protocol, None, ping_interval=None, ping_timeout=None, max_queue=64)  # type: ignore[arg-type]
+    transport = ReadTransport()
+    transport.protocol = ws
+    super(ServerConnection, ws).connection_made(transport)  # type: ignore[arg-type]  # the connection's task below
+    ws.request = request  # type: ignore[assignment]
+    server = SimpleNamespace(config=config, metrics=Metrics(), router=None, shutting_down=False,
+                             flush_now=lambda: None, schedule_flush=lambda conn: None)
+    conn = Connection(ws, server)  # type: ignore[arg-type]
+    conn.session = "s"
+    conn.rooms[StubRoom.id] = StubRoom()  # type: ignore[assignment]
+    conn.budget.bucket.rate = 1e12  # never out of tokens
+    payload = encode({"type": "act", "id": 12345, "room": StubRoom.id, "action": "c3-d4", "version": 17})
+    frame = Frame(Opcode.BINARY, payload).serialize(mask=True)  # a client's frame is masked (any mask costs the same)
+    task = asyncio.ensure_future(conn.run())
+    await asyncio.sleep(0)  # the task runs up to its first read
+    for i in range(requests + WARMUP):
+        if i == WARMUP:
+            count_on()
+        transport.protocol.data_received(frame)
+        await asyncio.sleep(0)  # one turn: the connection's task handles the frame and waits again
+    count_off()
+    if acts != requests + WARMUP or server.metrics.errors or task.done():
+        raise RuntimeError(f"{acts} acts, errors: {dict(server.metrics.errors)}")
+    task.cancel()
+
+
 def output_part(moves: int) -> None:
     from websockets.protocol import State
     from websockets.server import ServerProtocol
@@ -269,12 +347,12 @@ def output_part(moves: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=("room", "request", "handle", "output", "commit"), default="room")
+    parser.add_argument("--part", choices=("room", "request", "handle", "output", "commit", "receive"), default="room")
     parser.add_argument("--game", default="giantslayer")
     parser.add_argument("--rules", default=None, help="the game's rule set (default: its first)")
     parser.add_argument("--moves", type=int, default=400)
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
-                        help="the commit part's event loop (the server's default is uvloop when installed)")
+                        help="the commit and receive parts' event loop (the server's default is uvloop when installed)")
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)  # the run under valgrind
     parser.add_argument("--scripts", action="store_true", help=argparse.SUPPRESS)  # the games, as JSON
     args = parser.parse_args()
@@ -294,7 +372,7 @@ def main() -> None:
             if args.loop == "uvloop":
                 import uvloop
                 uvloop.install()
-            asyncio.run(commit_part(args.moves))
+            asyncio.run(commit_part(args.moves) if args.part == "commit" else receive_part(args.moves))
         return
     out = subprocess.run(
         ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null",
@@ -303,7 +381,7 @@ def main() -> None:
     found = re.search(r"Collected : (\d+)", out.stderr)
     if out.returncode or not found:
         sys.exit(out.stderr[-2000:])
-    what = {"room": "move", "request": "request", "handle": "request", "output": "move", "commit": "commit"}[args.part]
+    what = {"room": "move", "request": "request", "handle": "request", "output": "move", "commit": "commit", "receive": "request"}[args.part]
     name = args.game + (f"/{args.rules}" if args.rules else "")
     print(f"{args.part} part, {name if args.part == 'room' else 'one act'}: "
           f"{int(found.group(1)) / args.moves:,.0f} instructions per {what} ({args.moves} counted)")
