@@ -1,4 +1,4 @@
-"""Connection.run reads through an `Inbox` (server.connection): the frames websockets'
+"""Connection.run reads through an `Inbox` (server.reading): the frames websockets'
 parser would make of the bytes, parsed here when they are whole, final, masked binary
 frames within the size limit, through websockets otherwise. Whatever a client sends,
 split however the reads cut it, the connection must handle the same messages in the same
@@ -23,10 +23,11 @@ from hypothesis import strategies as st
 from websockets.asyncio.server import ServerConnection
 from websockets.server import ServerProtocol
 
-from server import connection as connection_module
+from server import reading as reading_module
 from server.config import Config
-from server.connection import Connection, Inbox
+from server.connection import Connection
 from server.metrics import Metrics
+from server.reading import Inbox
 
 MAX_SIZE = 200  # websockets' max_size in these tests: frames above it are closed with 1009
 MAX_QUEUE = 4
@@ -388,7 +389,7 @@ def test_a_connection_dropped_while_waiting_stops_reading() -> None:
 def test_frames_go_through_websockets_when_its_parser_waits_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
     """A parser not found where this websockets waits between frames: every frame is
     parsed by websockets, into the inbox."""
-    monkeypatch.setattr(connection_module, "_PARSE", None)
+    monkeypatch.setattr(reading_module, "_PARSE", None)
 
     async def go() -> None:
         conn, _, transport = open_connection(plain=False)
