@@ -114,6 +114,10 @@ def legal_edit_joined(base: str, new: Sequence[str], sep: str, text: str | None 
         return legal_edit(base.split(sep), new)
     if text is None:
         text = sep.join(new)
+    if distinct:
+        edit = _one_run(base, text, new, sep)
+        if edit is not _OTHER:
+            return edit
     # Both lists with a separator at each end: every entry lies between two seps.
     a, b = f"{sep}{base}{sep}", f"{sep}{text}{sep}"
     k, j = _ends(a, b, sep)
@@ -169,6 +173,103 @@ def legal_edit_joined(base: str, new: Sequence[str], sep: str, text: str | None 
 
 
 _OTHER = object()  # _removals' answer for a change it does not work out
+
+
+def _one_run(base: str, text: str, new: Sequence[str], sep: str) -> Any:
+    # legal_edit_joined's answer when the new list (`new`, joined in `text`) is the base
+    # (joined in `base`, repeating no entry) with one run of entries removed, or the
+    # base itself; _OTHER for any other change (two runs: `_removals`), or `sep` inside
+    # an entry of the new list. Worked out on the texts as they are (no padded copies):
+    # the entries both begin with, by probes at the new list's first and last entry
+    # before a halving search, then one test that the rest of `text` ends `base` with
+    # one run of whole entries before it. Then the run's entries are distinct and none
+    # is in the new list, the new list (the base's other entries) repeats none, and
+    # legal_edit's answer is one splice at the run (or none), counted as seps.
+    lb, lt = len(base), len(text)
+    if lt >= lb:
+        return [] if text == base and text.count(sep) == len(new) - 1 else _OTHER
+    if base.startswith(text) and base[lt] == sep:
+        start = lt + 1  # all of the new list begins the base: the run is its end
+    else:
+        e = text.find(sep)  # the new list's first entry ends there
+        if e < 0 or not base.startswith(text[:e + 1]):
+            start = 0  # the first entries differ
+        else:
+            m = text.rfind(sep)  # its last entry starts after m (m >= e)
+            if m == e or base.startswith(text[:m + 1]):
+                start = m + 1  # all entries but the last begin the base
+            else:  # the common prefix ends between e + 1 and m: base[:lo] == text[:lo]
+                lo, hi = e + 1, min(lb, m)
+                while lo < hi:
+                    if hi - lo < 64 and text.find(sep, lo, hi) < 0:
+                        break  # no sep where the prefix can end: the same entries begin both
+                    mid = (lo + hi + 1) // 2
+                    if base.startswith(text[lo:mid], lo):
+                        lo = mid
+                    else:
+                        hi = mid - 1
+                start = text.rfind(sep, 0, lo) + 1
+    count = len(new)
+    if start > lt:  # the run is the base's end, after its sep at lt
+        removed, p = base.count(sep, lt), count
+    else:
+        # The run: base[start:start + d], whole entries each with its sep after it; the
+        # rest of the base is the rest of the new list.
+        d = lb - lt
+        if base[start + d - 1] != sep or not base.endswith(text[start:] if start else text):
+            return _two_runs(base, text, new, sep, start)
+        removed = base.count(sep, start, start + d)
+        # The entries before the run: counted on the shorter side of it
+        p = text.count(sep, 0, start) if 2 * start <= lt else count - 1 - text.count(sep, start)
+    if sep in "".join(new):  # (memchr) the seps of `text` would not be its entries' bounds
+        return _OTHER
+    return [[p, removed]] if lt - count + 1 + 2 * count > 4 else None
+
+
+def _two_runs(base: str, text: str, new: Sequence[str], sep: str, start: int) -> Any:
+    # _one_run's answer when the run is not one: two runs gone around a kept block (a
+    # GIANTS seat's placements of two kinds of figure gone), or _OTHER. `start`: where
+    # the entries both begin with end (an entry's start in both). The entries both end
+    # with (at least the last) by a halving search, then the new list's entries between
+    # found as one block of the base's, at entry bounds.
+    lb, lt = len(base), len(text)
+    m = text.rfind(sep)
+    if m < start or not base.endswith(text[m:]):
+        return _OTHER  # the last entries differ (or no block between the ends)
+    # Longest common suffix of base and text[start:], from the last entry on: base and
+    # text end with the same lo characters throughout
+    lo, hi = lt - m, min(lb, lt) - start
+    while lo < hi:
+        if hi - lo < 64 and text.find(sep, lt - hi, lt - lo) < 0:
+            break  # no sep where the suffix can start: the same entries end both
+        mid = (lo + hi + 1) // 2
+        if base.endswith(text[lt - mid:lt - lo], 0, lb - lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    s = text.find(sep, lt - lo)  # the sep before the entries both end with (s <= m)
+    if s < start:
+        return _OTHER
+    # The kept entries (text[start:s]) must be one block of the base between the two
+    # runs: their first entry is at one place of the base (it repeats no entry), found
+    # with a sep each side, and the block compared there.
+    e = text.find(sep, start)  # the first kept entry's end (e <= s)
+    ye = s + 1 + lb - lt  # where the common end starts in the base
+    at = base.find(f"{sep}{text[start:e + 1]}", start, ye)
+    size = s + 2 - start  # the block with a sep each side
+    if at < 0 or at + size > ye or (s > e and not base.startswith(text[e + 1:s + 1], at + e + 2 - start)):
+        return _OTHER  # entries added (or moved)
+    if sep in "".join(new):  # (memchr) the seps of `text` would not be its entries' bounds
+        return _OTHER
+    before = base.count(sep, start, at + 1)
+    after = base.count(sep, at + size, ye)
+    count = len(new)
+    p = text.count(sep, 0, start) if 2 * start <= lt else count - 1 - text.count(sep, start)
+    kept = text.count(sep, start, s + 1)
+    splices: list[Splice] = [[p, before]] if before else []
+    if after:
+        splices.append([p + kept, after])
+    return splices if 4 * len(splices) < lt - count + 1 + 2 * count else None
 
 
 def _removals(a: str, b: str, k: int, j: int, ja: int, count: int, sep: str) -> Any:

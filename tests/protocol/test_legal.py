@@ -198,3 +198,39 @@ def test_the_distinct_base_path_is_legal_edit_for_removals_and_everything_else()
         want = legal_edit(base, new)
         assert legal_edit_joined(text, new, "\n", distinct=True) == want, (base, new)
         assert legal_edit_joined(text, new, "\n", "\n".join(new), True) == want, (base, new)
+
+
+def test_the_distinct_base_one_run_path_is_legal_edit_on_long_lists() -> None:
+    """legal_edit_joined(distinct=True)'s one-run path (probes at the first and last
+    entries, a halving search over kilobytes of text, the run tested against the base's
+    end): long lists like a GIANTS seat's placements (GI-12..GI-17), one run gone at the
+    start, the end, just before the last entry, anywhere; entries sharing long prefixes,
+    empty entries, the separator inside an entry; also two runs, additions, the base
+    unchanged. The same splices (or None) as legal_edit on the split base."""
+    rng = random.Random(7)
+    for _ in range(3_000):
+        stem = rng.choice(["", "place worker ", "place sorcerer (4,0) logs "])
+        pool = [f"{stem}({i % 13},{i // 13})" for i in range(rng.randint(1, 400))] + ["", "pass", "tablet"]
+        base = rng.sample(pool, rng.randint(1, min(len(pool), 300)))
+        n = len(base)
+        i = rng.choice([0, 1, n - 1, n, rng.randint(0, n)])
+        j = rng.choice([i, n, n - 1, rng.randint(i, n)])
+        j = max(i, min(j, n))
+        new = base[:i] + base[j:]
+        roll = rng.random()
+        if roll < 0.1 and len(new) > 1:  # two kept entries read as one holding the separator
+            at = rng.randrange(len(new) - 1)
+            new[at:at + 2] = [f"{new[at]}\n{new[at + 1]}"]
+        elif roll < 0.2 and new:  # an entry changed at its end (a common prefix within it)
+            at = rng.randrange(len(new))
+            new[at] += "x"
+        elif roll < 0.3 and len(new) > 3:  # a second run gone
+            at = rng.randrange(1, len(new) - 1)
+            del new[at:at + rng.randint(1, 3)]
+        elif roll < 0.35:
+            new = list(base)
+        if not new:
+            continue
+        text = "\n".join(base)
+        want = legal_edit(base, new)
+        assert legal_edit_joined(text, new, "\n", "\n".join(new), True) == want, (base, new)
