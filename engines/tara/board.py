@@ -125,6 +125,8 @@ class Move:
 CAPTURE_NAMES: tuple[str, ...] = tuple("x" + name for name in NAMES)
 _MOVES = {**{name: Move(i) for i, name in enumerate(NAMES)},
           **{"X" + name: Move(i, True) for i, name in enumerate(NAMES)}}
+# The moves as `format_move` writes them (`D4`, `xD4`): one move object per form.
+MOVES = {**{name: _MOVES[name] for name in NAMES}, **{"x" + name: _MOVES["X" + name] for name in NAMES}}
 
 
 def format_move(move: Move) -> str:

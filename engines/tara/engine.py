@@ -42,12 +42,14 @@ from engines.tara.board import (
     COLOUR_NAMES,
     EMPTY,
     HILLS,
+    MOVES,
     NAMES,
     NO_SIEGES,
     PAIRS,
     SYMBOLS,
     WHITE,
     Move,
+    Sieges,
     format_move,
     moves_for,
     other,
@@ -57,6 +59,7 @@ from engines.tara.board import (
     vacant_names,
 )
 from engines.tara.state import (
+    ONE_SEAT,
     GameResult,
     StateMemo,
     TaraState,
@@ -73,8 +76,7 @@ from engines.tara.views import game_view
 # same-colour pairs, and only 76 pairs exist while builds never break one.
 MAX_TURNS_PER_GAME = HILLS + len(PAIRS) // 2
 MAX_GAMES = 2
-NO_SEATS: frozenset[Seat] = frozenset()
-ONE_SEAT = (frozenset((0,)), frozenset((1,)))  # to_act's answers, made once
+_new = object.__new__
 
 
 def explain_illegal(state: TaraState, move: Move) -> str:
@@ -129,7 +131,7 @@ class Tara(Engine[TaraState, Move]):
     # -- turn structure -----------------------------------------------------------
 
     def to_act(self, state: TaraState) -> frozenset[Seat]:
-        return NO_SEATS if len(state.results) == state.games else ONE_SEAT[state.mover]
+        return state.acting
 
     def legal_actions(self, state: TaraState, seat: Seat) -> list[Move]:
         if state.finished or seat != state.mover:
@@ -161,26 +163,23 @@ class Tara(Engine[TaraState, Move]):
             )
         if not isinstance(action, Move) or not 0 <= action.hill < HILLS:
             raise IllegalActionError(f"{action!r} is not a Tara move")
-        if not self._is_legal(state, action):
-            raise IllegalActionError(f"{format_move(action)}: {explain_illegal(state, action)}")
-        return self._play(state, action, mover)
-
-    @staticmethod
-    def _is_legal(state: TaraState, move: Move) -> bool:
         # Checked directly instead of regenerating every move: the hot path of playouts.
-        captures = captures_of(state)
-        if captures:
-            return move.capture and move.hill in captures
-        return not move.capture and state.board[move.hill] == EMPTY
-
-    def _play(self, state: TaraState, move: Move, mover: Seat) -> Transition[TaraState]:
-        colour, hill, capture = state.to_move, move.hill, move.capture
-        memo = state.memo  # `board_sieges(state)`, inlined
+        memo = state.memo  # `captures_of(state)`, inlined
         if memo is None:
             memo = state.memo = StateMemo()
         sieges = memo.sieges
         if sieges is None:
             sieges = memo.sieges = sieges_of(state.board)
+        captures = sieges[state.to_move]
+        hill, capture = action.hill, action.capture
+        if not (capture and hill in captures if captures else not capture and state.board[hill] == EMPTY):
+            raise IllegalActionError(f"{format_move(action)}: {explain_illegal(state, action)}")
+        return self._play(state, hill, capture, mover, memo, sieges)
+
+    def _play(self, state: TaraState, hill: int, capture: bool, mover: Seat, memo: StateMemo,
+              sieges: Sieges) -> Transition[TaraState]:
+        """The legal move on `hill` by `mover` (`memo` is the state's, holding `sieges`)."""
+        colour = state.to_move
         # A capture replaces in place; the new board's sieges follow from the old's (TA-4).
         board, used, sieges = play(state.board, hill, colour, sieges)
         name = NAMES[hill]
@@ -192,27 +191,53 @@ class Tara(Engine[TaraState, Move]):
             "bridges": used,
         }]
         opponent = BLACK if colour == WHITE else WHITE
-        # Built directly rather than with dataclasses.replace: this is the playout hot path.
-        # The opponent moves unless it can neither build nor capture (TA-7).
-        after = TaraState(
-            state.games, state.lots, state.game_index, board,
-            opponent if not state.out and (EMPTY in board or sieges[opponent]) else colour,
-            state.out, state.turns + 1, state.results, CAPTURE_NAMES[hill] if capture else name,
-        )
+        out = state.out
+        # `TaraState(...)` with every field set directly (the same state:
+        # test_tara_fast_paths): this is the playout hot path. The opponent moves unless
+        # it can neither build nor capture (TA-7); the same game, so the same seats.
+        after: TaraState = _new(TaraState)
+        after.games = state.games
+        after.lots = state.lots
+        after.game_index = state.game_index
+        after.board = board
+        if not out and (EMPTY in board or sieges[opponent]):
+            after.to_move = opponent
+            after.mover = 1 - mover
+            after.acting = ONE_SEAT[1 - mover]
+        else:
+            after.to_move = colour
+            after.mover = mover
+            after.acting = ONE_SEAT[mover]
+        after.out = out
+        after.turns = state.turns + 1
+        after.results = state.results
+        after.last_move = CAPTURE_NAMES[hill] if capture else name
         vacant = memo.vacant
         if vacant is not None and not capture:  # the builds left: all but this hill (TA-5)
             at = vacant.index(name)
             vacant = vacant[:at] + vacant[at + 1:]
-        if memo.view is not None:  # the parent's view: this move is all that changed
-            after.memo = StateMemo((state.board, memo.view), (hill, colour, used, mover, capture), sieges, vacant)
+        # `StateMemo(...)`, every slot set directly
+        kept: StateMemo = _new(StateMemo)
+        view = memo.view
+        if view is not None:  # the parent's view: this move is all that changed
+            kept.last = (state.board, view)
+            kept.step = (hill, colour, used, mover, capture)
         else:  # the last view an ancestor had, if any, to build this one's from
-            after.memo = StateMemo(memo.last, None, sieges, vacant)
-        if state.out:
+            kept.last = memo.last
+            kept.step = None
+        kept.sieges = sieges
+        kept.vacant = vacant
+        kept.view = None
+        after.memo = kept
+        if out:
             # That was the extra turn after OUT (TA-7): the game ends.
-            return Transition(self._end_game(after, events), tuple(events))
-        if after.to_move == colour:
-            return Transition(self._call_out(after, opponent, events), tuple(events))
-        return Transition(after, tuple(events))
+            after = self._end_game(after, events)
+        elif after.to_move == colour:
+            after = self._call_out(after, opponent, events)
+        transition: Transition[TaraState] = _new(Transition)
+        transition.state = after
+        transition.events = tuple(events)
+        return transition
 
     def _call_out(self, state: TaraState, caller: int, events: list[Event]) -> TaraState:
         """TA-7: `caller` cannot act, so it calls OUT; the other colour gets one more turn.
@@ -247,7 +272,7 @@ class Tara(Engine[TaraState, Move]):
     # -- outcome and views --------------------------------------------------------
 
     def outcome(self, state: TaraState) -> Outcome | None:
-        if not state.finished:
+        if len(state.results) != state.games:  # not `finished`
             return None
         totals = state.totals()
         winners = winners_by_score(totals)
@@ -297,10 +322,11 @@ class Tara(Engine[TaraState, Move]):
     # -- notation and persistence -------------------------------------------------
 
     def parse_action(self, state: TaraState, seat: Seat, text: str) -> Move:
-        return parse_move(text)
+        move = MOVES.get(text)  # the usual spelling, `D4` or `xD4`
+        return move if move is not None else parse_move(text)
 
     def format_action(self, state: TaraState, action: Move) -> str:
-        return format_move(action)
+        return CAPTURE_NAMES[action.hill] if action.capture else NAMES[action.hill]  # format_move
 
     def snapshot(self, state: TaraState) -> dict[str, Any]:
         # The spectator view already holds the whole state (nothing is hidden).

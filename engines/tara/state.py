@@ -153,6 +153,10 @@ def captures_of(state: TaraState) -> list[int]:
     return board_sieges(state)[state.to_move]
 
 
+NO_SEATS: frozenset[Seat] = frozenset()
+ONE_SEAT = (frozenset((0,)), frozenset((1,)))  # to_act's answers, made once
+
+
 # Not frozen: a frozen dataclass sets each field through `object.__setattr__` (~1,500
 # instructions each in this interpreter), a tenth of a move's engine work here
 # (docs/performance.md, session 13). Nothing assigns to a state's fields once it is made
@@ -175,11 +179,14 @@ class TaraState:
     # list, apply), so it is worked out once when the state is made (`__post_init__`,
     # which `replace` runs too) rather than by a property call each time.
     mover: Seat = field(default=0, init=False, compare=False, repr=False)
+    # `Tara.to_act`'s answer (asked several times a move): {mover}, none once finished.
+    acting: frozenset[Seat] = field(default=NO_SEATS, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         index = self.game_index if self.game_index < self.games else self.games - 1
         white = self.lots if index % 2 == 0 else 1 - self.lots
         self.mover = white if self.to_move == WHITE else 1 - white
+        self.acting = NO_SEATS if len(self.results) == self.games else ONE_SEAT[self.mover]
 
     @property
     def finished(self) -> bool:

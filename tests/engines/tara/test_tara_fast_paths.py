@@ -13,8 +13,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import msgpack
+import pytest
 
 from engines import get_engine
+from engines.base import NotationError
 from engines.tara import BLACK, EMPTY, NAMES, NEIGHBOURS, PAIRS, WHITE, Tara, TaraState
 from engines.tara.board import (
     BRIDGES,
@@ -236,3 +238,31 @@ def test_views_built_from_the_parents_are_built_from_nothing_in_room_play() -> N
             before.append((view, msgpack.packb(view)))
         for view, packed in before:
             assert msgpack.packb(view) == packed
+
+
+def test_states_apply_sets_slot_by_slot_are_the_constructors_in_room_play() -> None:
+    # TA-7/TA-10: a state `apply` builds by setting its slots equals, field for field
+    # and in hash, the one `TaraState(...)` builds from the same fields (`replace`
+    # runs it), with the same seat to move and `to_act` answer (none once finished).
+    for seed in range(40):
+        for state in room_states(seed, every=seed % 2 == 0):
+            made = replace(state)
+            assert made == state and hash(made) == hash(state)
+            assert (made.mover, made.acting) == (state.mover, state.acting)
+            expected = frozenset() if state.finished else frozenset({state.seat_of(state.to_move)})
+            assert ENGINE.to_act(state) == expected
+
+
+def test_actions_read_and_written_by_the_engine_are_the_notations() -> None:
+    # TA-11: the engine's reading of every spelling (its table of the usual ones first)
+    # and its writing agree with parse_move and format_move.
+    state = ENGINE.new_game(2, {}, 0)
+    for hill in range(HILLS):
+        for move in (Move(hill), Move(hill, True)):
+            text = format_move(move)
+            assert ENGINE.format_action(state, move) == text
+            for spelling in (text, text.lower(), text.upper(), f" {text} ", text.replace("x", "x ")):
+                assert ENGINE.parse_action(state, 0, spelling) == parse_move(spelling) == move
+    for bad in ("", "A1", "xG7", "H4", "D8", "xx D4"):
+        with pytest.raises(NotationError):
+            ENGINE.parse_action(state, 0, bad)
