@@ -256,9 +256,10 @@ def sieges_of(board: bytes) -> Sieges:
     return (NO_SIEGES[0], besieged(board, WHITE), besieged(board, BLACK))
 
 
-def play(board: bytes, hill: int, colour: int, sieges: Sieges) -> tuple[bytes, int, Sieges]:
+def play(board: bytes, hill: int, colour: int, sieges: Sieges, left: int) -> tuple[bytes, int, Sieges]:
     """`place(board, hill, colour)` and the new board's sieges, from `board`'s (`sieges`),
-    for a `hill` not already `colour`'s (a build or a capture).
+    for a `hill` not already `colour`'s (a build or a capture); `left` is what `colour`
+    has left of its supply, `BRIDGES - bridges_used(board, colour)` (TA-6).
 
     Only `hill` changed, and whether a hill is besieged (TA-4) depends on its own piece
     and its neighbours' (TA-2): so only `hill` and its neighbours can change siege.
@@ -285,9 +286,8 @@ def play(board: bytes, hill: int, colour: int, sieges: Sieges) -> tuple[bytes, i
                 gained = [j] if gained is None else [*gained, j]
         else:
             surrounded = False
-    # n ringforts have at most 2n links, so far from the cap no count is needed (TA-6).
-    if 2 * board.count(colour) + needed > BRIDGES:
-        needed = min(needed, BRIDGES - bridges_used(board, colour))
+    if needed > left:  # TA-6: the count saturates at the supply
+        needed = left
     mine, theirs = sieges[colour], sieges[enemy]
     if gained is not None:
         mine = sorted([i for i in mine if i != hill] + gained)
@@ -300,6 +300,8 @@ def play(board: bytes, hill: int, colour: int, sieges: Sieges) -> tuple[bytes, i
             theirs = sorted([*theirs, hill])
     elif surrounded:
         theirs = [hill]
+    if mine is sieges[colour] and theirs is sieges[enemy]:  # (most moves) nothing changed
+        return new, needed, sieges
     return new, needed, ((NO_SIEGES[0], mine, theirs) if colour == WHITE else (NO_SIEGES[0], theirs, mine))
 
 

@@ -38,6 +38,7 @@ from engines.base import (
 from engines.registry import register
 from engines.tara.board import (
     BLACK,
+    BRIDGES,
     CAPTURE_NAMES,
     COLOUR_NAMES,
     EMPTY,
@@ -49,7 +50,6 @@ from engines.tara.board import (
     SYMBOLS,
     WHITE,
     Move,
-    Sieges,
     format_move,
     moves_for,
     other,
@@ -59,11 +59,13 @@ from engines.tara.board import (
     vacant_names,
 )
 from engines.tara.state import (
+    NO_BRIDGES,
     ONE_SEAT,
     GameResult,
     StateMemo,
     TaraState,
     board_sieges,
+    bridges_spent,
     captures_of,
     memo_of,
     new_match_game,
@@ -150,8 +152,8 @@ class Tara(Engine[TaraState, Move]):
             return [CAPTURE_NAMES[i] for i in captures]
         vacant = memo.vacant
         if vacant is None:
-            vacant = memo.vacant = tuple(vacant_names(state.board))
-        return list(vacant)
+            vacant = memo.vacant = vacant_names(state.board)
+        return vacant.copy()  # the caller's own
 
     def apply(self, state: TaraState, seat: Seat, action: Move) -> Transition[TaraState]:
         if len(state.results) == state.games:
@@ -174,22 +176,24 @@ class Tara(Engine[TaraState, Move]):
         hill, capture = action.hill, action.capture
         if not (capture and hill in captures if captures else not capture and state.board[hill] == EMPTY):
             raise IllegalActionError(f"{format_move(action)}: {explain_illegal(state, action)}")
-        return self._play(state, hill, capture, mover, memo, sieges)
-
-    def _play(self, state: TaraState, hill: int, capture: bool, mover: Seat, memo: StateMemo,
-              sieges: Sieges) -> Transition[TaraState]:
-        """The legal move on `hill` by `mover` (`memo` is the state's, holding `sieges`)."""
+        # The move, played here rather than in a method of its own (this is the playout
+        # hot path: a call less).
         colour = state.to_move
+        spent = memo.spent
+        if spent is None:
+            spent = memo.spent = bridges_spent(state.board)
         # A capture replaces in place; the new board's sieges follow from the old's (TA-4).
-        board, used, sieges = play(state.board, hill, colour, sieges)
+        board, used, sieges = play(state.board, hill, colour, sieges, BRIDGES - spent[colour])
+        if used:  # TA-6: only the mover's count grows (a captured ringfort had no links)
+            spent = (0, spent[1] + used, spent[2]) if colour == WHITE else (0, spent[1], spent[2] + used)
         name = NAMES[hill]
-        events: list[Event] = [{
+        event: Event = {
             "type": "capture" if capture else "build",
             "seat": mover,
             "colour": COLOUR_NAMES[colour],
             "hill": name,
             "bridges": used,
-        }]
+        }
         opponent = BLACK if colour == WHITE else WHITE
         out = state.out
         # `TaraState(...)` with every field set directly (the same state:
@@ -214,8 +218,8 @@ class Tara(Engine[TaraState, Move]):
         after.last_move = CAPTURE_NAMES[hill] if capture else name
         vacant = memo.vacant
         if vacant is not None and not capture:  # the builds left: all but this hill (TA-5)
-            at = vacant.index(name)
-            vacant = vacant[:at] + vacant[at + 1:]
+            vacant = vacant.copy()
+            vacant.remove(name)
         # `StateMemo(...)`, every slot set directly
         kept: StateMemo = _new(StateMemo)
         view = memo.view
@@ -226,17 +230,22 @@ class Tara(Engine[TaraState, Move]):
             kept.last = memo.last
             kept.step = None
         kept.sieges = sieges
+        kept.spent = spent
         kept.vacant = vacant
         kept.view = None
         after.memo = kept
-        if out:
-            # That was the extra turn after OUT (TA-7): the game ends.
-            after = self._end_game(after, events)
-        elif after.to_move == colour:
-            after = self._call_out(after, opponent, events)
         transition: Transition[TaraState] = _new(Transition)
+        if out or after.to_move == colour:
+            events = [event]
+            if out:
+                # That was the extra turn after OUT (TA-7): the game ends.
+                after = self._end_game(after, events)
+            else:
+                after = self._call_out(after, opponent, events)
+            transition.events = tuple(events)
+        else:
+            transition.events = (event,)
         transition.state = after
-        transition.events = tuple(events)
         return transition
 
     def _call_out(self, state: TaraState, caller: int, events: list[Event]) -> TaraState:
@@ -247,8 +256,9 @@ class Tara(Engine[TaraState, Move]):
         """
         events.append({"type": "out", "seat": state.seat_of(caller), "colour": COLOUR_NAMES[caller]})
         sieges = board_sieges(state)
+        spent = state.memo.spent if state.memo is not None else None
         state = replace(state, out=caller, to_move=other(caller))
-        state.memo = StateMemo(sieges=sieges)  # the same board
+        state.memo = StateMemo(sieges=sieges, spent=spent)  # the same board
         if captures_of(state):
             return state
         return self._end_game(state, events)
@@ -266,7 +276,7 @@ class Tara(Engine[TaraState, Move]):
         nxt = new_match_game(state.games, state.lots, state.game_index + 1, results)
         events.append({"type": "game_start", "game": nxt.game_index + 1, "starter": nxt.white_seat})
         nxt = replace(nxt, last_move=state.last_move)
-        nxt.memo = StateMemo(sieges=NO_SIEGES)  # an empty board
+        nxt.memo = StateMemo(sieges=NO_SIEGES, spent=NO_BRIDGES)  # an empty board
         return nxt
 
     # -- outcome and views --------------------------------------------------------

@@ -97,6 +97,8 @@ class StateMemo:
     """A state's own derived data, computed on first use or handed down by `apply`:
     its board's sieges (`board.Sieges`: the hills each colour may capture, TA-4; the
     player to move's are asked by `apply`, the legal list and the view of one state),
+    the bridges each colour has used (`spent`, by colour, index 0 unused: TA-6's
+    `bridges_used`, which `apply` needs to saturate a move's count),
     the names of its vacant hills (`vacant`, TA-5's builds in notation, once its legal
     list was asked for), its view (`engines.tara.views`), and until then the last view
     an ancestor had with that ancestor's board (`last`, passed on by `apply`), to
@@ -110,16 +112,18 @@ class StateMemo:
     alive), and lives and dies with its state; nothing in it changes once it is set.
     """
 
-    __slots__ = ("last", "sieges", "step", "vacant", "view")
+    __slots__ = ("last", "sieges", "spent", "step", "vacant", "view")
 
     def __init__(
         self,
         last: tuple[bytes, dict[str, Any]] | None = None,
         step: tuple[int, int, int, Seat, bool] | None = None,
         sieges: Sieges | None = None,
-        vacant: tuple[str, ...] | None = None,
+        vacant: list[str] | None = None,
+        spent: tuple[int, int, int] | None = None,
     ) -> None:
         self.sieges = sieges
+        self.spent = spent
         self.vacant = vacant
         self.view: dict[str, Any] | None = None
         self.last = last
@@ -141,6 +145,14 @@ def board_sieges(state: TaraState) -> Sieges:
     if sieges is None:
         sieges = memo.sieges = sieges_of(state.board)
     return sieges
+
+
+NO_BRIDGES = (0, 0, 0)
+
+
+def bridges_spent(board: bytes) -> tuple[int, int, int]:
+    """TA-6: `bridges_used` of WHITE and BLACK on `board` (index 0 unused)."""
+    return (0, bridges_used(board, WHITE), bridges_used(board, BLACK))
 
 
 def captures_of(state: TaraState) -> list[int]:
@@ -225,5 +237,5 @@ def new_match_game(games: int, lots: Seat, game_index: int, results: tuple[GameR
         turns=0,
         results=results,
     )
-    state.memo = StateMemo(sieges=NO_SIEGES)  # nothing is besieged on an empty board
+    state.memo = StateMemo(sieges=NO_SIEGES, spent=NO_BRIDGES)  # nothing on an empty board
     return state

@@ -27,7 +27,9 @@ from engines.tara.state import TaraState, captures_of, memo_of
 
 def game_view(state: TaraState) -> dict[str, Any]:
     """`state`'s view, built on first use and kept with it."""
-    memo = memo_of(state)
+    memo = state.memo
+    if memo is None:
+        memo = memo_of(state)
     view = memo.view
     if view is None:
         step, last = memo.step, memo.last
@@ -49,8 +51,7 @@ def view_after(state: TaraState, was: dict[str, Any], step: tuple[int, int, int,
     view = was.copy()
     hills = view["hills"] = was["hills"].copy()
     hills[NAMES[hill]] = SYMBOLS[colour]
-    to_move = state.to_move
-    view["to_move"] = COLOUR_NAMES[to_move]
+    view["to_move"] = COLOUR_NAMES[state.to_move]
     view["seat_to_move"] = state.mover
     captures = captures_of(state)
     if captures:  # TA-4 (kept as `was`'s when equal: the diff passes it by identity)
@@ -61,14 +62,13 @@ def view_after(state: TaraState, was: dict[str, Any], step: tuple[int, int, int,
         view["must_capture"] = []
     view["turns"] = state.turns
     if used:  # TA-6: the mover's saturated count grows by what `place` counted
-        bridges = view["bridges"] = was["bridges"].copy()
-        bridges[seat] += used
+        bridges = was["bridges"]
+        bridges = view["bridges"] = [bridges[0] + used, bridges[1]] if seat == 0 else [bridges[0], bridges[1] + used]
         view["bridges_left"] = [BRIDGES - bridges[0], BRIDGES - bridges[1]]
     # TA-8: a build adds a hill to the mover's territory, a capture takes it from the other
-    land = view["territory"] = was["territory"].copy()
-    land[seat] += 1
-    if capture:
-        land[1 - seat] -= 1
+    land = was["territory"]
+    lost = 1 if capture else 0
+    view["territory"] = [land[0] + 1, land[1] - lost] if seat == 0 else [land[0] - lost, land[1] + 1]
     view["last_move"] = state.last_move
     return view
 

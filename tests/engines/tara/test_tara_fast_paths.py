@@ -23,6 +23,7 @@ from engines.tara.board import (
     HILLS,
     Move,
     besieged,
+    bridges_used,
     format_move,
     links,
     moves_for,
@@ -62,6 +63,15 @@ def random_boards(seed: int, count: int) -> Iterator[bytes]:
     for _ in range(count):
         weights = [rng.random() for _ in range(3)]
         yield bytes(rng.choices((EMPTY, WHITE, BLACK), weights, k=HILLS))
+
+
+def crowded_boards(seed: int, count: int) -> Iterator[bytes]:
+    """Boards with one colour on most hills: its bridges near or at the supply (TA-6)."""
+    rng = random.Random(seed)
+    for _ in range(count):
+        main = rng.choice((WHITE, BLACK))
+        weights = {EMPTY: 0.25, main: 0.65, WHITE + BLACK - main: 0.1}
+        yield bytes(rng.choices(list(weights), list(weights.values()), k=HILLS))
 
 
 def playout_states(seed: int) -> Iterator[TaraState]:
@@ -174,14 +184,14 @@ def test_sieges_after_a_move_are_the_new_boards_on_random_boards() -> None:
     # of an enemy one, besieged or not),
     # and the board and bridges are `place`'s (TA-6).
     rng = random.Random(7)
-    for board in random_boards(3, 4000):
+    for board in [*random_boards(3, 4000), *crowded_boards(4, 1000)]:
         sieges = sieges_of(board)
         assert sieges[WHITE] == besieged_ref(board, WHITE) and sieges[BLACK] == besieged_ref(board, BLACK)
         for _ in range(3):
             hill, colour = rng.randrange(HILLS), rng.choice((WHITE, BLACK))
             if board[hill] == colour:  # never a move: a build needs a vacant hill, a capture an enemy one
                 continue
-            new, used, after = play(board, hill, colour, sieges)
+            new, used, after = play(board, hill, colour, sieges, BRIDGES - bridges_used(board, colour))
             assert (new, used) == place(board, hill, colour)
             assert after[WHITE] == besieged_ref(new, WHITE)
             assert after[BLACK] == besieged_ref(new, BLACK)
@@ -246,6 +256,9 @@ def test_states_apply_sets_slot_by_slot_are_the_constructors_in_room_play() -> N
     # runs it), with the same seat to move and `to_act` answer (none once finished).
     for seed in range(40):
         for state in room_states(seed, every=seed % 2 == 0):
+            # TA-6: the bridges each colour used, handed down move by move
+            spent = state.memo.spent if state.memo is not None else None
+            assert spent in (None, (0, bridges_used(state.board, WHITE), bridges_used(state.board, BLACK)))
             made = replace(state)
             assert made == state and hash(made) == hash(state)
             assert (made.mover, made.acting) == (state.mover, state.acting)
