@@ -406,9 +406,11 @@ def patch_body(ops: list[list[Any]], events: Sequence[Mapping[str, Any]]) -> Pat
 
 def patch_bytes(
     head: bytes, from_: int, body: PatchBody, legal: list[str] | None, legal_edit: list[list[Any]] | None = None,
+    packed_legal: bytes | None = None,
 ) -> bytes:
     """`encode(compact_patch_frame(room, from_, ops, events, legal, legal_edit))`, the
-    same bytes, from `patch_head(room)` and `patch_body(ops, events)`."""
+    same bytes, from `patch_head(room)` and `patch_body(ops, events)`. `packed_legal`,
+    `packb(legal)` made by the caller, stands for `legal` (both None)."""
     count, data = body
     # msgpack's smallest form of an int, as Packer writes it (a call to it costs more)
     if 0 <= from_ < 0x80:
@@ -423,6 +425,8 @@ def patch_bytes(
         return b"".join((_FIXMAPS[count + 4], head, version, data, _LEGAL, packb(legal)))
     if legal_edit is not None:
         return b"".join((_FIXMAPS[count + 4], head, version, data, _LEGAL_EDIT, packb(legal_edit)))
+    if packed_legal is not None:
+        return b"".join((_FIXMAPS[count + 4], head, version, data, _LEGAL, packed_legal))
     return b"".join((_FIXMAPS[count + 3], head, version, data))
 
 

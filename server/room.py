@@ -371,7 +371,9 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         with the engine's code (illegal_action says why) or internal_error; returns the
         events to publish.
         """
-        engine, state = self.engine, self.state
+        engine, state = self.engine, self._state  # `state` without its property's call
+        if type(state) is PackedState:
+            state = self.state
         try:
             transition = engine.apply(state, seat, action)
         except GameError as exc:
@@ -390,7 +392,10 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
             # Seen by its actor only (GI-8): it must not count anywhere public.
             hidden = head["public"] is None and not extra and not transition.events
         events = [head, *extra, *transition.events]
-        step = self._step_after(seat, engine.to_act(state) if to_act is None else to_act, engine.to_act(new_state))
+        if to_act is None:
+            to_act = engine.to_act(state)
+        # `_step_after` is None unless two seats or more were to act
+        step = self._step_after(seat, to_act, engine.to_act(new_state)) if len(to_act) > 1 else None
         now = time.time()
         if result is not None:
             events.append({"type": "finished", "outcome": result.to_data()})
@@ -436,7 +441,14 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         else:
             lock._locked = True
         try:
-            member, seat = self._seated(peer)  # the guard every seat request shares
+            for member in self.members:  # `_seated`'s checks when they pass; it raises their error
+                if member.peer is peer:
+                    seat = member.seat
+                    break
+            else:
+                seat = None
+            if seat is None or self.status != "playing" or self.closing:
+                member, seat = self._seated(peer)  # the guard every seat request shares
             # Compare with what this member was last shown: in hidden-information games
             # a change another member cannot see sends it nothing and moves no version.
             if version is not None and version != member.version:
@@ -445,7 +457,9 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
                     f"you acted on version {version} but the last one you were sent is {member.version}; resync",
                     {"version": member.version},
                 )
-            engine, state = self.engine, self.state
+            engine, state = self.engine, self._state  # `state` without its property's call
+            if type(state) is PackedState:
+                state = self.state
             to_act = engine.to_act(state)
             if seat not in to_act:
                 raise RequestError("not_your_turn", f"seat {seat} is not to act now")

@@ -11,8 +11,17 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engines.base import Engine, Seat
-from server.legal_lists import joined_legal, legal_change
-from server.packing import deflate, dictionaries, inflate, pack_view, share_initial, unpack_view
+from protocol.packer import packb
+from server.legal_lists import EDIT_FROM, joined_legal, legal_change
+from server.packing import (
+    PackedState,
+    deflate,
+    dictionaries,
+    inflate,
+    pack_view,
+    share_initial,
+    unpack_view,
+)
 from server.seats import NO_SEATS, Member, SeatState
 from server.wire import (
     compact_patch_frame,
@@ -74,6 +83,7 @@ class RoomViews:
     engine: Engine
     meta: dict[str, Any]
     state: Any
+    _state: Any  # what `state` reads (Room: packed while idle)
     status: str
     seats: list[SeatState]
     members: list[Member]
@@ -155,7 +165,7 @@ class RoomViews:
         engine, state = self.engine, self.state
         return engine.legal_notation(state, seat) if seat in engine.to_act(state) else NO_LEGAL
 
-    def _room_part(self, state: Any) -> dict[str, Any]:
+    def _room_part(self, state: Any, seat_sets: frozenset[Seat] | None = None) -> dict[str, Any]:
         """`room_info()` built from the room part members last got: that very dict when
         nothing in it changed, else a new one holding its unchanged entries' objects, so
         the diff passes them (or the whole part) by identity. Every entry has one type
@@ -164,7 +174,8 @@ class RoomViews:
         The seats entry is kept in `_seats_seen` with the seat list and the set of seats
         members hold it was built from (a move changes neither; dropped when the idle
         sweep packs the views): SeatStates are replaced, never changed in place, and so
-        is a room's seat list (server.room_storage)."""
+        is a room's seat list (server.room_storage). `seat_sets` is
+        `engine.to_act(state)` when the caller has it (playing rooms only)."""
         prev: Any = None
         members = self.members
         for member in members:
@@ -174,7 +185,8 @@ class RoomViews:
                 break
         status = self.status
         if status == "playing":  # `to_act` inlined: this runs on every change
-            seat_sets = self.engine.to_act(state)
+            if seat_sets is None:
+                seat_sets = self.engine.to_act(state)
             to_act = _SEAT_LISTS.get(seat_sets)
             if to_act is None:
                 to_act = seat_list(seat_sets)
@@ -386,7 +398,9 @@ class RoomViews:
         if self.packed:
             self.expand_views()
         self.touched, self.compacted = True, False
-        engine, state = self.engine, self.state
+        engine, state = self.engine, self._state  # `state` (Room's property) without its call
+        if type(state) is PackedState:
+            state = self.state
         if not engine.info.hidden_information:
             self._publish_open(events, skip, engine, state)
             return
@@ -509,7 +523,7 @@ class RoomViews:
         game = engine.view(state, None)
         if self.actions == 0:  # the game view shares its parts with the game's template
             game = share_initial(game, dictionaries(engine, self.meta["players"]).game(None))
-        view = {"room": self._room_part(state), "game": game, "outcome": self.outcome}
+        view = {"room": self._room_part(state, to_act or None), "game": game, "outcome": self.outcome}
         members = self.members
         ordered = members
         for member in members:  # acting members go last (their legal lists are computed)
@@ -524,6 +538,7 @@ class RoomViews:
         bodies: dict[int, Any] = {}
         frames: dict[tuple[Any, ...], bytes] = {}
         legals: dict[Seat, tuple[list[str], int]] = {}
+        packs: dict[Seat | None, bytes] = {}  # packb of each seat's legal list (None: idle seats' [])
         edits: dict[tuple[Seat | None, str], Any] = {}
         ops_cache: dict[int, list[Any]] | None = None
         shown: list[dict[str, Any]] | None = None  # the events protocol 2 sends
@@ -565,14 +580,27 @@ class RoomViews:
                         frame = patch_bytes(prefix, version, body, None)
                     else:
                         edit = legal_change(member, legal, edits) if base is not None else None
-                        frame = patch_bytes(prefix, version, body, legal if edit is None else None, edit)
+                        if edit is None:  # the list whole, packed once a seat
+                            packed = packs.get(seat)
+                            if packed is None:
+                                packed = packs[seat] = packb(legal)
+                            frame = patch_bytes(prefix, version, body, None, None, packed)
+                        else:
+                            frame = patch_bytes(prefix, version, body, None, edit)
                     frames[key] = frame
                 # Each member's sequence moves only on changes it is sent (GI-8).
                 member.view, member.version = view, version + 1
                 if len(key) == 5:
                     member.legal_hash = legal_hash
                     if wire >= 3 and legal:
-                        member.legal_base = joined_legal(legal, edits, seat)  # an empty list leaves the base
+                        packed = packs.get(seat)
+                        # A list whose packed bytes say it is under EDIT_FROM gets no base
+                        # (joined_legal's own test, without joining it): its joined text
+                        # plus a separator an entry is at most len(packed) + len(legal) - 1.
+                        if packed is not None and len(packed) + len(legal) <= EDIT_FROM:
+                            member.legal_base = None
+                        else:
+                            member.legal_base = joined_legal(legal, edits, seat)  # an empty list leaves the base
             else:
                 if ops_cache is None:
                     ops_cache = {}

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import compact_patch_frame, decode_server, encode, patch_body, patch_bytes, patch_head
+from protocol.packer import packb
 from tests.protocol.test_patch import scalars
 
 values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
@@ -50,3 +51,12 @@ def test_head_is_packb_for_any_room(room: str) -> None:
     """patch_head writes an ASCII room id under 32 bytes as a fixstr itself: the bytes
     msgpack writes, for ids around the fixstr bound (31/32) and non-ASCII ones too."""
     assert patch_head(room) == encode({"type": "patch", "room": room, "from": 0})[1:-1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(rooms, versions, ops, events, st.lists(st.text(max_size=10), max_size=40))
+def test_a_prepacked_legal_list_makes_the_same_bytes(room: str, version: int, ops: list[Any], events: list[Any],
+                                                      legal: list[str]) -> None:
+    """publish packs a seat's list once for all its members (`packed_legal`)."""
+    whole = encode(compact_patch_frame(room, version, ops, events, legal))
+    assert patch_bytes(patch_head(room), version, patch_body(ops, events), None, None, packb(legal)) == whole

@@ -108,8 +108,10 @@ class CheckedRoom(Room):
 
     parts = 0
 
-    def _room_part(self, state: Any) -> dict[str, Any]:
-        part = super()._room_part(state)
+    def _room_part(self, state: Any, seat_sets: frozenset[Seat] | None = None) -> dict[str, Any]:
+        if seat_sets is not None:  # what publish hands it: the state's own seats to act
+            assert seat_sets == self.engine.to_act(state)
+        part = super()._room_part(state, seat_sets)
         plain = self.room_info()
         assert part == plain and msgpack.packb(part) == msgpack.packb(plain)
         assert [type(v) for v in part.values()] == [type(v) for v in plain.values()]
