@@ -18,7 +18,7 @@ holds the state, the match (GS-10 … GS-13) and the engine.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
@@ -136,37 +136,17 @@ class GiantslayerState:
         return (totals[0], totals[1])
 
 
-# The state's slots, set directly: a frozen dataclass's __init__ sets each field through
-# `object.__setattr__` (~3x the cost of a slot's own setter), and `_play` makes a state
-# on every move. The state stays frozen to everyone else.
-_SET = tuple(getattr(GiantslayerState, f.name).__set__ for f in fields(GiantslayerState))
-(_set_rounds, _set_round_index, _set_board, _set_white_to_move, _set_quiet_plies, _set_history,
- _set_quiet_moves, _set_results, _set_last_move, _set_quiet_texts, _set_acting) = _SET
+# `_play` makes a state on every move. A frozen dataclass's __init__ sets each field
+# through `object.__setattr__`, and a slot's own setter (a method-wrapper) still costs
+# ~850 instructions a field; a plain twin with the same slots takes plain attribute
+# stores (~40), then becomes a GiantslayerState by one `__class__` assignment (same
+# layout: Python checks it). The state stays frozen to everyone else.
+class _Blank:
+    __slots__ = GiantslayerState.__slots__
+
+
 _new = object.__new__
-
-
-def _state(
-    rounds: int, round_index: int, board: bytes, white_to_move: bool, quiet_plies: int,
-    history: tuple[bytes, ...], quiet_moves: tuple[Move, ...], results: tuple[RoundResult, ...],
-    last_move: str | None, quiet_texts: tuple[str, ...] | None, acting: frozenset[Seat],
-) -> GiantslayerState:
-    """`GiantslayerState(...)` with every field given, in field order, `acting` included
-    (the same state: tests/engines/giantslayer/test_giantslayer_fast_paths.py)."""
-    state: GiantslayerState = _new(GiantslayerState)
-    _set_rounds(state, rounds)
-    _set_round_index(state, round_index)
-    _set_board(state, board)
-    _set_white_to_move(state, white_to_move)
-    _set_quiet_plies(state, quiet_plies)
-    _set_history(state, history)
-    _set_quiet_moves(state, quiet_moves)
-    _set_results(state, results)
-    _set_last_move(state, last_move)
-    _set_quiet_texts(state, quiet_texts)
-    _set_acting(state, acting)
-    return state
-
-
+_become = object.__setattr__  # _become(blank, "__class__", GiantslayerState)
 
 
 def position_key(board: bytes, white_to_move: bool) -> bytes:
@@ -339,10 +319,21 @@ class Giantslayer(Engine[GiantslayerState, Move]):
                 end_reason = "no_capture_limit"  # GS-11
             elif history.count(key) >= 3:
                 end_reason = "repetition"  # GS-11
-        after = _state(  # neither the dataclass's __init__ nor dataclasses.replace: this runs on every move
-            state.rounds, state.round_index, new_board, white_next, quiet_plies, history, quiet_moves,
-            state.results, text, quiet_texts, _ACTING[state.round_index % 2 ^ (not white_next)],
-        )
+        # `GiantslayerState(...)` with every field given, `acting` included, through
+        # `_Blank` (the same state: tests/engines/giantslayer/test_giantslayer_fast_paths.py).
+        after: Any = _new(_Blank)
+        after.rounds = state.rounds
+        after.round_index = round_index = state.round_index
+        after.board = new_board
+        after.white_to_move = white_next
+        after.quiet_plies = quiet_plies
+        after.history = history
+        after.quiet_moves = quiet_moves
+        after.results = state.results
+        after.last_move = text
+        after.quiet_texts = quiet_texts
+        after.acting = _ACTING[round_index % 2 ^ (not white_next)]
+        _become(after, "__class__", GiantslayerState)
         if end_reason is not None:
             after = self._end_round(after, end_reason, events)
         return Transition(after, tuple(events))

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from dataclasses import fields, replace
+from dataclasses import FrozenInstanceError, fields, replace
 from typing import Any
+
+import pytest
 
 from engines import get_engine
 from engines.giantslayer import (
@@ -90,6 +92,10 @@ def test_states_made_by_a_move_equal_those_the_dataclass_makes() -> None:
             assert made == state
             assert [getattr(made, f.name) for f in fields(state)] == [getattr(state, f.name) for f in fields(state)]
             assert hash(made) == hash(state)
+            # made through `_Blank`, it is a GiantslayerState and as frozen as any
+            assert type(state) is GiantslayerState
+            with pytest.raises(FrozenInstanceError):
+                state.board = made.board  # type: ignore[misc]
 
 
 def test_views_equal_the_plain_reading_of_the_state() -> None:
