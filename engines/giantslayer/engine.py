@@ -90,6 +90,8 @@ class RoundResult:
 
 
 _NOBODY: frozenset[Seat] = frozenset()
+# (board symbols, black stones left, white stones left, results, totals): see `view_parts`.
+ViewParts = tuple[list[str], int, int, list[dict[str, Any]], list[int]]
 _ACTING: tuple[frozenset[Seat], frozenset[Seat]] = (frozenset((0,)), frozenset((1,)))  # to_act by seat
 
 
@@ -110,11 +112,17 @@ class GiantslayerState:
     # `to_act`'s answer (the seats to act: the mover's, none once finished), worked out
     # when the state is made: the server asks it several times a move.
     acting: frozenset[Seat] = field(default=_NOBODY, init=False, compare=False, repr=False)
+    # The parts of the view a move changes little, kept along by `_play` (`ViewParts`):
+    # the board as the view's list of symbols (the parent's copied, the cells the move
+    # changed written), the stones left, and the results and totals lists (the
+    # parent's own objects, which a room's diff passes by identity). Read, never changed.
+    view_parts: ViewParts = field(default=None, init=False, compare=False, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         finished = len(self.results) == self.rounds
         acting = _NOBODY if finished else _ACTING[self.round_index % 2 ^ (not self.white_to_move)]
         object.__setattr__(self, "acting", acting)
+        object.__setattr__(self, "view_parts", _view_parts(self))
 
     @property
     def finished(self) -> bool:
@@ -134,6 +142,18 @@ class GiantslayerState:
             totals[result.white] += result.white_points
             totals[1 - result.white] += result.black_points
         return (totals[0], totals[1])
+
+
+def _view_parts(state: GiantslayerState) -> ViewParts:
+    """`view_parts` worked out from the state's fields alone."""
+    board = state.board
+    return (
+        list(board.translate(TO_SYMBOLS).decode()),
+        board.count(BLACK),
+        board.count(WHITE),
+        [r.to_data() for r in state.results],
+        list(state.totals()),
+    )
 
 
 # `_play` makes a state on every move. A frozen dataclass's __init__ sets each field
@@ -261,6 +281,9 @@ class Giantslayer(Engine[GiantslayerState, Move]):
 
     def _play(self, state: GiantslayerState, move: Move) -> Transition[GiantslayerState]:
         board = bytearray(state.board)
+        parts = state.view_parts
+        symbols = parts[0].copy()  # the view's board: every cell written on `board` is written here
+        black_left, white_left = parts[1], parts[2]
         # The move itself reaches the table as the room's "action" event; the engine
         # reports only its consequences (captures, round ends).
         events: list[Event] = []
@@ -270,10 +293,14 @@ class Giantslayer(Engine[GiantslayerState, Move]):
             piece = board[start]
             board[start] = EMPTY  # first: a trample chain may end on its own start cell
             board[end] = piece
+            symbols[start] = "."
+            symbols[end] = SYMBOLS[piece]
             if move.trample:
                 trampled = [JUMPED[a, b] for a, b in pairwise(move.path)]
                 for cell in trampled:
                     board[cell] = EMPTY
+                    symbols[cell] = "."
+                white_left -= len(trampled)
                 events.append({"type": "trample", "captured": [NAMES[c] for c in trampled]})
                 captured = True
         end_reason: str | None = None
@@ -289,6 +316,8 @@ class Giantslayer(Engine[GiantslayerState, Move]):
                 if victims:
                     for cell in victims:
                         board[cell] = EMPTY
+                        symbols[cell] = "."
+                    black_left -= len(victims)
                     events.append({"type": "flank", "captured": [NAMES[c] for c in victims]})
                     captured = True
                     blacks = [i for i in blacks if i not in victims]
@@ -333,6 +362,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         after.last_move = text
         after.quiet_texts = quiet_texts
         after.acting = _ACTING[round_index % 2 ^ (not white_next)]
+        after.view_parts = (symbols, black_left, white_left, parts[3], parts[4])
         _become(after, "__class__", GiantslayerState)
         if end_reason is not None:
             after = self._end_round(after, end_reason, events)
@@ -378,20 +408,19 @@ class Giantslayer(Engine[GiantslayerState, Move]):
     def view(self, state: GiantslayerState, seat: Seat | None) -> View:
         # Perfect information: every seat and spectator sees the same document. The
         # state's properties are inlined (a view is built after every move).
-        results, totals = _result_views(state)
-        board = state.board
+        symbols, black_left, white_left, results, totals = state.view_parts
         white = state.round_index % 2
         texts = state.quiet_texts
         return {
             "cells": CELL_NAMES,
-            "board": list(board.translate(TO_SYMBOLS).decode()),
+            "board": symbols,
             "round": state.round_index + 1,
             "rounds": state.rounds,
             "white": white,
             "black": 1 - white,
             "to_move": None if len(results) == state.rounds else ("white" if state.white_to_move else "black"),
-            "black_left": board.count(BLACK),
-            "white_left": board.count(WHITE),
+            "black_left": black_left,
+            "white_left": white_left,
             "quiet_plies": state.quiet_plies,
             "quiet_moves": list(texts) if texts is not None else [format_move(m) for m in state.quiet_moves],
             "results": results,
@@ -437,25 +466,6 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         if data.get("game") != "giantslayer" or data.get("schema") != 1:
             raise BadSnapshotError("not a Giantslayer snapshot (schema 1)")
         return self.state_from_view(dict(data))
-
-
-# A view's `results` and `totals` by the state's results tuple, which a round's states
-# pass on unchanged (`_play`): a move that ends no round gives the very lists its last
-# view had, which the room's diff passes by identity (views are read, never changed).
-# Keyed by identity, the tuple kept with its lists so no other tuple takes its id;
-# bounded (emptied when full: one entry per room in its second round or later).
-_RESULT_VIEWS: dict[int, tuple[tuple[RoundResult, ...], list[dict[str, Any]], list[int]]] = {}
-_RESULT_VIEWS_MAX = 4096
-
-
-def _result_views(state: GiantslayerState) -> tuple[list[dict[str, Any]], list[int]]:
-    results = state.results
-    entry = _RESULT_VIEWS.get(id(results))
-    if entry is None or entry[0] is not results:
-        if len(_RESULT_VIEWS) >= _RESULT_VIEWS_MAX:
-            _RESULT_VIEWS.clear()
-        entry = _RESULT_VIEWS[id(results)] = (results, [r.to_data() for r in results], list(state.totals()))
-    return entry[1], entry[2]
 
 
 def _rebuild_history(

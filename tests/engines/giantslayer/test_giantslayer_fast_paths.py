@@ -154,3 +154,24 @@ def test_moves_are_written_as_the_notation_says() -> None:
     for move in moves:
         assert format_move(move) == plain(move)
         assert parse_move(format_move(move)) == move
+
+
+def test_view_parts_kept_along_by_moves_equal_those_worked_out_afresh() -> None:
+    # GS-7 (flank captures), GS-6 (tramples), GS-10/GS-13 (results and totals): the
+    # board symbols `_play` edits in the parent's copy, the stones left it counts down,
+    # and the results lists it passes on are what the state's own fields give.
+    from engines.giantslayer.engine import _view_parts
+
+    captures = 0
+    for seed in range(12):
+        parent = None
+        for state in playout_states(seed, rounds=1 if seed % 3 == 0 else 2):
+            assert state.view_parts == _view_parts(state)
+            if parent is not None and state.results is parent.results:
+                # no round ended: the very lists of the parent's view (the diff skips them)
+                assert state.view_parts[3] is parent.view_parts[3]
+                assert state.view_parts[4] is parent.view_parts[4]
+                assert state.view_parts[0] is not parent.view_parts[0]
+                captures += state.quiet_plies == 0
+            parent = state
+    assert captures > 100
