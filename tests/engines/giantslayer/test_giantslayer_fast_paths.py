@@ -175,3 +175,23 @@ def test_view_parts_kept_along_by_moves_equal_those_worked_out_afresh() -> None:
                 captures += state.quiet_plies == 0
             parent = state
     assert captures > 100
+
+
+def test_white_notation_on_every_stone_and_blocker_pair() -> None:
+    # GS-5: a slide stops before a stone (either colour), the edge or the centre (GS-2).
+    # `white_notation` is written out per cell and ray: a lone white stone on each cell
+    # walks every ray to its end, and one blocker on each other cell cuts each ray at
+    # every depth.
+    for i in range(len(CELLS)):
+        if i == CENTRE:
+            continue
+        lone = bytearray(len(CELLS))
+        lone[i] = WHITE
+        assert white_notation(bytes(lone)) == [format_move(m) for m in white_moves(bytes(lone))]
+        for j in range(len(CELLS)):
+            if j in (i, CENTRE):
+                continue
+            for blocker in (WHITE, BLACK):
+                board = bytearray(lone)
+                board[j] = blocker
+                assert white_notation(bytes(board)) == [format_move(m) for m in white_moves(bytes(board))]
