@@ -32,12 +32,17 @@ from engines.causeway.board import (
     known_ring,
     name,
     names,
+    specials_out,
     split_without,
 )
 from engines.causeway.notation import PIECES
 
 if TYPE_CHECKING:
     from engines.causeway.engine import CausewayEngine
+
+
+# A leap's text up to its drops, after its giant's cell, by direction (GC-1's names).
+LEAP_HEADS = tuple("^" + text for text in DIRECTION_NAMES)
 
 
 def legal_notation(engine: CausewayEngine, state: CausewayState, seat: int) -> list[str]:
@@ -71,7 +76,8 @@ def _placement_notation(state: CausewayState, colour: int) -> list[str]:
             out += [head + text for text in texts]
             continue
         if near_stone is None:
-            near_stone = [text for c, text in zip(near_any, texts, strict=True) if not stacks.keys().isdisjoint(around(c))]
+            near_stone = [text for c, text in zip(near_any, texts, strict=True)
+                          if not stacks.keys().isdisjoint(known_ring(c) or around(c))]
         out += [head + text for text in near_stone]
     return out
 
@@ -101,11 +107,13 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
     blocker = SPECIAL[1 - colour]  # GC-B5 / GC-S4: the opponent's barriers / spellstones
     special = engine.SPECIAL_NAME is not None
     own = (BLANK[colour], SPECIAL[colour])  # the mover's stones
+    out_before = -1  # the mover's barriers / spellstones out, once asked for
+    append = out.append
     for direction in MASK_BITS[mask]:
         landing = ring[direction]
         dq, dr = DIRECTIONS[direction]
         open_stacks: list[Hex] = []  # the stacks passed over that take a drop
-        plain = True  # no drop completes a tower without the mover's majority
+        lacking = 0  # how many of them a drop completes without the mover's majority
         while True:
             stack = stacks.get(landing)
             if stack is not None:
@@ -114,7 +122,7 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
                 if len(stack) < 3:
                     open_stacks.append(landing)
                     if special and len(stack) == 2 and own[0] not in stack and own[1] not in stack:
-                        plain = False
+                        lacking += 1
             else:
                 giant = giants.get(landing)
                 if giant is None:
@@ -128,20 +136,34 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
             split, unsplit = split_without(stacks, giants, cell, mask), False
         if split is not None and not joins_all(split, landing, stacks, giants, cell):  # GC-3 (None: one group)
             continue
-        head = f"{start}^{DIRECTION_NAMES[direction]}"
+        head = start + LEAP_HEADS[direction]
+        count = len(open_stacks)
         # A choice is asked for only where a drop completes a tower without the mover's
-        # majority (`_choice_sets`): without one, every drop set is written as it is.
-        for size in sizes[len(open_stacks) if len(open_stacks) < 2 else 2]:
+        # majority and they have the limit out already (`_choice_sets`, GC-B7 / GC-S6:
+        # dropping on fewer of these stacks lacks fewer): otherwise every drop set is
+        # written as it is, in `combinations` order (by first target, then second).
+        plain = not lacking
+        if not plain:
+            if out_before < 0:
+                out_before = specials_out(state, colour)
+            plain = out_before + lacking <= engine.SPECIAL_LIMIT
+        nms: list[str] | None = None  # the open stacks' names, once a drop needs them
+        prefix = head + "+"
+        for size in sizes[count if count < 2 else 2]:
             if size == 0:
-                out.append(head)
+                append(head)
                 continue
-            if plain and size <= 2:  # `combinations` order: by first target, then second
-                texts = [head + "+" + (known_name(c) or name(c)) for c in open_stacks]
+            if plain and size <= 2:
+                if nms is None:
+                    nms = [known_name(c) or name(c) for c in open_stacks]
                 if size == 1:
-                    out.extend(texts)
+                    for text in nms:
+                        append(prefix + text)
                 else:
-                    for i, text in enumerate(texts):
-                        out.extend([text + "+" + (known_name(c) or name(c)) for c in open_stacks[i + 1:]])
+                    for i in range(count - 1):
+                        text = prefix + nms[i] + "+"
+                        for other in nms[i + 1:]:
+                            append(text + other)
                 continue
             for targets in combinations(open_stacks, size):  # keeps the order passed over
                 for choices in engine._choice_sets(state, colour, targets):
@@ -150,4 +172,4 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
                         text += "+" + name(target)
                         if choice is not None:
                             text += "/" + name(choice)
-                    out.append(text)
+                    append(text)

@@ -141,6 +141,46 @@ def test_gc3_the_split_is_the_plain_groups_of_the_causeway_without_the_giant(rul
     assert arcs_seen.get(2, 0) >= 20 and arcs_seen.get(3, 0) >= 10, arcs_seen
 
 
+def crowded_causeways(rules: str, count: int, seed: int) -> Iterator[CausewayState]:
+    """`random_causeways` with the rule set's giants (two a side) and stacks of every
+    height and colour, towers topped by barriers / spellstones among them (0-5 a side
+    out: below, at and above GC-B7's / GC-S6's limit), either side to move, either
+    supply low."""
+    rng = random.Random(seed)
+    kinds = ("giant", "giant") if rules == "barrier" else ("trapper", "spikey")
+    for state in random_causeways(count, seed):
+        cells = sorted(set(state.stacks) | set(state.giants))
+        pieces = [(0, kinds[0]), (0, kinds[1]), (1, kinds[0]), (1, kinds[1])]
+        giants = dict(zip(rng.sample(cells, min(len(cells), 4)), pieces, strict=False))  # shapes of 4+ cells
+        stacks: dict[tuple[int, int], str] = {}
+        for c in cells:
+            if c not in giants:
+                height = rng.choice((1, 2, 2, 2, 3))
+                stones = "".join(rng.choice("wb") for _ in range(min(height, 2)))
+                stacks[c] = stones + rng.choice("wbWBWB") if height == 3 else stones
+        won = {c: rng.randrange(2) for c, s in stacks.items() if len(s) == 3 and s[-1] in "wb"}
+        supply = (rng.choice((0, 1, 2, 9)), rng.choice((0, 1, 2, 9)))
+        yield CausewayState(stacks, giants, supply, ((), ()), won, {}, rng.randrange(2), "play", 20)
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_the_leaps_written_with_and_without_choices_are_the_listed_actions_written(rules: str) -> None:
+    """GC-B6 / B7, GC-S5 / S6, GC-Q1: a leap's drop sets are written straight from the
+    stacks passed over unless a drop completes a tower on two opponent stones while the
+    mover has the limit of barriers / spellstones out (then `_choice_sets` names the
+    choices): over crowded random positions, the list in notation is `legal_actions`
+    formatted, in order, with leaps asking for choices and leaps over such towers that
+    ask none both among them."""
+    engine = get_engine("causeway", rules)
+    leaps = chosen = 0
+    for state in crowded_causeways(rules, 400, 11):
+        expected = [engine.format_action(state, a) for a in engine.legal_actions(state, state.to_move)]
+        assert engine.legal_notation(state, state.to_move) == expected
+        leaps += sum("^" in text for text in expected)
+        chosen += sum("/" in text for text in expected)
+    assert leaps > 300 and (chosen > 10 or rules == "quick"), (leaps, chosen)
+
+
 @pytest.mark.parametrize("rules", RULES)
 def test_the_legal_list_in_notation_is_the_listed_actions_written(rules: str) -> None:
     """The list a room sends (`legal_notation`, written directly) is `legal_actions`
