@@ -245,37 +245,77 @@ def frontier_of(state: CausewayState) -> tuple[list[Hex], list[str]]:
 
 def carry_frontier(before: CausewayState, after: CausewayState, filled: tuple[Hex, ...], emptied: tuple[Hex, ...]) -> None:
     """Give `after` the frontier `before` kept, if it kept one: `filled` and `emptied`
-    are the cells whose occupancy the move changed (all of them)."""
+    are the cells whose occupancy the move changed (all of them).
+
+    Each cell's place in the sorted lists is found by halving, but a filled cell's ring
+    needs two searches, not six: (q, r - 1) and (q, r + 1) sit right beside (q, r) in
+    any sorted list of cells, (q - 1, r + 1) right after (q - 1, r) and (q + 1, r) right
+    after (q + 1, r - 1) (tuple comparisons are most of the cost here)."""
     entry = before.memo.get("frontier")
     if entry is None:
         return
     stacks, giants = after.stacks, after.giants
     get = _AROUND.get
-    now: dict[Hex, bool] = {}  # the cells whose membership may have changed
-    for cell in filled:
-        now[cell] = False
-        for n in get(cell) or around(cell):
-            if n not in stacks and n not in giants:
-                now[n] = True  # an empty cell beside one filled now
-    for cell in emptied:
-        for x in (cell, *(get(cell) or around(cell))):
-            if x not in stacks and x not in giants:
-                now[x] = any(n in stacks or n in giants for n in get(x) or around(x))
     cells, texts = entry
-    copied = False
-    for x, inside in now.items():
-        i = bisect_left(cells, x)
-        there = i < len(cells) and cells[i] == x
-        if inside == there:
-            continue
-        if not copied:
-            cells, texts, copied = list(cells), list(texts), True
-        if inside:
-            cells.insert(i, x)
-            texts.insert(i, _NAMES.get(x) or name(x))
-        else:
+    cells, texts = list(cells), list(texts)
+    for cell in filled:  # it leaves the frontier, the empty cells around it join it
+        i = bisect_left(cells, cell)
+        if i < len(cells) and cells[i] == cell:
             del cells[i]
             del texts[i]
+        # Around (q, r), in direction order: (q+1, r), (q+1, r-1), (q, r-1), (q-1, r),
+        # (q-1, r+1), (q, r+1). Those after it first, so `i` stays its place.
+        a0, a1, a2, a3, a4, a5 = get(cell) or around(cell)
+        e0 = a0 not in stacks and a0 not in giants
+        e1 = a1 not in stacks and a1 not in giants
+        if e0 or e1:
+            j = bisect_left(cells, a1, i)
+            if j < len(cells) and cells[j] == a1:  # (filled itself, it may not be gone yet)
+                j += 1
+            elif e1:
+                cells.insert(j, a1)
+                texts.insert(j, _NAMES.get(a1) or name(a1))
+                j += 1
+            if e0 and (j == len(cells) or cells[j] != a0):
+                cells.insert(j, a0)
+                texts.insert(j, _NAMES.get(a0) or name(a0))
+        if a5 not in stacks and a5 not in giants and (i == len(cells) or cells[i] != a5):
+            cells.insert(i, a5)
+            texts.insert(i, _NAMES.get(a5) or name(a5))
+        if a2 not in stacks and a2 not in giants and (i == 0 or cells[i - 1] != a2):
+            cells.insert(i, a2)
+            texts.insert(i, _NAMES.get(a2) or name(a2))
+        e3 = a3 not in stacks and a3 not in giants
+        e4 = a4 not in stacks and a4 not in giants
+        if e3 or e4:
+            j = bisect_left(cells, a3, 0, i)
+            if j < len(cells) and cells[j] == a3:
+                j += 1
+            elif e3:
+                cells.insert(j, a3)
+                texts.insert(j, _NAMES.get(a3) or name(a3))
+                j += 1
+            if e4 and (j == len(cells) or cells[j] != a4):
+                cells.insert(j, a4)
+                texts.insert(j, _NAMES.get(a4) or name(a4))
+    for cell in emptied:  # it and the empty cells around it: in if they touch an occupied one
+        for x in (cell, *(get(cell) or around(cell))):
+            if x in stacks or x in giants:
+                continue
+            for n in get(x) or around(x):
+                if n in stacks or n in giants:
+                    inside = True
+                    break
+            else:
+                inside = False
+            i = bisect_left(cells, x)
+            if inside != (i < len(cells) and cells[i] == x):
+                if inside:
+                    cells.insert(i, x)
+                    texts.insert(i, _NAMES.get(x) or name(x))
+                else:
+                    del cells[i]
+                    del texts[i]
     after.memo["frontier"] = (cells, texts)
 
 

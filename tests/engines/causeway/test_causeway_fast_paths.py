@@ -25,6 +25,7 @@ from engines.causeway.board import (
     SLIDES,
     SLIDES_SORTED,
     TRAP_GATES,
+    carry_frontier,
     cell_name,
     frontier,
     frontier_of,
@@ -309,6 +310,32 @@ def leap_targets(engine: CausewayEngine, state: CausewayState) -> Iterator[tuple
             for direction in range(6):
                 for leap in engine._leaps(state, origin, colour, direction, split):
                     yield colour, tuple(d.cell for d in leap.drops)
+
+
+def test_the_frontier_carried_over_any_cells_filled_and_emptied_is_the_one_worked_out_afresh() -> None:
+    """GC-B4's frontier (every empty cell beside the Causeway), carried over one, two
+    or three cells filled (a step's, a placement's or a leap's target: on the frontier
+    or anywhere) and none or one emptied (a leap's origin), on random shapes (holes,
+    edges, cells at the ends of the sorted list), is the sorted frontier worked out
+    afresh, with its cells' names."""
+    rng = random.Random(3)
+    carried = 0
+    for before in random_causeways(400, 5):
+        kept = frontier_of(before)
+        occupied = sorted(set(before.stacks) | set(before.giants))
+        emptied = tuple(rng.sample(occupied, rng.choice((0, 0, 1))))
+        free = [c for c in kept[0] if c not in emptied] + [(rng.randrange(-6, 7), rng.randrange(-6, 7))]
+        filled = tuple(c for c in set(rng.sample(free, min(len(free), rng.choice((1, 1, 2, 3))))) if c not in occupied)
+        stacks = {c: s for c, s in before.stacks.items() if c not in emptied}
+        stacks.update((c, "w") for c in filled)
+        giants = {c: g for c, g in before.giants.items() if c not in emptied}
+        after = CausewayState(stacks, giants, (15, 15), ((), ()), {}, {}, 1, "play", 21)
+        carry_frontier(before, after, filled, emptied)
+        cells = sorted(frontier(stacks, giants))
+        assert after.memo["frontier"] == (cells, [cell_name(c) for c in cells]), (filled, emptied)
+        assert frontier_of(before) is kept  # the last position's lists are left as they were
+        carried += 1
+    assert carried == 400
 
 
 @pytest.mark.parametrize(("rules", "picture"), [
