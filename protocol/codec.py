@@ -339,6 +339,17 @@ def patch_frame(
     }
 
 
+def _put_events(entries: dict[str, Any], events: Sequence[Mapping[str, Any]]) -> None:
+    """A patch's `act` and `events` entries: a leading plain `action` event travels as
+    `act: [seat, action]` (`messages.Patch` puts it back), the rest as `events`."""
+    head = events[0]
+    if head.get("type") == "action" and len(head) == 3 and "seat" in head and "action" in head:
+        entries["act"] = [head["seat"], head["action"]]
+        events = events[1:]
+    if events:
+        entries["events"] = events
+
+
 def compact_patch_frame(
     room: str, from_: int, ops: list[list[Any]], events: Sequence[Mapping[str, Any]], legal: list[str] | None,
     legal_edit: list[list[Any]] | None = None,
@@ -353,12 +364,7 @@ def compact_patch_frame(
     """
     frame: dict[str, Any] = {"type": "patch", "room": room, "from": from_, "ops": ops}
     if events:
-        head = events[0]
-        if head.get("type") == "action" and len(head) == 3 and "seat" in head and "action" in head:
-            frame["act"] = [head["seat"], head["action"]]
-            events = events[1:]
-        if events:
-            frame["events"] = events
+        _put_events(frame, events)
     if legal is not None:
         frame["legal"] = legal
     elif legal_edit is not None:
@@ -394,12 +400,7 @@ def patch_body(ops: list[list[Any]], events: Sequence[Mapping[str, Any]]) -> Pat
     # compact_patch_frame's entries after `from`, in its order
     entries: dict[str, Any] = {"ops": ops}
     if events:
-        head = events[0]
-        if head.get("type") == "action" and len(head) == 3 and "seat" in head and "action" in head:
-            entries["act"] = [head["seat"], head["action"]]
-            events = events[1:]
-        if events:
-            entries["events"] = events
+        _put_events(entries, events)
     data = packb(entries)
     return len(entries), data[1:]  # without the map's one-byte header (at most 3 entries)
 
