@@ -11,7 +11,7 @@ pass (GS-12) is `pass`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import compress, pairwise
 from operator import itemgetter
@@ -298,13 +298,17 @@ BLACK_STEPS: tuple[tuple[tuple[int, str, int], ...], ...] = tuple(
 )
 
 
-def black_notation(board: bytes) -> list[str]:
-    """`black_moves` in notation, same order: a stone's steps, then its trample chains."""
+def black_notation(board: bytes, blacks: Iterable[int] | None = None) -> list[str]:
+    """`black_moves` in notation, same order: a stone's steps, then its trample chains.
+
+    `blacks`: the black stones' cells in cell order, if known (a state keeps them)."""
     out: list[str] = []
     append = out.append
     work = list(board)  # the board as the chains change it (restored after each)
     work.append(WHITE)  # PAST_END: never a vacant landing
-    for i in compress(CELL_NUMBERS, board.translate(ONLY[BLACK])):
+    if blacks is None:
+        blacks = compress(CELL_NUMBERS, board.translate(ONLY[BLACK]))
+    for i in blacks:
         jumps = False
         for j, text, land in BLACK_STEPS[i]:
             piece = work[j]
@@ -393,6 +397,10 @@ def _around(i: int) -> Callable[[bytes | bytearray], tuple[int, ...]]:
 
 
 AROUND = tuple(_around(i) for i in range(len(CELLS)))
+# Per cell, the int that keeps the low bit of each neighbour's byte in a board read by
+# `int.from_bytes(board, "little")`: of the pieces only WHITE (1) is odd, so
+# `(pieces & WHITE_NEIGHBOURS[i]).bit_count()` counts cell i's white neighbours (GS-7).
+WHITE_NEIGHBOURS: tuple[int, ...] = tuple(sum(1 << 8 * j for j in set(NEIGHBOURS[i]) - {NO_CELL}) for i in range(len(CELLS)))
 
 
 def flanked(board: bytes | bytearray) -> list[int]:

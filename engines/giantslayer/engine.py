@@ -41,7 +41,6 @@ from engines.base import (
     winners_by_score,
 )
 from engines.giantslayer.board import (
-    AROUND,
     BLACK,
     CELL_NAMES,
     CELLS,
@@ -58,6 +57,7 @@ from engines.giantslayer.board import (
     SYMBOLS,
     TO_SYMBOLS,
     WHITE,
+    WHITE_NEIGHBOURS,
     Move,
     black_notation,
     cells_of,
@@ -117,12 +117,18 @@ class GiantslayerState:
     # changed written), the stones left, and the results and totals lists (the
     # parent's own objects, which a room's diff passes by identity). Read, never changed.
     view_parts: ViewParts = field(default=None, init=False, compare=False, repr=False)  # type: ignore[assignment]
+    # The cells of the black stones, in cell order (`cells_of(board, BLACK)`), kept along
+    # by `_play`: only a black move or a flank capture changes them, and finding them
+    # on the board (a `find` call a stone) costs more than the rest of a black move's
+    # GS-7/GS-8 checks. `black_notation` starts from them too.
+    blacks: tuple[int, ...] = field(default=(), init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         finished = len(self.results) == self.rounds
         acting = _NOBODY if finished else _ACTING[self.round_index % 2 ^ (not self.white_to_move)]
         object.__setattr__(self, "acting", acting)
         object.__setattr__(self, "view_parts", _view_parts(self))
+        object.__setattr__(self, "blacks", tuple(cells_of(self.board, BLACK)))
 
     @property
     def finished(self) -> bool:
@@ -166,6 +172,7 @@ class _Blank:
 
 
 _new = object.__new__
+_from_bytes = int.from_bytes
 _become = object.__setattr__  # _become(blank, "__class__", GiantslayerState)
 
 
@@ -266,7 +273,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
     def legal_notation(self, state: GiantslayerState, seat: Seat) -> list[str]:
         if seat not in state.acting:  # finished, or not the mover's turn
             return []
-        texts = white_notation(state.board) if state.white_to_move else black_notation(state.board)
+        texts = white_notation(state.board) if state.white_to_move else black_notation(state.board, state.blacks)
         return texts or ["pass"]  # GS-12
 
     def apply(self, state: GiantslayerState, seat: Seat, action: Move) -> Transition[GiantslayerState]:
@@ -304,14 +311,23 @@ class Giantslayer(Engine[GiantslayerState, Move]):
                 events.append({"type": "trample", "captured": [NAMES[c] for c in trampled]})
                 captured = True
         end_reason: str | None = None
+        blacks = state.blacks
         if not state.white_to_move:
-            blacks = cells_of(board, BLACK)  # one scan serves GS-8, GS-7 and GS-9
+            if move.path:  # the moved stone's cell replaced, the list kept in cell order
+                moved = [*blacks]
+                moved[moved.index(start)] = end
+                moved.sort()
+                blacks = tuple(moved)
             if EDGE.issuperset(blacks):
                 end_reason = "escape"  # GS-8: before any flank capture
             else:
-                victims: list[int] = []  # GS-7: `flanked` (a loop, not a comprehension: no frame of its own)
+                # GS-7: a black stone's white neighbours, counted on the board read as one
+                # int (a byte a cell, WHITE = 1 the only odd piece): its neighbour mask
+                # keeps the low bit of each neighbour's byte.
+                pieces = _from_bytes(board, "little")
+                victims: list[int] = []  # a loop, not a comprehension: no frame of its own
                 for i in blacks:
-                    if AROUND[i](board).count(WHITE) >= 2:
+                    if (pieces & WHITE_NEIGHBOURS[i]).bit_count() >= 2:
                         victims.append(i)
                 if victims:
                     for cell in victims:
@@ -320,7 +336,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
                     black_left -= len(victims)
                     events.append({"type": "flank", "captured": [NAMES[c] for c in victims]})
                     captured = True
-                    blacks = [i for i in blacks if i not in victims]
+                    blacks = tuple([i for i in blacks if i not in victims])
                     if not blacks:
                         end_reason = "all_killed"  # GS-9
                     elif EDGE.issuperset(blacks):
@@ -363,6 +379,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         after.quiet_texts = quiet_texts
         after.acting = _ACTING[round_index % 2 ^ (not white_next)]
         after.view_parts = (symbols, black_left, white_left, parts[3], parts[4])
+        after.blacks = blacks
         _become(after, "__class__", GiantslayerState)
         if end_reason is not None:
             after = self._end_round(after, end_reason, events)

@@ -32,9 +32,14 @@ from engines.giantslayer import (
 )
 from engines.giantslayer.board import (
     CENTRE,
+    NEIGHBOURS,
+    NO_CELL,
     SYMBOLS,
+    WHITE_NEIGHBOURS,
     black_moves,
     black_notation,
+    cells_of,
+    flanked,
     white_moves,
     white_notation,
 )
@@ -195,3 +200,39 @@ def test_white_notation_on_every_stone_and_blocker_pair() -> None:
                 board = bytearray(lone)
                 board[j] = blocker
                 assert white_notation(bytes(board)) == [format_move(m) for m in white_moves(bytes(board))]
+
+
+def test_black_stones_kept_along_by_moves_are_those_on_the_board() -> None:
+    # GS-6 (a step or a trample chain moves one black stone), GS-7 (flanked stones
+    # removed), GS-4/GS-13 (a new round's setup): the cells `_play` keeps are the board's,
+    # in cell order, whatever made the state.
+    flanks = 0
+    for seed in range(12):
+        parent = None
+        for state in playout_states(seed, rounds=1 if seed % 3 == 0 else 2):
+            assert state.blacks == tuple(cells_of(state.board, BLACK))
+            assert type(state.blacks) is tuple
+            if parent is not None and state.white_to_move and state.results is parent.results:
+                flanks += len(state.blacks) < len(parent.blacks)
+            parent = state
+    assert flanks > 20
+    for board in random_boards(5, 200):
+        made = GiantslayerState(2, 0, board, False, 0, (board + b"B",), (), ())
+        assert made.blacks == tuple(cells_of(board, BLACK))
+
+
+def test_white_neighbours_counted_on_the_board_as_an_int() -> None:
+    # GS-7: a black stone with two or more white neighbours is flanked; the centre (GS-2)
+    # and cells off the board are no neighbours.
+    for board in random_boards(6, 2000):
+        pieces = int.from_bytes(board, "little")
+        for i in range(len(CELLS)):
+            around = [board[j] for j in NEIGHBOURS[i] if j != NO_CELL]
+            assert (pieces & WHITE_NEIGHBOURS[i]).bit_count() == around.count(WHITE)
+        assert [i for i in cells_of(board, BLACK) if (pieces & WHITE_NEIGHBOURS[i]).bit_count() >= 2] == flanked(board)
+
+
+def test_black_notation_from_the_known_stones_equals_the_scan() -> None:
+    # GS-6/GS-14: the black list from the stones' cells as a state keeps them.
+    for board in random_boards(7, 2000):
+        assert black_notation(board, tuple(cells_of(board, BLACK))) == black_notation(board)
