@@ -36,7 +36,7 @@ from websockets.protocol import State
 from engines import registry
 from engines.bots import registry as bot_registry
 from protocol import messages as msgs
-from protocol.codec import recover_id, unpack_map
+from protocol.codec import act_fields, recover_id, unpack_map, validate_client
 from protocol.packer import packb
 from server import replays
 from server.config import Config
@@ -50,7 +50,6 @@ from server.wire import (
     PROTOCOL_VERSION,
     SUPPORTED_VERSIONS,
     ProtocolError,
-    decode_client,
     encode,
     frame_version,
 )
@@ -341,7 +340,20 @@ class Connection:
             return
         req_id: Any = None
         try:
-            msg = decode_client(frame, self.config.max_frame)  # type: ignore[arg-type]
+            data = unpack_map(frame, self.config.max_frame)  # type: ignore[arg-type]
+            act = act_fields(data)
+            if act is not None and self.session is not None:
+                # A move, as `validate_client` would return it, without its model
+                # (anything else, an invalid act included, gets its model or error below).
+                req_id, room_id, action, version = act
+                if self.server.shutting_down:
+                    raise RequestError("shutting_down", "the server is shutting down")
+                room = self.rooms.get(room_id)
+                if room is None:
+                    room = await self._my_room(room_id)
+                await room.act(self, req_id, action, version)
+                return
+            msg = validate_client(data)
             req_id = msg.id
             if self.server.shutting_down:
                 raise RequestError("shutting_down", "the server is shutting down")

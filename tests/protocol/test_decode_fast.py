@@ -18,13 +18,14 @@ from protocol import codec
 from protocol.codec import (
     _bad_message,
     _check_type,
+    act_fields,
     check_shape,
     decode_client,
     recover_id,
     unpack_map,
 )
 from protocol.errors import ProtocolError
-from protocol.messages import CLIENT_MESSAGE_TYPES
+from protocol.messages import CLIENT_MESSAGE_TYPES, Act
 
 
 def plain_decode(frame: bytes) -> Any:
@@ -51,7 +52,27 @@ def outcome(decode: Any, frame: bytes) -> tuple[Any, ...]:
 def check(frame: bytes) -> tuple[Any, ...]:
     fast, plain = outcome(decode_client, frame), outcome(plain_decode, frame)
     assert fast == plain, frame
+    check_act_fields(frame, plain)
     return fast
+
+
+def check_act_fields(frame: bytes, plain: tuple[Any, ...]) -> None:
+    """act_fields (Connection.handle's move, no model built) against the plain decoder:
+    fields exactly when the plain decoder makes an `Act`, and then the Act's fields, of
+    the same types; None for everything else (which handle passes to validate_client)."""
+    try:
+        data = unpack_map(frame)
+    except ProtocolError:
+        assert plain[0] == "error"
+        return
+    fields = act_fields(data)
+    if plain[0] == "model" and plain[1] is Act:
+        assert fields is not None, frame
+        msg = plain_decode(frame)
+        expected = (msg.id, msg.room, msg.action, msg.version)
+        assert fields == expected and list(map(type, fields)) == list(map(type, expected)), frame
+    else:
+        assert fields is None, frame
 
 
 def test_first_try_types_take_no_container() -> None:
@@ -177,3 +198,45 @@ def test_arbitrary_requests(kind: str, fields: dict[str, Any]) -> None:
 @given(st.binary(max_size=40))
 def test_arbitrary_bytes(frame: bytes) -> None:
     check(frame)
+
+
+act_values = {
+    "id": st.one_of(st.integers(min_value=-(2**63), max_value=2**64 - 1), st.text(max_size=66), json_like),
+    "room": st.one_of(st.text(alphabet=ROOM_CHARS, min_size=0, max_size=66), st.sampled_from([*STRS, "a" * 65]),
+                      st.text(max_size=8), json_like),
+    "action": st.one_of(st.text(max_size=8), st.sampled_from([*STRS, "é" * 1024, "é" * 1025]), json_like),
+    "version": st.one_of(st.integers(min_value=-2, max_value=2**64 - 1), st.none(), json_like),
+    "type": st.one_of(st.just("act"), st.sampled_from(KINDS), json_like),
+}
+
+
+@settings(max_examples=2000, deadline=None, derandomize=True)
+@given(st.permutations(["type", "id", "room", "action", "version"]), st.data())
+def test_act_fields_on_acts(names: list[str], data: st.DataObject) -> None:
+    """Acts in every key order, one or two fields drawn around each bound and beyond,
+    some left out, a key too many now and then: the fields act_fields returns are
+    exactly the plain decoder's Act."""
+    base = {"type": "act", "id": 3, "room": "AbCdEfGh12", "action": "c3-d4", "version": 0}
+    spoilt = data.draw(st.lists(st.sampled_from(names), max_size=2), label="spoilt")
+    fields: dict[str, Any] = {}
+    for name in names:
+        if name in spoilt and data.draw(st.integers(0, 9), label="missing") == 0:
+            continue
+        fields[name] = data.draw(act_values[name], label=name) if name in spoilt else base[name]
+    if data.draw(st.integers(0, 9), label="extra") == 0:
+        fields[data.draw(st.sampled_from(EXTRA_KEYS), label="key")] = data.draw(json_like, label="value")
+    check(msgpack.packb(fields, use_bin_type=True))
+
+
+def test_act_fields_takes_every_act() -> None:
+    """Valid acts in every key order and field form reach act_fields' fields."""
+    base = {"type": "act", "id": 1, "room": "AbCdEfGh12", "action": "c3-d4", "version": 17}
+    rng = random.Random(7)
+    for _ in range(300):
+        items = list({**base, "id": rng.choice([0, -(2**63), 2**63 - 1, "", "r" * 64]),
+                      "room": rng.choice(["a", "a" * 64, "a-b_C9", "-", "_"]), "action": rng.choice(["x", "é" * 1024]),
+                      "version": rng.choice([0, 2**64 - 1, None, "absent"])}.items())  # fmt: skip
+        rng.shuffle(items)
+        frame = msgpack.packb({k: v for k, v in items if v != "absent"}, use_bin_type=True)
+        assert check(frame)[1] is Act
+        assert act_fields(unpack_map(frame)) is not None

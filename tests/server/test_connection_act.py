@@ -9,9 +9,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import msgpack
 import pytest
 
-from protocol.codec import decode_server, encode
+from protocol.codec import decode_client, decode_server, encode, error_frame
+from protocol.errors import ProtocolError
 from server.config import Config
 from server.connection import Connection
 from server.errors import RequestError
@@ -98,3 +100,26 @@ async def test_act_passes_its_fields() -> None:
     await conn.handle(encode({"type": "act", "id": 2, "room": "AbCdEfGh12", "action": "pass", "version": 0}))
     assert room.calls == [("act", conn, "r1", "c3-d4", None), ("act", conn, 2, "pass", 0)]
     assert replies == []
+
+
+BAD_ACTS: list[dict[Any, Any]] = [
+    {"room": "AbCdEfGh12\n"}, {"room": "Ab:Cd"}, {"room": ""}, {"room": "a" * 65}, {"room": b"AbCdEfGh12"},
+    {"action": ""}, {"action": "x" * 1025}, {"action": 5}, {"version": -1}, {"version": True}, {"version": 1.0},
+    {"id": True}, {"id": None}, {"id": "r" * 65}, {"id": 2**63}, {"junk": 1}, {b"version": 1}, {"type": "Act"},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("spoil", BAD_ACTS)
+async def test_hostile_act_gets_the_decoders_error(spoil: dict[Any, Any]) -> None:
+    """An act the move's path does not take gets the error decode_client gives it, and
+    reaches no room."""
+    room = Room()
+    conn, replies = connection(hello=True, member=room, exists=True, shutting_down=False)
+    frame = msgpack.packb({"type": "act", "id": 7, "room": "AbCdEfGh12", "action": "c3-d4", "version": 1, **spoil},
+                          use_bin_type=True)
+    with pytest.raises(ProtocolError) as caught:
+        decode_client(frame)
+    await conn.handle(frame)
+    assert room.calls == []
+    expected = decode_server(encode(error_frame(caught.value))).model_dump()
+    assert replies == [expected]
