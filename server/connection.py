@@ -294,13 +294,19 @@ class Connection:
         """Handle the frames `inbox` receives, in order, until the connection closes."""
         items = inbox.items
         flush_now = self.server.flush_now
+        create_future = self.ws.loop.create_future
         while self.dropped is None:
             if items and type(items[0]) is bytes:  # a binary message: most frames
                 frame: bytes | str = items.popleft()  # type: ignore[assignment]
                 if inbox.paused:
                     inbox.taken()
             elif not items and not inbox.closed:
-                await inbox.wait()
+                # Inbox.wait without its coroutine: until an item arrives or the stream ends
+                inbox.waiter = waiter = create_future()
+                try:
+                    await waiter
+                finally:
+                    inbox.waiter = None
                 continue
             else:
                 frame = await inbox.receive()

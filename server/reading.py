@@ -118,7 +118,7 @@ class Inbox(asyncio.Protocol):
     # -- what the transport calls (the protocol's part) -----------------------------
 
     def data_received(self, data: bytes) -> None:
-        if self.between and self.protocol.state is _OPEN:
+        if self.between and self.protocol._state is _OPEN:  # `state` is a property (a call)
             # Whole final binary frames, masked, within the limit: what Frame.parse and
             # recv_frame would make of them, without the parser's generators.
             size = len(data)
