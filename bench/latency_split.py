@@ -12,7 +12,7 @@ monotonic clock shared by every process of the machine:
     act        `Room.act` started (after the frame budget, `decode_client`, dispatch)
     sent       `GroupSender._flush` wrote the batch holding the move's commit
     reply      `CommitPipe.data_received` read the commit's reply
-    resumed    `Room._commit` returned to the room (the task woken again)
+    resumed    `Room._commit_fields` (a move's `_commit`) returned to the room (the task woken again)
     published  `Room.act` returned (publish: views, diffs, frames queued)
     written    `flush_now` wrote the room's frames
 
@@ -123,10 +123,10 @@ def install(out: str) -> None:
                 if row is not None:
                     row[4] = t
 
-    commit = Room._commit
+    commit = Room._commit_fields  # a move's write (Room._commit calls it too)
 
-    async def w_commit(self: Room, cand: Any) -> None:
-        await commit(self, cand)
+    async def w_commit(self: Room, *fields: Any) -> None:
+        await commit(self, *fields)
         row = open_rows.get(current())
         if row is not None:
             row[5] = now()
@@ -148,7 +148,7 @@ def install(out: str) -> None:
     GroupSender.add = w_add  # type: ignore[method-assign]
     GroupSender._flush = w_flush  # type: ignore[method-assign]
     CommitPipe.data_received = w_pipe_received  # type: ignore[method-assign]
-    Room._commit = w_commit  # type: ignore[method-assign,assignment]
+    Room._commit_fields = w_commit  # type: ignore[method-assign,assignment]
     GiantsServer.flush_now = w_flush_now  # type: ignore[method-assign]
 
     def write() -> None:

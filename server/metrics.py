@@ -79,6 +79,89 @@ class Histogram:
         return HistogramMetricFamily(name, documentation, buckets=self.cumulative(), sum_value=self.total)
 
 
+# Observations a `BufferedHistogram` holds before counting them into its buckets: the
+# bound of its list (8 bytes each, 2 KiB), and how often the per-move cost is paid.
+PENDING_MAX = 256
+
+
+class BufferedHistogram(Histogram):
+    """A `Histogram` whose `observe` only appends to a bounded list: every move observes
+    its latency (Room.act), and finding its bucket one at a time (`bisect` over float
+    bounds) with the sum and count cost ~2,200 instructions a call, ~1,400 this way
+    with the folds shared out. The list is counted in at `PENDING_MAX` observations and
+    whenever anything reads `counts`, `total`, `n` (`cumulative`, `family`): sorted once
+    so each bucket is one `bisect_right`, summed in the order observed. The buckets,
+    sum and count (and /metrics) are exactly a `Histogram`'s after the same
+    observations (tests/server/test_metrics.py).
+
+    Not for observations made from a GC callback: one could land in the middle of a
+    fold (`GCPauses` keeps the plain `Histogram`)."""
+
+    def __init__(self, buckets: tuple[float, ...] = BUCKETS) -> None:
+        self.pending: list[float] = []
+        self._counts: list[int] = []
+        self._total = 0.0
+        self._n = 0
+        super().__init__(buckets)
+
+    # What a `Histogram` reads as attributes, with the pending observations counted in.
+    @property
+    def counts(self) -> list[int]:
+        self.fold()
+        return self._counts
+
+    @counts.setter
+    def counts(self, value: list[int]) -> None:
+        self._counts = value
+
+    @property
+    def total(self) -> float:
+        self.fold()
+        return self._total
+
+    @total.setter
+    def total(self, value: float) -> None:
+        self._total = value
+
+    @property
+    def n(self) -> int:
+        self.fold()
+        return self._n
+
+    @n.setter
+    def n(self, value: int) -> None:
+        self._n = value
+
+    def observe(self, seconds: float) -> None:
+        pending = self.pending
+        pending.append(seconds)
+        if len(pending) >= PENDING_MAX:
+            self.fold()
+
+    def fold(self) -> None:
+        """Count the pending observations into the buckets, sum and count."""
+        pending = self.pending
+        if not pending:
+            return
+        self.pending = []
+        # One at a time in the order observed, as `Histogram.observe` adds: the same float
+        # sum to the last bit (not `sum`, which compensates rounding since Python 3.12).
+        total = self._total
+        for seconds in pending:
+            total += seconds
+        self._total = total
+        self._n += len(pending)
+        pending.sort()
+        counts, below = self._counts, 0
+        for i, bound in enumerate(self.buckets):
+            # observations <= bound: those `bisect_left(buckets, seconds)` puts at i or before
+            upto = bisect.bisect_right(pending, bound)
+            counts[i] += upto - below
+            below = upto
+        counts[-1] += len(pending) - below
+
+
+
 GC_BUCKETS: tuple[float, ...] = (0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
 
 
@@ -141,12 +224,14 @@ class Metrics:
         self.frames_out = 0
         self.errors: Counter[str] = Counter()  # error replies by stable code
         # Actions applied, by game. The room decides what counts: a change only one seat
-        # can see (GI-8) must not show up in a public scrape.
-        self.actions_applied: Counter[str] = Counter()
+        # can see (GI-8) must not show up in a public scrape. A plain dict, not a Counter:
+        # counted on every move, and a dict subclass's `[game] += 1` takes the generic
+        # subscript path (~1,700 instructions against ~800 for `d[game] = d.get(game, 0) + 1`).
+        self.actions_applied: dict[str, int] = {}
         self.bot_moves: Counter[str] = Counter()  # by game: moves of server-run bots
         self.rooms_finished: Counter[tuple[str, str]] = Counter()  # (game, reason)
-        self.action_latency = Histogram()
-        self.commit_latency = Histogram()  # one Redis pipeline of grouped commits
+        self.action_latency = BufferedHistogram()  # observed on every move (Room.act)
+        self.commit_latency = BufferedHistogram()  # one Redis pipeline of grouped commits
         self.commits = 0
         self._live: Callable[[], Live] = Live
         self.registry = CollectorRegistry(auto_describe=True)

@@ -32,7 +32,7 @@ from server.metrics import Metrics
 from server.packing import PackedState, dictionaries, pack_state, unpack_state
 from server.room_storage import RoomStorage
 from server.room_tasks import RoomTasks
-from server.seats import NO_SEATS, Candidate, Member, Peer, SeatState
+from server.seats import NO_SEATS, Member, Peer, SeatState
 from server.store import (
     RoomRecord,
     Store,
@@ -399,7 +399,9 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         now = time.time()
         if result is not None:
             events.append({"type": "finished", "outcome": result.to_data()})
-        cand = Candidate(
+        replaced = seat in self.answered and step is not None
+        # `_commit` of the Candidate these fields make, without building it (a move's cost)
+        await self._commit_fields(
             new_state,
             status,
             self.seats,  # a move keeps every seat: the room's own list (nothing to store)
@@ -412,8 +414,6 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
             self.hidden + 1 if hidden else self.hidden,
             self.start_key,
         )
-        replaced = seat in self.answered and step is not None
-        await self._commit(cand)
         if not hidden:
             # Any move answers a draw offer, but not one nobody else can see (GI-8):
             # the offer vanishing from everyone's view would give the replacement away.
@@ -423,7 +423,8 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         elif replaced:
             self.replacements = {**self.replacements, seat: self.replacements.get(seat, 0) + 1}
         if not hidden:
-            self.metrics.actions_applied[self.meta["game"]] += 1
+            applied, game = self.metrics.actions_applied, self.meta["game"]  # a plain dict (server.metrics)
+            applied[game] = applied.get(game, 0) + 1
         if result is not None:
             self.metrics.rooms_finished[self.meta["game"], "rules"] += 1
         return events
@@ -479,5 +480,11 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
             self.publish(events)
             self._after_change()
         finally:
-            lock.release()
+            # `lock.release()` without its call when nobody waits (RoomLock.release's own
+            # test; tests/server/test_room_lock.py checks act against `async with`)
+            if lock._waiters:
+                lock.release()
+            else:
+                lock._locked = False
+                lock._waiters = None
         self.metrics.action_latency.observe(time.perf_counter() - started)

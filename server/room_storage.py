@@ -4,7 +4,8 @@ mixin of `server.room.Room`).
 
 Every change reaches Redis through `_commit`, and only through it: the room builds a
 `Candidate` (`_candidate`), `_commit` stores it with the version and fence guards of
-the commit script and adopts it only once Redis has it. When that is not known the
+the commit script and adopts it only once Redis has it (a move hands the same fields
+to `_commit_fields`, `_commit`'s body, without building the object). When that is not known the
 room is marked unsure, a recovery task waits for Redis, reloads the room if needed and
 re-arms its deadline and bots (docs/architecture.md, "How a write's outcome is known").
 """
@@ -119,6 +120,27 @@ class RoomStorage:
         next write) or `internal_error`. A lost or late reply never gets here: the
         store settles it first (docs/architecture.md, "How a write's outcome is known").
         """
+        await self._commit_fields(cand.state, cand.status, cand.seats, cand.outcome, cand.actions, cand.deadline,
+                                  cand.log_entry, cand.snapshot, cand.answered, cand.hidden, cand.start_key)
+
+    async def _commit_fields(
+        self,
+        state: Any,
+        status: str,
+        seats: list[SeatState],
+        outcome: dict[str, Any] | None,
+        actions: int,
+        deadline: float | None,
+        log_entry: dict[str, Any] | None,
+        snapshot: Any,
+        answered: frozenset[Seat],
+        hidden: int,
+        start_key: str,
+    ) -> None:
+        """`_commit` of a `Candidate` with these fields, without building one: a move's
+        path (`apply_action`), where the object and the reads of its fields cost ~4,000
+        instructions a move. Everything else builds a Candidate and calls `_commit`.
+        `seats` may be the room's own list (a move: nothing to store)."""
         if self.unsure:
             before = self.version
             await self._heal()
@@ -130,23 +152,23 @@ class RoomStorage:
                     "the room was reloaded from storage (an earlier change was applied); look at it and try again",
                     {"outcome": "not_applied"},
                 )
-        same = cand.seats is self.seats or _same_seats(cand.seats, self.seats)  # a move: the room's own list
+        same = seats is self.seats or _same_seats(seats, self.seats)  # a move: the room's own list
         try:
             move = await self.store.commit(
                 self.id,
                 expected=self.version,
                 version=self.version + 1,
                 fence=self.fence,
-                status=cand.status,
-                seats=None if same else [s.to_store() for s in cand.seats],
-                deadline=cand.deadline,
-                outcome=cand.outcome,
-                actions=cand.actions,
-                log_entry=cand.log_entry,
-                snapshot=cand.snapshot,
-                answered=cand.answered,  # `now` left out: the store reads the clock if the room finished
-                start_key=cand.start_key,
-                hidden=cand.hidden,
+                status=status,
+                seats=None if same else [s.to_store() for s in seats],
+                deadline=deadline,
+                outcome=outcome,
+                actions=actions,
+                log_entry=log_entry,
+                snapshot=snapshot,
+                answered=answered,  # `now` left out: the store reads the clock if the room finished
+                start_key=start_key,
+                hidden=hidden,
                 before=self,  # as stored at self.version: unchanged fields are not sent
                 move_seconds=float(self.meta.get("deadline") or 0),
             )
@@ -180,11 +202,11 @@ class RoomStorage:
         self._failures = 0
         self.version += 1
         self.logged = self.logged + 1 if move else 0
-        self._state, self.status = cand.state, cand.status  # `state`'s setter, without its call
+        self._state, self.status = state, status  # `state`'s setter, without its call
         if not same:
-            self.seats = cand.seats
-        self.outcome, self.actions, self.deadline = cand.outcome, cand.actions, cand.deadline
-        self.answered, self.start_key, self.hidden = cand.answered, cand.start_key, cand.hidden
+            self.seats = seats
+        self.outcome, self.actions, self.deadline = outcome, actions, deadline
+        self.answered, self.start_key, self.hidden = answered, start_key, hidden
         if self._timer is not None or self.deadline is not None:  # else `_arm_timer` has nothing to do
             self._arm_timer()
         if self.on_change is not None:

@@ -61,21 +61,19 @@ class RoomTasks:
     def _after_change(self) -> None:
         """Let bots move, start a full autostart room whose start was not stored yet
         (restore, recovery), and evict an idle finished room."""
-        if (
-            self.status == "waiting"
-            and not self.closing
-            and self.meta.get("autostart", True)
-            and all(s.taken for s in self.seats)
-        ):
-            self._spawn(self._autostart_quietly())
-        if not self.bot_running and self.status == "playing":
-            for seat_state in self.seats:  # most rooms have no bot: then `pending` need not be asked
-                if seat_state.bot:
-                    if any(self.seats[s].bot for s in self.pending()):
-                        self.bot_running = True
-                        self._spawn(self._play_bots())
-                    break
-        if self.status == "finished" and not self.members and self.on_idle is not None:
+        status = self.status  # one of the three (nothing below changes it): read once, after every move
+        if status == "playing":
+            if not self.bot_running:
+                for seat_state in self.seats:  # most rooms have no bot: then `pending` need not be asked
+                    if seat_state.bot:
+                        if any(self.seats[s].bot for s in self.pending()):
+                            self.bot_running = True
+                            self._spawn(self._play_bots())
+                        break
+        elif status == "waiting":
+            if not self.closing and self.meta.get("autostart", True) and all(s.taken for s in self.seats):
+                self._spawn(self._autostart_quietly())
+        elif status == "finished" and not self.members and self.on_idle is not None:
             self.on_idle(self)
 
     async def _play_bots(self) -> None:

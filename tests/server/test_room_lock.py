@@ -63,3 +63,91 @@ def test_room_lock_frees_its_waiters() -> None:
             lock.release()
 
     asyncio.run(main())
+
+
+class _GatedStore:
+    """A store whose commits wait for the test to let them through."""
+
+    def __init__(self) -> None:
+        self.gates: list[asyncio.Future[None]] = []
+
+    async def commit(self, room_id: str, **fields: object) -> bool:
+        gate = asyncio.get_running_loop().create_future()
+        self.gates.append(gate)
+        await gate
+        return True
+
+
+class _Peer:
+    name, protocol = "p", 3
+
+    def __init__(self) -> None:
+        self.oks: list[object] = []
+
+    def push(self, frame: bytes) -> None:
+        pass
+
+    def send_ok(self, req_id: object, data: dict[str, object]) -> None:
+        self.oks.append(data)
+
+
+def test_act_takes_and_frees_the_room_lock_as_async_with_does() -> None:
+    """`Room.act` takes and releases the room's lock without RoomLock's calls: a move
+    waits behind a holder, the next waiter is woken when a move ends, and a lock nobody
+    waits for is left free with no waiter deque."""
+    from engines.registry import get_engine
+    from server.metrics import Metrics
+    from server.room import Room
+    from server.seats import Member, SeatState
+
+    async def main() -> None:
+        engine = get_engine("giantslayer")
+        store = _GatedStore()
+        meta = {"game": "giantslayer", "rules": engine.info.rules, "players": 2, "options": {}, "seed": 3,
+                "private": False, "password": None, "created": 0.0, "deadline": None}
+        room = Room("lockroom", engine, meta, engine.new_game(2, {}, 3), store, Metrics())  # type: ignore[arg-type]
+        room.seats = [SeatState("a", "x"), SeatState("b", "y")]
+        room.status = "playing"
+        peers = [_Peer(), _Peer()]
+        room.members = [Member(peers[0], 0), Member(peers[1], 1)]  # type: ignore[arg-type]
+        log: list[str] = []
+
+        def move() -> tuple[_Peer, str]:
+            seat = sorted(engine.to_act(room.state))[0]
+            return peers[seat], engine.legal_notation(room.state, seat)[0]
+
+        # A move with the lock free: taken, and freed with no deque once it ends.
+        peer, text = move()
+        first = asyncio.get_running_loop().create_task(room.act(peer, 1, text, None))  # type: ignore[arg-type]
+        await asyncio.sleep(0)
+        assert room.lock.locked() and len(store.gates) == 1
+
+        async def holder() -> None:
+            async with room.lock:
+                log.append("holder in")
+                await asyncio.sleep(0)
+            log.append("holder out")
+
+        waiting = asyncio.get_running_loop().create_task(holder())
+        await asyncio.sleep(0)
+        assert room.lock._waiters  # the holder waits for the move
+        store.gates[0].set_result(None)
+        await first
+        assert room.lock.locked() and "holder out" not in log  # handed on to the waiter, not freed
+        await waiting
+        assert log == ["holder in", "holder out"]
+        assert not room.lock.locked() and room.lock._waiters is None
+        # A move behind a holder waits for it, then runs and frees the lock.
+        async with room.lock:
+            peer, text = move()
+            second = asyncio.get_running_loop().create_task(room.act(peer, 2, text, None))  # type: ignore[arg-type]
+            await asyncio.sleep(0)
+            assert len(store.gates) == 1 and room.lock._waiters
+        await asyncio.sleep(0)
+        assert len(store.gates) == 2
+        store.gates[1].set_result(None)
+        await second
+        assert not room.lock.locked() and room.lock._waiters is None
+        assert room.actions == 2 and [len(p.oks) for p in peers] in ([1, 1], [2, 0], [0, 2])
+
+    asyncio.run(main())
