@@ -18,7 +18,7 @@ holds the state, the match (GS-10 … GS-13) and the engine.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
@@ -51,6 +51,7 @@ from engines.giantslayer.board import (
     JUMPED,
     MAX_ROUNDS,
     NAMES,
+    PATH_TEXTS,
     PLIES_PER_ROUND_BOUND,
     QUIET_PLY_LIMIT,
     STONES_PER_SIDE,
@@ -61,7 +62,6 @@ from engines.giantslayer.board import (
     Move,
     black_notation,
     cells_of,
-    count,
     format_move,
     is_legal,
     moves_for,
@@ -180,18 +180,66 @@ def position_key(board: bytes, white_to_move: bool) -> bytes:
     return board + (b"W" if white_to_move else b"B")
 
 
-def new_round(rounds: int, round_index: int, results: tuple[RoundResult, ...]) -> GiantslayerState:
-    return GiantslayerState(
-        rounds=rounds,
-        round_index=round_index,
-        board=INITIAL_BOARD,
-        white_to_move=True,  # GS-4: White moves first
-        quiet_plies=0,
-        history=(position_key(INITIAL_BOARD, True),),
-        quiet_moves=(),
-        results=results,
-        quiet_texts=(),
-    )
+def _made(
+    rounds: int,
+    round_index: int,
+    board: bytes,
+    white_to_move: bool,
+    quiet_plies: int,
+    history: tuple[bytes, ...],
+    quiet_moves: tuple[Move, ...],
+    results: tuple[RoundResult, ...],
+    last_move: str | None,
+    quiet_texts: tuple[str, ...] | None,
+    view_parts: ViewParts,
+    blacks: tuple[int, ...],
+) -> GiantslayerState:
+    """`GiantslayerState(...)` through `_Blank`, the derived fields given (`view_parts`,
+    `blacks`: the caller's, which must be what `_view_parts` and `cells_of` give) and
+    `acting` worked out as `__post_init__` does. For the states a round's end makes
+    (`_end_round`): `dataclasses.replace` and the constructor cost ~40,000
+    instructions a state, mostly `__post_init__` finding what the caller knows."""
+    state: Any = _new(_Blank)
+    state.rounds = rounds
+    state.round_index = round_index
+    state.board = board
+    state.white_to_move = white_to_move
+    state.quiet_plies = quiet_plies
+    state.history = history
+    state.quiet_moves = quiet_moves
+    state.results = results
+    state.last_move = last_move
+    state.quiet_texts = quiet_texts
+    state.acting = _NOBODY if len(results) == rounds else _ACTING[round_index % 2 ^ (not white_to_move)]
+    state.view_parts = view_parts
+    state.blacks = blacks
+    _become(state, "__class__", GiantslayerState)
+    made: GiantslayerState = state
+    return made
+
+
+INITIAL_KEY = position_key(INITIAL_BOARD, True)
+INITIAL_SYMBOLS = INITIAL_BOARD.translate(TO_SYMBOLS).decode()
+INITIAL_BLACKS = tuple(cells_of(INITIAL_BOARD, BLACK))
+
+
+def _results_parts(results: tuple[RoundResult, ...]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The results and totals lists of a view (`view_parts[3:]`)."""
+    totals = [0, 0]
+    for result in results:
+        totals[result.white] += result.white_points
+        totals[1 - result.white] += result.black_points
+    return [r.to_data() for r in results], totals
+
+
+def new_round(
+    rounds: int, round_index: int, results: tuple[RoundResult, ...], last_move: str | None = None
+) -> GiantslayerState:
+    """GS-4: the setup, White to move first; GS-13: `round_index` 0-based."""
+    listed, totals = _results_parts(results)
+    view_parts = (list(INITIAL_SYMBOLS), STONES_PER_SIDE[BLACK], STONES_PER_SIDE[WHITE], listed, totals)
+    return _made(rounds, round_index, INITIAL_BOARD, True, 0, (INITIAL_KEY,), (), results, last_move, (),
+                 view_parts, INITIAL_BLACKS)
 
 
 def explain_illegal(state: GiantslayerState, move: Move) -> str:
@@ -348,17 +396,20 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         history: tuple[bytes, ...]
         quiet_moves: tuple[Move, ...]
         quiet_texts: tuple[str, ...]
-        text = format_move(move)
+        text = None if move.trample else PATH_TEXTS.get(move.path)  # `format_move`, inlined
+        if text is None:
+            text = format_move(move)
         if captured:
             quiet_plies, history, quiet_moves, quiet_texts = 0, (key,), (), ()
         else:
             quiet_plies = state.quiet_plies + 1
-            history = (*state.history, key)
-            quiet_moves = (*state.quiet_moves, move)
+            # `a + (b,)`: one new tuple (`(*a, b)` builds a list first, then the tuple)
+            history = state.history + (key,)  # noqa: RUF005
+            quiet_moves = state.quiet_moves + (move,)  # noqa: RUF005
             known = state.quiet_texts
             if known is None:
                 known = tuple([format_move(m) for m in state.quiet_moves])
-            quiet_texts = (*known, text)
+            quiet_texts = known + (text,)  # noqa: RUF005
         if end_reason is None:
             if quiet_plies >= QUIET_PLY_LIMIT:
                 end_reason = "no_capture_limit"  # GS-11
@@ -383,22 +434,31 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         _become(after, "__class__", GiantslayerState)
         if end_reason is not None:
             after = self._end_round(after, end_reason, events)
-        return Transition(after, tuple(events))
+        # `Transition(after, tuple(events))` without its __init__'s frame (a plain class
+        # with slots: the same object, tests/engines/giantslayer/test_giantslayer_fast_paths.py)
+        transition: Transition[GiantslayerState] = _new(Transition)
+        transition.state = after
+        transition.events = tuple(events)
+        return transition
 
     def _end_round(self, state: GiantslayerState, reason: str, events: list[Event]) -> GiantslayerState:
         """GS-10/GS-11 scoring, then the next round with sides switched (GS-13)."""
-        black_left = count(state.board, BLACK)
+        symbols, black_left, white_left = state.view_parts[:3]
         white_points = STONES_PER_SIDE[BLACK] - black_left
         black_points = black_left if reason == "escape" else 0
-        result = RoundResult(state.white_seat, white_points, black_points, reason)
+        result = RoundResult(state.round_index % 2, white_points, black_points, reason)
         results = (*state.results, result)
         events.append({"type": "round_end", "round": state.round_index + 1, **result.to_data()})
         if len(results) == state.rounds:
-            events.append({"type": "match_end", "totals": list(replace(state, results=results).totals())})
-            return replace(state, results=results)
-        nxt = new_round(state.rounds, state.round_index + 1, results)
-        events.append({"type": "round_start", "round": nxt.round_index + 1, "white": nxt.white_seat})
-        return replace(nxt, last_move=state.last_move)
+            listed, totals = _results_parts(results)
+            events.append({"type": "match_end", "totals": list(totals)})
+            # `replace(state, results=results)`: nobody to act, the view's results lists new
+            return _made(state.rounds, state.round_index, state.board, state.white_to_move, state.quiet_plies,
+                         state.history, state.quiet_moves, results, state.last_move, state.quiet_texts,
+                         (symbols, black_left, white_left, listed, totals), state.blacks)
+        nxt = new_round(state.rounds, state.round_index + 1, results, state.last_move)
+        events.append({"type": "round_start", "round": nxt.round_index + 1, "white": nxt.round_index % 2})
+        return nxt
 
     # -- outcome and views --------------------------------------------------------
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from engines import get_engine
+from engines.base import Transition
 from engines.giantslayer import (
     BLACK,
     CELLS,
@@ -236,3 +237,18 @@ def test_black_notation_from_the_known_stones_equals_the_scan() -> None:
     # GS-6/GS-14: the black list from the stones' cells as a state keeps them.
     for board in random_boards(7, 2000):
         assert black_notation(board, tuple(cells_of(board, BLACK))) == black_notation(board)
+
+
+def test_transitions_made_by_a_move_are_those_the_constructor_makes() -> None:
+    # `_play` sets a Transition's slots itself: every field it has must be one it sets.
+    assert [f.name for f in fields(Transition)] == ["state", "events"]
+    for seed in range(3):
+        rng = random.Random(seed)
+        state = ENGINE.new_game(2, {"rounds": 2}, seed)
+        while ENGINE.outcome(state) is None:
+            move = parse_move(rng.choice(ENGINE.legal_notation(state, state.mover)))
+            made = ENGINE.apply(state, state.mover, move)
+            assert type(made) is Transition
+            assert made == Transition(made.state, made.events)
+            assert type(made.events) is tuple
+            state = made.state
