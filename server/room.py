@@ -117,6 +117,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
     # a room. A new attribute must be listed here (assigning it otherwise raises).
     __slots__ = (
         "_failures",
+        "_hidden_sent",
         "_opened",
         "_recovering",
         "_rng",
@@ -209,6 +210,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         self.members: list[Member] = []
         self.touched = False  # sent something since the last idle sweep (server.views)
         self._seats_seen = None  # the room part's last seats entry (server.views)
+        self._hidden_sent = None  # hidden information: the last change's views by seat (server.views)
         self.packed = False  # some member's last view is packed (server.views)
         self.compacted = False  # nothing sent since the views were last packed (server.views)
         self.lock = RoomLock()

@@ -7,11 +7,15 @@ view that member last received, so hidden data never reaches a patch.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from itertools import compress, islice
+from operator import is_, is_not
 from typing import TYPE_CHECKING, Any
 
 from engines.base import Engine, Seat
+from protocol.compact import SET, Shared, _Inexpressible, _walk
 from protocol.packer import packb
+from protocol.patch import _PLAIN, _WHOLE_CHECK
 from server.legal_lists import EDIT_FROM, joined_legal, legal_change
 from server.packing import (
     PackedState,
@@ -73,6 +77,215 @@ def key_tables(engine: Engine) -> tuple[list[str], dict[str, int]]:
     return table
 
 
+class _Unsplit(Exception):
+    """A diff the split cannot take (another shape, a whole container sent): diff it whole."""
+
+
+# One changed entry of a view's top map: (its position, its key, its ops, what it adds to
+# the map's count of direct changes, as protocol.compact's walk counts them).
+_Segment = tuple[int, str, list[list[Any]], int]
+
+
+def _entry_ops(old: dict[Any, Any], new: dict[Any, Any], ck: Any, refs: Mapping[str, int],
+               out: list[_Segment]) -> None:
+    """protocol.compact's walk of a top map (`_walk_part(old, new, [ck], ..., top=True)`,
+    maps with the same keys in the same order), one segment per changed entry. Raises
+    _Unsplit if a key has no compact form."""
+    for i, (k, v) in compress(enumerate(new.items()), map(is_not, old.values(), new.values())):
+        if type(k) is not str:
+            raise _Unsplit
+        w = old[k]
+        ckey = refs.get(k, k)
+        if type(v) in _PLAIN:
+            if type(w) is not type(v) or w != v:
+                out.append((i, k, [[SET, ck, ckey, v]], 1))
+            continue
+        ops: list[list[Any]] = []
+        try:
+            got = _walk(w, v, [ck, ckey], refs, ops)
+        except _Inexpressible:
+            raise _Unsplit from None
+        if ops:
+            out.append((i, k, ops, got))
+
+
+def _own_ops(old: dict[Any, Any], new: dict[Any, Any], ck: Any, refs: Mapping[str, int],
+             start: int) -> tuple[list[list[Any]], int] | None:
+    """The same walk of the entries from position `start` on (`old` and `new` of one
+    length): their ops and direct count, None if none. Raises _Unsplit unless both maps
+    hold the same keys there, in the same order."""
+    ops: list[list[Any]] | None = None
+    direct = 0
+    for (k, w), (key, v) in zip(islice(old.items(), start, None), islice(new.items(), start, None), strict=True):
+        if k is not key and k != key:
+            raise _Unsplit
+        if w is v:
+            continue
+        if type(key) is not str:
+            raise _Unsplit
+        if ops is None:
+            ops = []
+        ckey = refs.get(key, key)
+        if type(v) in _PLAIN:
+            if type(w) is not type(v) or w != v:
+                ops.append([SET, ck, ckey, v])
+                direct += 1
+            continue
+        try:
+            direct += _walk(w, v, [ck, ckey], refs, ops)
+        except _Inexpressible:
+            raise _Unsplit from None
+    return (ops, direct) if ops else None
+
+
+class _SplitDiffs:
+    """Each member's compact ops in a hidden-information room, exactly
+    `diff_compact(old, new, refs)`'s, with what every member sees diffed once.
+
+    A RoomView is {"room", "game", "outcome"}, one room part and one outcome in every
+    view `_views` builds for a change; and an engine may build its game views of one
+    state so that their first `start` entries are the same keys and the very objects in
+    every seat's view (`view_shared_start`; GIANTS: all but the viewer's own `you`,
+    `ahu`, `screen` and `my_bid`, which come last; tests/engines/giants/
+    test_giants_views.py checks it). Publish keeps the views it handed out
+    (`RoomViews._hidden_sent`), so a member whose old view is the one the last change
+    handed to its seat holds that same start as every such member.
+
+    The first such member's diff (the reference) is walked as protocol.compact walks
+    it, each changed entry's ops kept apart; another's is the reference's ops of the
+    room part, of the game entries before `start` and of the outcome, and its own game
+    entries walked from there for it alone. A walk's ops depend only on the pair walked
+    and its path: the same ops in the same order as its whole diff
+    (tests/server/test_publish_frames.py, tests/server/test_split_diffs.py). Nothing
+    of one member's own entries reaches another's ops: the reference's ops of an entry
+    go to a member only if its old and new views hold the reference's very objects
+    there (checked, entry by entry). A member for whom any of this fails, or whose diff
+    would weigh sending a whole map (`_whole_compact`), is diffed whole.
+    """
+
+    __slots__ = ("games", "gen", "head", "new", "old", "prefix", "refs", "root_direct", "shared", "start",
+                 "tail")
+
+    def __init__(self, refs: Mapping[str, int], shared: Shared, gen: dict[Seat | None, Any] | None,
+                 start: int) -> None:
+        self.refs, self.shared, self.start = refs, shared, start
+        self.gen: dict[Seat | None, Any] = gen if gen is not None and start > 0 else {}  # the last change's
+        self.old: dict[str, Any] | None = None  # the reference pair (None: none yet)
+        self.new: dict[str, Any] = {}
+        self.head: list[list[Any]] = []  # the room part's ops
+        self.tail: list[list[Any]] = []  # the outcome's
+        self.games: list[_Segment] = []  # the reference's changed game entries
+        self.root_direct = 0  # the root's count of direct changes (the game's walk adds none)
+        self.prefix: tuple[list[list[Any]], int, list[_Segment]] | None = None  # the entries before `start`
+
+    def ops(self, seat: Seat | None, old: Any, new: Any) -> list[list[Any]]:
+        """`diff_compact(old, new, refs)`, for a member of `seat`."""
+        try:
+            if self.gen.get(seat) is not old:
+                raise _Unsplit
+            if self.old is None:
+                self._reference(old, new)
+            return self._member(old, new)
+        except _Unsplit:
+            return diff_compact(old, new, self.refs, self.shared)
+
+    def _reference(self, old: Any, new: Any) -> None:
+        # The root walk (`_walk_root`) of the first member's pair, its entries' ops kept.
+        if not (type(old) is dict and type(new) is dict and old is not new and len(old) == len(new) == 3
+                and all(map(is_, old, new)) and "room" in new and "game" in new and "outcome" in new):
+            raise _Unsplit
+        og, ng = old["game"], new["game"]
+        if not (type(og) is dict and type(ng) is dict and len(og) == len(ng) >= self.start
+                and all(map(is_, og, ng))):
+            raise _Unsplit
+        refs = self.refs
+        head: list[list[Any]] = []
+        tail: list[list[Any]] = []
+        games: list[_Segment] = []
+        direct, after = 0, False
+        for k, v in new.items():
+            w = old[k]
+            if k == "game":
+                after = True
+                if w is not v:
+                    _entry_ops(w, v, refs.get(k, k), refs, games)
+                continue
+            if w is v:
+                continue
+            ck = refs.get(k, k)
+            ops = tail if after else head
+            if type(v) in _PLAIN:
+                if type(w) is not type(v) or w != v:
+                    ops.append([SET, ck, v])
+                    direct += 1
+                continue
+            if type(w) is dict and type(v) is dict and len(w) == len(v) and all(map(is_, w, v)):
+                segments: list[_Segment] = []
+                _entry_ops(w, v, ck, refs, segments)
+                start = len(ops)
+                for segment in segments:
+                    ops += segment[2]
+                if len(ops) - start >= _WHOLE_CHECK and 2 * sum(seg[3] for seg in segments) >= len(v):
+                    raise _Unsplit  # `_whole_compact` decides: the whole diff does
+                continue
+            try:
+                direct += _walk(w, v, [ck], refs, ops)
+            except _Inexpressible:
+                raise _Unsplit from None
+        self.head, self.tail, self.games, self.root_direct = head, tail, games, direct
+        self.old, self.new = old, new
+
+    def _member(self, old: Any, new: Any) -> list[list[Any]]:
+        ro, rn = self.old, self.new
+        assert ro is not None
+        # Both old views are the last change's (`gen`) and both new ones this change's: each
+        # pair's room parts and outcomes are one object (checked all the same).
+        if not (type(new) is dict and old["room"] is ro["room"] and new["room"] is rn["room"]
+                and old["outcome"] is ro["outcome"] and new["outcome"] is rn["outcome"]):
+            raise _Unsplit
+        og, ng = old["game"], new["game"]
+        ops: list[list[Any]]
+        if og is ng:  # nothing of its game view changed (then the walk never looks in it)
+            ops, game_direct = [], 0
+        elif old is ro:  # the reference itself: every entry its own
+            ops, game_direct = [], 0
+            for segment in self.games:
+                ops += segment[2]
+                game_direct += segment[3]
+        else:
+            if not (type(og) is dict and type(ng) is dict and len(og) == len(ng) >= self.start):
+                raise _Unsplit
+            prefix = self.prefix
+            if prefix is None:
+                start = self.start
+                pre: list[list[Any]] = []
+                direct = 0
+                used = [segment for segment in self.games if segment[0] < start]
+                for segment in used:
+                    pre += segment[2]
+                    direct += segment[3]
+                prefix = self.prefix = (pre, direct, used)
+            ops, game_direct, used = prefix
+            if used:
+                rog, rng = ro["game"], rn["game"]
+                for segment in used:  # its views hold the reference's objects there
+                    key = segment[1]
+                    if og.get(key, og) is not rog[key] or ng.get(key, ng) is not rng[key]:
+                        raise _Unsplit
+            own = _own_ops(og, ng, self.refs.get("game", "game"), self.refs, self.start)
+            if own is not None:  # its own entries, walked for it alone
+                ops = ops + own[0]
+                game_direct += own[1]
+            if len(ops) >= _WHOLE_CHECK and 2 * game_direct >= len(ng):
+                raise _Unsplit  # `_whole_compact` decides: the whole diff does
+        head, tail = self.head, self.tail
+        if head or tail:
+            ops = [*head, *ops, *tail]
+        if len(ops) >= _WHOLE_CHECK and 2 * self.root_direct >= 3:
+            raise _Unsplit  # the root's `_whole_compact`
+        return ops
+
+
 class RoomViews:
     """Mixin for Room: the read side. Room supplies the attributes declared here."""
 
@@ -100,6 +313,9 @@ class RoomViews:
     touched: bool
     # (seat list, seats members hold, seats_data()) as last built (`_seats_part`)
     _seats_seen: tuple[list[SeatState], set[Seat | None], list[dict[str, Any]]] | None
+    # Hidden information: the views the last change handed out, by seat (`_SplitDiffs`);
+    # None when there are none.
+    _hidden_sent: dict[Seat | None, Any] | None
     packed: bool  # some member's view is packed: expand before diffing against it
     compacted: bool  # compact_views ran and nothing was sent since: nothing left to pack
 
@@ -318,7 +534,7 @@ class RoomViews:
                 self.packed = True
         del olds
         self.compacted = True
-        self._seats_seen = None  # memory per idle room: the views are packed now
+        self._seats_seen = self._hidden_sent = None  # memory per idle room: the views are packed now
         return True
 
     def expand_views(self) -> None:
@@ -440,6 +656,10 @@ class RoomViews:
         # With hidden information the members' views share their public parts: the ops of
         # those parts are worked out in the first diff and copied by the others.
         subdiffs: dict[tuple[int, int], Any] = {}
+        # and the parts every member sees diffed once, those that are the same objects in
+        # their old views (the last change's, kept in `_hidden_sent`) and new ones
+        splits = _SplitDiffs(refs, subdiffs, self._hidden_sent, getattr(engine, "view_shared_start", 0))
+        handed: dict[Seat | None, Any] = {}  # the views handed out (kept for the next change)
         prefix = b""
         # The caches key on (id(old view), id(new view), ...). Every old view is held by its
         # member when the loop starts, so no two share an id, and one freed in the loop
@@ -481,7 +701,7 @@ class RoomViews:
                 if wire >= 2 and not shared:
                     compact = compact_cache.get(pair)
                     if compact is None:  # the diff in protocol 2's form (old None: the whole view)
-                        compact = compact_cache[pair] = diff_compact(old, view, refs, subdiffs)
+                        compact = compact_cache[pair] = splits.ops(member.seat, old, view)
                     if restated:  # the view's change already says it (Engine.restated_events)
                         shown = [e for e in shown if e.get("type") not in restated]
                     edit = legal_change(member, legal, edits) if base is not None else None
@@ -508,9 +728,13 @@ class RoomViews:
                 frames[key] = frame
             # Each member's sequence moves only on changes it is sent (GI-8).
             member.view, member.version, member.legal_hash = view, member.version + 1, legal_hash
+            if not shared:
+                handed[seat] = view
             if wire >= 3 and legal and resend:
                 member.legal_base = joined_legal(legal, edits, seat)  # an empty list leaves the base
             member.peer.push(frame)
+        if not shared:  # the views of a room yet to play share parts with its template instead
+            self._hidden_sent = handed if handed and self.actions else None
 
     def _publish_open(self, events: list[dict[str, Any]], skip: Member | None, engine: Engine, state: Any) -> None:
         """`publish` in a room without hidden information: every member's new view is one

@@ -161,6 +161,9 @@ class GiantsEngine(Engine[GameState, Action]):
         return Transition(new, tuple(events))
 
     restated_events = frozenset({"place", "bid_made", "pass", "phase"})
+    # The first entries of every view of a state are the same objects, for every seat
+    # (`views.SHARED_START`): the room diffs them once (server.views, `_SplitDiffs`).
+    view_shared_start = views.SHARED_START
 
     def view_keys(self) -> tuple[str, ...]:
         return views.VIEW_KEYS

@@ -35,6 +35,12 @@ VIEW_KEYS: tuple[str, ...] = (
 )
 
 
+# How many leading entries every view of one state shares, the very objects (all but the
+# viewer's own: `you`, `ahu`, then `screen` and `my_bid` or, once over, `seed` and
+# `screens`): the room diffs them once for all its members (server.views, `_SplitDiffs`).
+SHARED_START = 17
+
+
 def _screen(p: Player) -> dict[str, Any]:
     return {
         "workers": p.workers, "chief": p.chief, "sorcerer": p.sorcerer, "markers": p.markers,
@@ -268,7 +274,6 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
         template = memo.template = {
             "game": "giants",
             "players": state.players,
-            "you": None,  # the viewer's, below
             "turn": state.turn,
             "phase": state.phase,
             "first": state.first,
@@ -283,8 +288,13 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
             "forests": public["forests"],
             "board": public["board"],
             "statues": public["statues"],
-            "ahu": None,  # the viewer's, below
             "seats": public["seats"],
+            # The viewer's own entries come last (`you`, `ahu`, then `screen` and
+            # `my_bid`): every view of a state starts with the same entries, the very
+            # objects, so the room diffs that shared start once for all its members
+            # (server.views, `_SplitDiffs`) and only the rest member by member.
+            "you": None,  # the viewer's, below
+            "ahu": None,  # the viewer's, below
         }
     data = template.copy()  # the same keys in the same order: the diff passes it by identity
     data["you"] = seat

@@ -11,6 +11,7 @@ import pytest
 from giants_builders import ENGINE, act, at_auction, at_place
 
 from engines.giants.state import AUCTION, OVER, Bid, GameState
+from engines.giants.views import SHARED_START
 
 
 def hide_others(state: GameState, seat: int | None) -> GameState:
@@ -181,8 +182,8 @@ def test_snapshot_round_trips_hidden_parts_exactly() -> None:
     assert restored == state
 
 
-VIEW_ORDER = ["game", "players", "you", "turn", "phase", "first", "seed_commitment", "dice", "offer", "stock",
-              "tablets", "headdresses", "neutrals", "order", "forests", "board", "statues", "ahu", "seats"]
+VIEW_ORDER = ["game", "players", "turn", "phase", "first", "seed_commitment", "dice", "offer", "stock",
+              "tablets", "headdresses", "neutrals", "order", "forests", "board", "statues", "seats", "you", "ahu"]
 
 
 @pytest.mark.parametrize("players", [2, 4])
@@ -190,7 +191,8 @@ def test_each_view_is_its_viewers_own_map_in_one_key_order(players: int) -> None
     """GI-28: the views of one state are built from what every seat sees, each its own map
     with the viewer's `you`, Ahu owners and screen (a view built for another seat later
     leaves it as it was); every view lists its keys in one order (the diff walks maps
-    with the same keys in the same order by identity)."""
+    with the same keys in the same order by identity), the viewer's own ones last and
+    those before them the same objects in every view."""
     rng = random.Random(5 + players)
     state = ENGINE.new_game(players, {}, 900 + players)
     viewers: list[int | None] = [None, *range(players)]
@@ -203,7 +205,14 @@ def test_each_view_is_its_viewers_own_map_in_one_key_order(players: int) -> None
             afresh = ENGINE.view(ENGINE.restore(ENGINE.snapshot(state)), seat)
             assert msgpack.packb(view) == msgpack.packb(afresh)
         assert len({id(v) for v in views.values()}) == len(viewers)
+        # Every entry before the viewer's own (`you` and after) is one object in all the
+        # views of the state: the room diffs that start once (server.views).
+        assert VIEW_ORDER[SHARED_START] == "you"
+        for key in VIEW_ORDER[:SHARED_START]:
+            assert len({id(view[key]) for view in views.values()}) == 1, key
         seat = rng.choice(sorted(ENGINE.to_act(state)))
         state = ENGINE.apply_text(state, seat, rng.choice(ENGINE.legal_notation(state, seat))).state
-    over = ENGINE.view(state, 0)
-    assert list(over) == [*VIEW_ORDER, "seed", "screens"] and over["you"] == 0
+    over = {seat: ENGINE.view(state, seat) for seat in viewers}
+    assert list(over[0]) == [*VIEW_ORDER, "seed", "screens"] and over[0]["you"] == 0
+    for key in VIEW_ORDER[:SHARED_START]:
+        assert len({id(view[key]) for view in over.values()}) == 1, key
