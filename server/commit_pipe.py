@@ -235,7 +235,12 @@ class CommitPipe(asyncio.Protocol):
                 self._timer = loop.call_at(deadline, self._watch)
         started = time.perf_counter() if on_batch is not None else 0.0
         self._batches.append([len(commands), futures, None, deadline, on_batch, started])
-        self.transport.write(pack(commands))
+        # A lone command already in RESP (a plain move's: most batches at a human pace)
+        # is written as it is: `pack` would only hand it back.
+        if len(commands) == 1 and commands[0].__class__ is bytes:
+            self.transport.write(commands[0])  # bytes, checked above
+        else:
+            self.transport.write(pack(commands))
 
     async def roundtrip(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
         """`send`, awaited: the results, or the batch's failure raised. Cancelling the
@@ -378,7 +383,8 @@ class GroupSender:
         return commands, futures
 
     def _send(self, pipe: CommitPipe) -> None:
-        commands, futures = self._take()
+        commands, futures = self._pending, self._futures  # `_take`, without its call
+        self._pending, self._futures = [], []
         pipe.send_for(commands, futures, self.on_batch)
 
     def _fail_pending(self, exc: Exception) -> None:
