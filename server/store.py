@@ -32,6 +32,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+import msgpack
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
@@ -45,7 +46,6 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-from protocol.packer import packb
 from server.cancellation import checkpoint
 from server.commit_pipe import CommitPipe, GroupSender
 from server.replica_acks import NotReplicated, ReplicatedSender
@@ -74,27 +74,37 @@ T = TypeVar("T")
 
 
 _LENGTHS = tuple(f"${n}\r\n" for n in range(1024))  # RESP's length lines: no int formatted per argument
+# Rooms whose plain moves' command head `Store.commit` keeps (`move_head`, about 170
+# bytes each: at most ~0.7 MB; the table is emptied when full).
+MOVE_HEADS = 4096
+
+
+def move_head(sha: str, room_key: str, log_key: str) -> str:
+    """What a plain move's EVALSHA of the commit script (`sha`, the room's two keys)
+    has in common with every other move of the room, as RESP text: the command up to
+    its arguments. Empty if that command cannot be written in one piece: a key not
+    ASCII (its length in characters would not be its length in bytes) or 1 KiB or
+    longer, or `sha` not a SHA1's 40 digits (the command is then sent as it is)."""
+    n = _LENGTHS
+    if len(sha) != 40 or len(room_key) >= len(n) or len(log_key) >= len(n):
+        return ""
+    head = f"*10\r\n$7\r\nEVALSHA\r\n$40\r\n{sha}\r\n$1\r\n2\r\n{n[len(room_key)]}{room_key}\r\n{n[len(log_key)]}{log_key}\r\n"
+    return head if head.isascii() else ""
 
 
 def move_command(sha: str, keys: list[str], args: list[Any]) -> bytes | None:
-    """A plain move's EVALSHA of the commit script as RESP, formatted as one string and
-    encoded once: what `commit_pipe.pack` makes of the command, for a fraction of its
-    instructions (the most common write, its arguments written in one piece). None if
-    a key is not ASCII (its length in characters would not be its length in bytes), an
-    argument is 1 KiB or longer, or `sha` not a SHA1's 40 digits: the caller sends the
-    command as it is."""
-    room, log_key = keys
+    """A plain move's EVALSHA of the commit script as RESP: what `commit_pipe.pack`
+    makes of the command, or None when `move_head` is empty or an argument is 1 KiB or
+    longer. `Store.commit` writes the same bytes with the head kept per room (a test
+    checks both against `pack`)."""
+    head = move_head(sha, keys[0], keys[1])
     hashed, count, fence, wid, entry = args
     h, c, f = str(hashed), str(count), str(fence)
     n = _LENGTHS
-    try:
-        text = (f"*10\r\n$7\r\nEVALSHA\r\n$40\r\n{sha}\r\n$1\r\n2\r\n{n[len(room)]}{room}\r\n{n[len(log_key)]}{log_key}"
-                f"\r\n{n[len(h)]}{h}\r\n{n[len(c)]}{c}\r\n{n[len(f)]}{f}\r\n{n[len(wid)]}{wid}\r\n{n[len(entry)]}")
-    except IndexError:
+    if not head or len(wid) >= len(n) or len(entry) >= len(n) or not wid.isascii():
         return None
-    if len(sha) != 40 or not text.isascii():
-        return None
-    return text.encode() + entry + b"\r\n"
+    return (f"{head}{n[len(h)]}{h}\r\n{n[len(c)]}{c}\r\n{n[len(f)]}{f}\r\n{n[len(wid)]}{wid}\r\n"
+            f"{n[len(entry)]}").encode() + entry + b"\r\n"
 
 
 class Store(LeaseStore, RoomReads):
@@ -169,6 +179,13 @@ class Store(LeaseStore, RoomReads):
             if cluster else None
         )
         self._direct = not cluster and not replica_acks  # commits on `_commits`, no WAIT
+        # Plain moves' command heads by room id (`move_head`, at most MOVE_HEADS), for
+        # the commit script's sha they were made with.
+        self._move_heads: dict[str, str] = {}
+        self._heads_sha = ""
+        # The store's own msgpack packer (commits run on its loop's thread only):
+        # `protocol.packer.packb` without its thread-local look-up, same bytes.
+        self._packb = msgpack.Packer(use_bin_type=True).pack
         self._lease_pipe: CommitPipe | None = None  # lease renewals' own connection
         self._lease_pipes: dict[str, CommitPipe] = {}  # on a cluster: one per master
 
@@ -294,12 +311,12 @@ class Store(LeaseStore, RoomReads):
             for sender in self._shards.senders.values():
                 sender.on_batch = hook
 
-    def _submit(self, keys: list[str], args: list[Any], move: bool = False) -> Awaitable[Any]:
-        """Run the commit script, grouped with the other commits of this moment (`move`:
-        a plain move's arguments, its command written in one piece, `move_command`):
-        the awaitable of its reply. On one Redis without replica acks that is the
-        reply's future itself (no coroutine per commit): a NoScriptError from it is the
-        caller's to handle (`commit` loads the script and runs it again).
+    def _submit(self, keys: list[str], args: list[Any]) -> Awaitable[Any]:
+        """Run the commit script, grouped with the other commits of this moment: the
+        awaitable of its reply. On one Redis without replica acks that is the reply's
+        future itself (no coroutine per commit): a NoScriptError from it is the
+        caller's to handle (`commit` loads the script and runs it again). (A plain
+        move there does not come here: `commit` writes its command in one piece.)
 
         Group commit: the commits made during one turn of the event loop leave in one
         write at its end (`server.commit_pipe`), without waiting for earlier batches'
@@ -309,8 +326,7 @@ class Store(LeaseStore, RoomReads):
         are already serialised by its lock, so grouping never reorders them.
         """
         if self._direct:  # one Redis, no replica acks
-            command = move_command(self._commit.sha, keys, args) if move else None
-            return self._commits.add(command or ("EVALSHA", self._commit.sha, len(keys), *keys, *args))
+            return self._commits.add(("EVALSHA", self._commit.sha, len(keys), *keys, *args))
         if self.replica_acks:
             return self._submit_replicated(keys, args)
         return self._submit_sharded(keys, args)
@@ -408,7 +424,6 @@ class Store(LeaseStore, RoomReads):
         plus these seconds (what `load_room` derives for it).
         """
         wid = next_write_id()
-        keys = [self.k_room(room_id), self.k_log(room_id)]
         # The guards: the hash's version as of the room's last write that was not a
         # plain move, and the log's length (the action count) before this write.
         # Integers are sent as they are (RESP writes them in decimal, as str() would).
@@ -416,7 +431,9 @@ class Store(LeaseStore, RoomReads):
             logged, count = before.logged, before.actions
         else:
             logged, count = 0, actions - (log_entry is not None)
-        args: list[Any] = [expected - logged, count, fence, wid, b"" if log_entry is None else packb(log_entry)]
+        packb = self._packb
+        entry = b"" if log_entry is None else packb(log_entry)
+        args: list[Any] = [expected - logged, count, fence, wid, entry]
         fields: list[Any] = []
         if before is None or status != before.status:
             fields += ["status", status]
@@ -440,6 +457,27 @@ class Store(LeaseStore, RoomReads):
         if seats is not None:
             fields += ["seats", packb(seats)]
         move = self.plain_moves and not fields and derived and snapshot is None and log_entry is not None and actions == count + 1
+        command = b""
+        if move and self._direct:
+            # The most common write: the command written in one piece (what
+            # `commit_pipe.pack` makes of it), the room's part of it kept (`move_head`),
+            # no key or tuple made; `move_command` is the same without the table.
+            sha = self._commit.sha or ""
+            heads = self._move_heads
+            if sha != self._heads_sha:
+                heads.clear()
+                self._heads_sha = sha
+            head = heads.get(room_id)
+            if head is None:
+                if len(heads) >= MOVE_HEADS:
+                    heads.clear()
+                head = heads[room_id] = move_head(sha, self.k_room(room_id), self.k_log(room_id))
+            n = _LENGTHS
+            if head and len(entry) < 1024:  # the write id is ours: short hex digits
+                h, c, f = str(args[0]), str(count), str(fence)
+                command = (f"{head}{n[len(h)]}{h}\r\n{n[len(c)]}{c}\r\n{n[len(f)]}{f}\r\n{n[len(wid)]}{wid}\r\n"
+                           f"{n[len(entry)]}").encode() + entry + b"\r\n"
+        keys = [self.k_room(room_id), self.k_log(room_id)] if not command else []
         if not move:
             # The hash too: the new version, the write id, the action count, what changed.
             if send_deadline:
@@ -451,9 +489,13 @@ class Store(LeaseStore, RoomReads):
             args += ["actions", actions, *fields]
         try:
             try:
-                result = int(await self._submit(keys, args, move))
+                if command:
+                    result = await self._commits.add(command)  # an int: what the pipe parses
+                else:
+                    result = int(await self._submit(keys, args))
             except NoScriptError:
                 # Redis lost its script cache (restarted): load it and run this write again.
+                keys = keys or [self.k_room(room_id), self.k_log(room_id)]
                 result = int(await self._commit(keys=keys, args=args))
         except NotReplicated as exc:
             if int(exc.result) == 1:
@@ -463,7 +505,7 @@ class Store(LeaseStore, RoomReads):
             if not is_transient(exc):
                 raise
             log.warning("room %s: no answer to write %s (%r); settling it", room_id, wid, exc)
-            result = await self.settle(room_id, [*args[:4], args[4] if move else b""])
+            result = await self.settle(room_id, [*args[:4], entry if move else b""])
             if result == 1 and self.replica_acks:
                 # In at the master, but no WAIT followed it on its connection.
                 raise OutcomeUnknown(f"room {room_id}: write {wid} settled as applied, not known to be replicated") from exc

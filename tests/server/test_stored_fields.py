@@ -131,11 +131,11 @@ async def test_a_write_sent_twice_is_in_once_and_a_voided_one_never(redis_url, k
     sent: list[tuple[list[str], list[Any]]] = []
     lose_reply = False
 
-    async def recording(keys: list[str], args: list[Any], move: bool = False) -> Any:
+    async def recording(keys: list[str], args: list[Any]) -> Any:
         sent.append((keys, args))
         if lose_reply:
             raise RedisConnectionError("the reply was lost")  # and the write never arrived
-        return await submit(keys, args, move)
+        return await submit(keys, args)
 
     store._submit = recording  # type: ignore[method-assign]
     try:

@@ -7,9 +7,12 @@ gets in, a fenced or stale writer writes nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
@@ -18,11 +21,12 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from engines.base import GameError
 from engines.registry import get_engine
-from server.commit_pipe import _pack_python, pack
+from protocol.packer import packb
+from server.commit_pipe import CommitPipe, _pack_python, pack
 from server.metrics import Metrics
 from server.room import Room
 from server.seats import SeatState
-from server.store import StaleWriteError, StorageUnavailable, Store, move_command
+from server.store import StaleWriteError, StorageUnavailable, Store, move_command, next_write_id
 from tests.server.test_stored_fields import stored_as_live
 
 pytestmark = pytest.mark.redis
@@ -112,20 +116,22 @@ async def test_a_move_sent_twice_is_in_once_settled_one_way_and_a_fenced_one_wri
 ) -> None:
     """The commit script's guards for a plain move, as the store sends it."""
     store = Store(redis_url, key_prefix)
-    submit = store._submit
-    sent: list[tuple[list[str], list[Any]]] = []
+    # Every commit reaches Redis through its sender's `add` (a plain move as the RESP of
+    # its EVALSHA, `move_command`; any other write as the command's tuple).
+    submit = store._commits.add
+    sent: list[Any] = []
     lose = ""  # "write": neither the write nor its reply arrives; "reply": only the reply is lost
 
-    async def recording(keys: list[str], args: list[Any], move: bool = False) -> Any:
-        sent.append((keys, args))
+    async def recording(command: Any) -> Any:
+        sent.append(command)
         if lose == "write":
             raise RedisConnectionError("the write never arrived")
-        result = await submit(keys, args, move)
+        result = await submit(command)
         if lose == "reply":
             raise RedisConnectionError("the reply was lost")
         return result
 
-    store._submit = recording  # type: ignore[method-assign]
+    store._commits.add = recording  # type: ignore[assignment,method-assign]
 
     async def move(version: int, fence: int = 1, logged: int | None = None, action: str = "") -> bool:
         """The move to `version` (one action per version after the start)."""
@@ -142,15 +148,16 @@ async def test_a_move_sent_twice_is_in_once_settled_one_way_and_a_fenced_one_wri
         await store.commit("twice", expected=0, version=1, fence=1, status="playing", seats=None,
                            deadline=None, outcome=None, actions=0)
         assert await move(2) is True
-        assert len(sent[-1][1]) == 5  # the guards and the entry, nothing for the hash
-        assert int(await submit(*sent[-1])) == 1  # the same move again: already in
+        # The guards and the entry, nothing for the hash: EVALSHA, its sha, 2, two keys, five arguments.
+        assert sent[-1].startswith(b"*10\r\n$7\r\nEVALSHA\r\n")
+        assert int(await submit(sent[-1])) == 1  # the same move again: already in
         assert len((await stored(store, "twice"))[1]) == 1
         lose = "write"
         with pytest.raises(StorageUnavailable):  # settled: not applied, and never will be
             await move(3)
         lose = ""
         before = await stored(store, "twice")
-        assert int(await submit(*sent[-1])) == -4  # its copy arrives late: refused
+        assert int(await submit(sent[-1])) == -4  # its copy arrives late: refused
         assert await stored(store, "twice") == before
         lose = "reply"
         assert await move(3) is True  # settled: applied
@@ -272,6 +279,74 @@ def test_a_plain_moves_command_is_written_as_pack_writes_it(prefix, room_id, gua
         assert written == pack([("EVALSHA", sha, 2, *keys, *args)]) == _pack_python([("EVALSHA", sha, 2, *keys, *args)])
     else:
         assert written is None
+
+
+class Capture:
+    """A commit pipe's transport that keeps what is written."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    prefix=st.text(max_size=12).filter(lambda p: "{" not in p and "}" not in p),
+    room_ids=st.lists(st.text(min_size=1, max_size=10), min_size=1, max_size=3),
+    guards=st.tuples(st.integers(0, 10**12), st.integers(0, 10**9), st.integers(1, 10**6)),
+    logged=st.integers(0, 60),
+    actions=st.lists(st.one_of(st.text(max_size=40), st.text(min_size=1000, max_size=1100)), min_size=1, max_size=4),
+    shas=st.lists(st.sampled_from(["a" * 40, "0123456789abcdef0123456789abcdef01234567", "short"]), min_size=1, max_size=2),
+)
+def test_the_bytes_a_plain_move_is_written_as_are_what_pack_makes_of_it(prefix, room_ids, guards, logged, actions,
+                                                                         shas) -> None:
+    """`Store.commit` writes a plain move's EVALSHA in one piece from the room's head it
+    keeps (`move_head`) and the move's arguments: the same bytes `commit_pipe.pack`
+    (and the plain Python packer) makes of the command, through moves of several rooms
+    (the kept heads reused), a changed script sha (the heads made again), keys that are
+    not ASCII and entries of 1 KiB or more (sent as the plain command)."""
+    expected, count, fence = guards
+
+    async def run() -> None:
+        store = Store("redis://127.0.0.1:1/0", prefix=prefix)  # never connects: the pipe is ours
+        pipe = CommitPipe(5.0)
+        pipe.transport = capture = Capture()  # type: ignore[assignment]
+        store._commits._pipe = pipe
+        for turn, action in enumerate(actions):
+            store._commit.sha = shas[turn % len(shas)]
+            room_id = room_ids[turn % len(room_ids)]
+            before = SimpleNamespace(status="playing", deadline=None, outcome=None, actions=count + turn,
+                                     answered=frozenset(), start_key="", hidden=0, logged=logged)
+            entry = {"v": expected + turn + 1, "seat": turn % 2, "action": action, "ts": 1.5 + turn}
+            wid = next_write_id()
+            with patch("server.store.next_write_id", lambda wid=wid: wid):
+                task = asyncio.ensure_future(store.commit(
+                    room_id, expected=expected + turn, version=expected + turn + 1, fence=fence, status="playing",
+                    seats=None, deadline=None, outcome=None, actions=count + turn + 1, log_entry=entry,
+                    answered=frozenset(), before=before))
+                await asyncio.sleep(0)  # the commit waits for its reply
+                await asyncio.sleep(0)  # the sender's flush wrote the batch
+            pipe.data_received(b":1\r\n")
+            assert await task is True  # a plain move
+            command = ("EVALSHA", store._commit.sha, 2, store.k_room(room_id), store.k_log(room_id),
+                       expected + turn - logged, count + turn, fence, wid, packb(entry))
+            assert capture.written[-1] == pack([command]) == _pack_python([command])
+            in_one_piece = bool(store._move_heads.get(room_id)) and len(command[-1]) < 1024
+            assert in_one_piece == ((prefix + room_id).isascii() and len(store._commit.sha) == 40
+                                    and len(command[-1]) < 1024)
+            assert move_command(store._commit.sha, [command[3], command[4]], list(command[5:])) == (
+                capture.written[-1] if in_one_piece else None)
+        assert len(capture.written) == len(actions)
+
+    asyncio.run(run())
 
 
 async def test_every_commit_batch_is_told_to_the_metrics_hook(redis_url, key_prefix) -> None:
