@@ -61,8 +61,10 @@ _wid_counter = itertools.count()
 
 
 def next_write_id() -> str:
-    """A write id never used before by any process (one a commit)."""
-    return f"{_WID_PREFIX}{next(_wid_counter):x}"
+    """A write id never used before by any process (one a commit): the prefix and the
+    counter's `hex()` (`0x…`; cheaper than a format spec, and as unique: the prefix
+    has a fixed length)."""
+    return _WID_PREFIX + hex(next(_wid_counter))
 
 
 def _new_write_ids() -> None:
