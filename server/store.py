@@ -74,6 +74,10 @@ T = TypeVar("T")
 
 
 _LENGTHS = tuple(f"${n}\r\n" for n in range(1024))  # RESP's length lines: no int formatted per argument
+# RESP bulk strings of the integers below BULK_INTS (a plain move's guards: its room's
+# hash version, action count and fence; ~136 KB).
+BULK_INTS = 2048
+_BULK_INTS = tuple(f"{_LENGTHS[len(str(i))]}{i}\r\n" for i in range(BULK_INTS))
 # Rooms whose plain moves' command head `Store.commit` keeps (`move_head`, about 170
 # bytes each: at most ~0.7 MB; the table is emptied when full).
 MOVE_HEADS = 4096
@@ -474,9 +478,14 @@ class Store(LeaseStore, RoomReads):
                 head = heads[room_id] = move_head(sha, self.k_room(room_id), self.k_log(room_id))
             n = _LENGTHS
             if head and len(entry) < 1024:  # the write id is ours: short hex digits
-                h, c, f = str(args[0]), str(count), str(fence)
-                command = (f"{head}{n[len(h)]}{h}\r\n{n[len(c)]}{c}\r\n{n[len(f)]}{f}\r\n{n[len(wid)]}{wid}\r\n"
-                           f"{n[len(entry)]}").encode() + entry + b"\r\n"
+                hashed = args[0]
+                if 0 <= hashed < BULK_INTS and 0 <= count < BULK_INTS and 0 <= fence < BULK_INTS:
+                    ints = _BULK_INTS  # the three guards of most rooms, no int formatted
+                    text = f"{head}{ints[hashed]}{ints[count]}{ints[fence]}"
+                else:
+                    h, c, f = str(hashed), str(count), str(fence)
+                    text = f"{head}{n[len(h)]}{h}\r\n{n[len(c)]}{c}\r\n{n[len(f)]}{f}\r\n"
+                command = f"{text}{n[len(wid)]}{wid}\r\n{n[len(entry)]}".encode() + entry + b"\r\n"
         keys = [self.k_room(room_id), self.k_log(room_id)] if not command else []
         if not move:
             # The hash too: the new version, the write id, the action count, what changed.
