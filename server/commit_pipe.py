@@ -161,7 +161,8 @@ class CommitPipe(asyncio.Protocol):
                 break
             kind = buf[pos]
             if kind == 0x3A:  # ':' an integer
-                value: Any = int(buf[pos + 1 : end])
+                # ":1" (a commit applied, most replies) without a slice and int() made
+                value: Any = 1 if end == pos + 2 and buf[pos + 1] == 0x31 else int(buf[pos + 1 : end])
             elif kind == 0x2D:  # '-' an error reply
                 value = BaseParser.parse_error(bytes(buf[pos + 1 : end]).decode("utf-8", "replace"))
             else:

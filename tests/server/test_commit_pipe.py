@@ -130,6 +130,22 @@ async def test_replies_split_anywhere_or_run_together_are_parsed_alike() -> None
         assert not pipe.closed and not pipe._buf
 
 
+async def test_every_integer_reply_is_parsed_as_int_parses_it() -> None:
+    """`:1` (a commit applied) is told apart without int(); every other integer, near
+    it too (`:10`, `:11`, `:-1`, `:21`), is parsed as before, whole or cut anywhere."""
+    values = [1, 10, 11, -1, 21, 0, 2, 1, 100, -11, 2**40, 1]
+    wire = b"".join(b":%d\r\n" % value for value in values)
+    for cuts in [(), (1,), (2, 3), tuple(range(1, len(wire)))]:
+        pipe = CommitPipe(timeout=None)
+        pipe.transport = _Transport()  # type: ignore[assignment]
+        got: list[object] = []
+        pipe.send([("A",)] * len(values), got.append)
+        for start, end in zip((0, *cuts), (*cuts, len(wire)), strict=True):
+            pipe.data_received(wire[start:end])
+        assert got == [values] and all(type(v) is int for v in got[0]), cuts  # type: ignore[union-attr]
+        assert not pipe.closed and not pipe._buf
+
+
 async def test_a_reply_nobody_asked_for_closes_the_channel() -> None:
     pipe = CommitPipe(timeout=None)
     pipe.transport = _Transport()  # type: ignore[assignment]
