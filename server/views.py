@@ -163,20 +163,20 @@ class _SplitDiffs:
     would weigh sending a whole map (`_whole_compact`), is diffed whole.
     """
 
-    __slots__ = ("games", "gen", "head", "new", "old", "prefix", "refs", "root_direct", "shared", "start",
-                 "tail")
+    __slots__ = ("games", "gen", "head", "old", "prefix", "refs", "root_direct", "shared", "start", "tail")
 
     def __init__(self, refs: Mapping[str, int], shared: Shared, gen: dict[Seat | None, Any] | None,
                  start: int) -> None:
         self.refs, self.shared, self.start = refs, shared, start
         self.gen: dict[Seat | None, Any] = gen if gen is not None and start > 0 else {}  # the last change's
         self.old: dict[str, Any] | None = None  # the reference pair (None: none yet)
-        self.new: dict[str, Any] = {}
         self.head: list[list[Any]] = []  # the room part's ops
         self.tail: list[list[Any]] = []  # the outcome's
         self.games: list[_Segment] = []  # the reference's changed game entries
         self.root_direct = 0  # the root's count of direct changes (the game's walk adds none)
-        self.prefix: tuple[list[list[Any]], int, list[_Segment]] | None = None  # the entries before `start`
+        # The ops of the entries before `start`, their direct count, and per entry the
+        # objects the reference's old and new game views hold there
+        self.prefix: tuple[list[list[Any]], int, list[tuple[str, Any, Any]]] | None = None
 
     def ops(self, seat: Seat | None, old: Any, new: Any) -> list[list[Any]]:
         """`diff_compact(old, new, refs)`, for a member of `seat`."""
@@ -232,57 +232,54 @@ class _SplitDiffs:
                 direct += _walk(w, v, [ck], refs, ops)
             except _Inexpressible:
                 raise _Unsplit from None
-        self.head, self.tail, self.games, self.root_direct = head, tail, games, direct
-        self.old, self.new = old, new
+        # The entries before `start` (every member's), each with the objects a member's
+        # old and new game views must hold there to be given their ops
+        pre: list[list[Any]] = []
+        pre_direct = 0
+        guards: list[tuple[str, Any, Any]] = []
+        for i, key, part, got in games:
+            if i < self.start:
+                pre += part
+                pre_direct += got
+                guards.append((key, og[key], ng[key]))
+        self.head, self.tail, self.root_direct = head, tail, direct
+        self.games, self.prefix = games, (pre, pre_direct, guards)
+        self.old = old
 
     def _member(self, old: Any, new: Any) -> list[list[Any]]:
-        ro, rn = self.old, self.new
-        assert ro is not None
-        # Both old views are the last change's (`gen`) and both new ones this change's: each
-        # pair's room parts and outcomes are one object (checked all the same).
-        if not (type(new) is dict and old["room"] is ro["room"] and new["room"] is rn["room"]
-                and old["outcome"] is ro["outcome"] and new["outcome"] is rn["outcome"]):
-            raise _Unsplit
+        # Both old views are the last change's (`gen`: one `_views` call's) and both new
+        # ones this change's, so each pair's room parts and outcomes are one object.
         og, ng = old["game"], new["game"]
         ops: list[list[Any]]
         if og is ng:  # nothing of its game view changed (then the walk never looks in it)
             ops, game_direct = [], 0
-        elif old is ro:  # the reference itself: every entry its own
+        elif old is self.old:  # the reference itself: every entry its own
             ops, game_direct = [], 0
             for segment in self.games:
                 ops += segment[2]
                 game_direct += segment[3]
         else:
-            if not (type(og) is dict and type(ng) is dict and len(og) == len(ng) >= self.start):
+            if len(og) != len(ng):
                 raise _Unsplit
-            prefix = self.prefix
-            if prefix is None:
-                start = self.start
-                pre: list[list[Any]] = []
-                direct = 0
-                used = [segment for segment in self.games if segment[0] < start]
-                for segment in used:
-                    pre += segment[2]
-                    direct += segment[3]
-                prefix = self.prefix = (pre, direct, used)
-            ops, game_direct, used = prefix
-            if used:
-                rog, rng = ro["game"], rn["game"]
-                for segment in used:  # its views hold the reference's objects there
-                    key = segment[1]
-                    if og.get(key, og) is not rog[key] or ng.get(key, ng) is not rng[key]:
+            assert self.prefix is not None
+            ops, game_direct, guards = self.prefix
+            try:
+                for key, w, v in guards:  # its views hold the reference's objects there
+                    if og[key] is not w or ng[key] is not v:
                         raise _Unsplit
+            except KeyError:
+                raise _Unsplit from None
             own = _own_ops(og, ng, self.refs.get("game", "game"), self.refs, self.start)
             if own is not None:  # its own entries, walked for it alone
                 ops = ops + own[0]
                 game_direct += own[1]
-            if len(ops) >= _WHOLE_CHECK and 2 * game_direct >= len(ng):
-                raise _Unsplit  # `_whole_compact` decides: the whole diff does
+        if len(ops) >= _WHOLE_CHECK and 2 * game_direct >= len(ng):
+            raise _Unsplit  # `_whole_compact` decides: the whole diff does
         head, tail = self.head, self.tail
         if head or tail:
             ops = [*head, *ops, *tail]
-        if len(ops) >= _WHOLE_CHECK and 2 * self.root_direct >= 3:
-            raise _Unsplit  # the root's `_whole_compact`
+            if len(ops) >= _WHOLE_CHECK and 2 * self.root_direct >= 3:
+                raise _Unsplit  # the root's `_whole_compact`
         return ops
 
 
@@ -626,14 +623,17 @@ class RoomViews:
         # (and whatever the engine's public events and their own views say).
         redacted: list[dict[str, Any]] | None = None
         actor: Seat | None = None
-        hidden_info = engine.info.hidden_information
-        if hidden_info and events and events[0].get("type") == "action":
+        if events and events[0].get("type") == "action":
             head = dict(events[0])
             public = head.pop("public", None)
             actor = head["seat"]
             events = [head, *events[1:]]
             shown_head = [] if public is None else [{"type": "action", "seat": actor, "action": public}]
             redacted = [*shown_head, *events[1:]]
+        # What protocol 2 sends of them, by `hide` (made on first use): the view's change
+        # already says the restated ones (Engine.restated_events)
+        restated = engine.restated_events
+        compact_shown: dict[bool, list[dict[str, Any]]] = {}
         to_act = engine.to_act(state) if self.status == "playing" else NO_SEATS
         ordered: list[Member] = []
         acting_members: list[Member] = []
@@ -643,24 +643,14 @@ class RoomViews:
         ops_cache: dict[tuple[int, int], list[Any]] = {}
         compact_cache: dict[tuple[int, int], list[Any]] = {}
         frames: dict[tuple[int, int, int, tuple[Any, ...] | None, int, bool, str | None], bytes] = {}
-        refs = key_tables(engine)[1]
-        restated = engine.restated_events
         legal_cache: dict[Seat, list[str]] = {}
         edits: dict[tuple[Seat | None, str], Any] = {}
-        # Without hidden information every member's new view is one object, so members at
-        # one old view share the packed ops and events (`patch_body`) and differ only in
-        # version and legal list; with it each seat's pair is its own, packed whole.
-        shared = not hidden_info
-        one_view = views(None) if shared else None  # every member's, without a call each
-        bodies: dict[tuple[tuple[int, int], bool], tuple[int, bytes]] = {}
-        # With hidden information the members' views share their public parts: the ops of
-        # those parts are worked out in the first diff and copied by the others.
-        subdiffs: dict[tuple[int, int], Any] = {}
-        # and the parts every member sees diffed once, those that are the same objects in
-        # their old views (the last change's, kept in `_hidden_sent`) and new ones
-        splits = _SplitDiffs(refs, subdiffs, self._hidden_sent, getattr(engine, "view_shared_start", 0))
+        # Each seat's view is its own, but the parts every member sees are diffed once:
+        # the ops of those that are the same objects in the members' old views (the last
+        # change's, kept in `_hidden_sent`) and new ones are worked out once (`_SplitDiffs`),
+        # and what else the views share, once per pair of parts (`subdiffs`).
+        splits = _SplitDiffs(key_tables(engine)[1], {}, self._hidden_sent, getattr(engine, "view_shared_start", 0))
         handed: dict[Seat | None, Any] = {}  # the views handed out (kept for the next change)
-        prefix = b""
         # The caches key on (id(old view), id(new view), ...). Every old view is held by its
         # member when the loop starts, so no two share an id, and one freed in the loop
         # (its member got the new view) can give its id only to an object allocated
@@ -668,73 +658,63 @@ class RoomViews:
         for member in ordered:
             if member is skip:
                 continue
-            view = one_view if one_view is not None else views(member.seat)
+            seat = member.seat
+            view = views(seat)
             old = member.view
-            acting = member.seat in to_act
-            hide = redacted is not None and member.seat != actor
+            hide = redacted is not None and seat != actor
             if hide and not redacted and old == view:
                 # Nothing this member may see changed (a replaced sealed bid): send nothing,
                 # not even a version bump, so it cannot tell that anything happened. Its
                 # legal list cannot have changed either: it depends only on its own view.
                 continue
-            legal = NO_LEGAL
-            seat = member.seat
-            if acting and seat is not None:
-                cached = legal_cache.get(seat)
-                if cached is None:  # `legal_for`, whose checks `acting` has made
-                    cached = legal_cache[seat] = engine.legal_notation(state, seat)
-                legal = cached
-            wire = member.peer.protocol
+            acting = seat in to_act  # None is in no seat set
+            if acting:
+                legal = legal_cache.get(seat)  # type: ignore[arg-type]
+                if legal is None:  # `legal_for`, whose checks `acting` has made
+                    legal = legal_cache[seat] = engine.legal_notation(state, seat)  # type: ignore[index, arg-type]
+            else:
+                legal = NO_LEGAL
+            wire, version = member.peer.protocol, member.version
             # Protocol 2 sends a legal list only when it differs from the member's last one.
             legal_hash = hash(tuple(legal)) if legal else EMPTY_HASH
             resend = wire < 2 or legal_hash != member.legal_hash
             # Protocol 3 may send the change from the member's last non-empty list.
             base = member.legal_base if wire >= 3 and resend else None
             # Members with equal old and new views share a frame unless they need their
-            # own legal list or (the actor of a hidden game) the unredacted events.
-            variant = ("legal", member.seat) if acting else ("actor",) if redacted is not None and not hide else None
-            key = (id(old), id(view), member.version, variant, wire, resend, base)
+            # own legal list or (the actor) the unredacted events.
+            variant = ("legal", seat) if acting else ("actor",) if redacted is not None and not hide else None
+            key = (id(old), id(view), version, variant, wire, resend, base)
             frame = frames.get(key)
             if frame is None:
                 pair = (id(old), id(view))
-                shown = redacted if hide and redacted is not None else events
-                if wire >= 2 and not shared:
+                if wire >= 2:
                     compact = compact_cache.get(pair)
                     if compact is None:  # the diff in protocol 2's form (old None: the whole view)
-                        compact = compact_cache[pair] = splits.ops(member.seat, old, view)
-                    if restated:  # the view's change already says it (Engine.restated_events)
-                        shown = [e for e in shown if e.get("type") not in restated]
-                    edit = legal_change(member, legal, edits) if base is not None else None
-                    sent = legal if resend and edit is None else None
-                    frame = encode(compact_patch_frame(self.id, member.version, compact, shown, sent, edit))
-                elif wire >= 2:
-                    body = bodies.get((pair, hide))
-                    if body is None:  # the ops, act and events packed once for all who see them
-                        compact = compact_cache.get(pair)
-                        if compact is None:
-                            compact = compact_cache[pair] = diff_compact(old, view, refs)
-                        if restated:  # the view's change already says it (Engine.restated_events)
+                        compact = compact_cache[pair] = splits.ops(seat, old, view)
+                    shown = compact_shown.get(hide)
+                    if shown is None:
+                        shown = redacted if hide and redacted is not None else events
+                        if restated:
                             shown = [e for e in shown if e.get("type") not in restated]
-                        body = bodies[pair, hide] = patch_body(compact, shown)
-                        prefix = prefix or patch_head(self.id)
+                        compact_shown[hide] = shown
                     edit = legal_change(member, legal, edits) if base is not None else None
                     sent = legal if resend and edit is None else None
-                    frame = patch_bytes(prefix, member.version, body, sent, edit)
+                    frame = encode(compact_patch_frame(self.id, version, compact, shown, sent, edit))
                 else:
                     ops = ops_cache.get(pair)
                     if ops is None:
                         ops = ops_cache[pair] = diff(old, view) if old is not None else [["set", [], view]]
-                    frame = encode(patch_frame(self.id, member.version, member.version + 1, ops, shown, legal))
+                    shown = redacted if hide and redacted is not None else events
+                    frame = encode(patch_frame(self.id, version, version + 1, ops, shown, legal))
                 frames[key] = frame
             # Each member's sequence moves only on changes it is sent (GI-8).
-            member.view, member.version, member.legal_hash = view, member.version + 1, legal_hash
-            if not shared:
-                handed[seat] = view
+            member.view, member.version, member.legal_hash = view, version + 1, legal_hash
+            handed[seat] = view
             if wire >= 3 and legal and resend:
                 member.legal_base = joined_legal(legal, edits, seat)  # an empty list leaves the base
             member.peer.push(frame)
-        if not shared:  # the views of a room yet to play share parts with its template instead
-            self._hidden_sent = handed if handed and self.actions else None
+        # The views of a room yet to play share parts with its template instead (`_views`)
+        self._hidden_sent = handed if handed and self.actions else None
 
     def _publish_open(self, events: list[dict[str, Any]], skip: Member | None, engine: Engine, state: Any) -> None:
         """`publish` in a room without hidden information: every member's new view is one
