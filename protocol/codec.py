@@ -72,6 +72,9 @@ _FLAT_FIRST: dict[str, tuple[Any, int]] = {
 }
 
 
+_unpackb = msgpack.unpackb
+
+
 def _no_ext(code: int, data: bytes) -> Any:
     # Extension types (timestamps included) are not part of the protocol.
     raise ValueError(f"msgpack extension type {code} is not allowed")
@@ -248,25 +251,42 @@ def decode_client(frame: bytes, max_size: int = MAX_FRAME) -> ClientMessage:
     return validate_client(unpack_map(frame, max_size))
 
 
-# An `act`'s fields as `act_fields` returns them: id, room, action, version.
-ActFields = tuple[int | str, str, str, int | None]
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63
 _ROOM_ID_FULL = re.compile(r"[A-Za-z0-9_-]+").fullmatch  # ROOM_ID_PATTERN as fullmatch: no "$" before a newline
 
 
-def act_fields(data: dict[str, Any]) -> ActFields | None:
-    """The fields of an unpacked request map that `validate_client` would return as a
-    valid `Act`, without building the model (its validator and the object cost about
-    half of decoding a move); None for anything else, which then goes through
-    `validate_client` for its model or its error.
+# Frames up to this size are tried as an act before `unpack_map`'s limits (`act_frame`):
+# a move's frame is about 50 bytes, and a frame this small holds few values whatever it is.
+ACT_FRAME_MAX = 512
+# An `act`'s fields as `act_frame` returns them: id, room, action, version.
+ActFields = tuple[int | str, str, str, int | None]
 
-    The same checks as the strict, closed `Act` model, in plain Python: `type` "act";
-    `id` an int in int64 range or a str of at most MAX_ID_LEN characters; `room` a
-    RoomId; `action` of 1 to MAX_ACTION_LEN characters; `version` absent, None or an
-    int >= 0; no other key. Exact types: msgpack makes no subclasses, and strict
-    validation takes no bool for an int. tests/protocol/test_decode_fast.py checks it
-    against `decode_client` on the same frames.
+
+def act_frame(frame: bytes, max_size: int = MAX_FRAME) -> ActFields | None:
+    """The fields of a frame `decode_client(frame, max_size)` would return as a valid
+    `Act`, without building the model (its validator and the object cost about half of
+    decoding a move); None for anything else, and for any frame over ACT_FRAME_MAX
+    bytes: the caller then decodes it with `unpack_map` and `validate_client` for its
+    model or its error (a small frame unpacked twice only if it is no act).
+
+    Unpacked without unpack_map's keywords (its extension hook and length limits: a
+    fifth of unpacking an act): a map accepted here holds no extension value and no
+    container, so they could not have changed it, and a frame this small builds a few
+    hundred objects at most whatever it holds. Then the checks of the strict, closed
+    `Act` model in plain Python: `type` "act"; `id` an int in int64 range or a str of
+    at most MAX_ID_LEN characters; `room` a RoomId; `action` of 1 to MAX_ACTION_LEN
+    characters; `version` absent, None or an int >= 0; no other key. Exact types:
+    msgpack makes no subclasses, and strict validation takes no bool for an int.
+    tests/protocol/test_decode_fast.py checks it against `decode_client`.
     """
+    if type(frame) is not bytes or len(frame) > ACT_FRAME_MAX or len(frame) > max_size:
+        return None
+    try:
+        data = _unpackb(frame)
+    except Exception:  # msgpack raises many types: unpack_map says which
+        return None
+    if type(data) is not dict:
+        return None
     if data.get("type") != "act":
         return None
     rid = data.get("id")

@@ -36,7 +36,7 @@ from websockets.protocol import State
 from engines import registry
 from engines.bots import registry as bot_registry
 from protocol import messages as msgs
-from protocol.codec import act_fields, recover_id, unpack_map, validate_client
+from protocol.codec import act_frame, recover_id, unpack_map, validate_client
 from protocol.packer import packb
 from server import replays
 from server.config import Config
@@ -346,8 +346,7 @@ class Connection:
             return
         req_id: Any = None
         try:
-            data = unpack_map(frame, self.config.max_frame)  # type: ignore[arg-type]
-            act = act_fields(data)
+            act = act_frame(frame, self.config.max_frame)  # type: ignore[arg-type]
             if act is not None and self.session is not None:
                 # A move, as `validate_client` would return it, without its model
                 # (anything else, an invalid act included, gets its model or error below).
@@ -359,7 +358,7 @@ class Connection:
                     room = await self._my_room(room_id)
                 await room.act(self, req_id, action, version)
                 return
-            msg = validate_client(data)
+            msg = validate_client(unpack_map(frame, self.config.max_frame))  # type: ignore[arg-type]
             req_id = msg.id
             if self.server.shutting_down:
                 raise RequestError("shutting_down", "the server is shutting down")

@@ -18,7 +18,7 @@ from protocol import codec
 from protocol.codec import (
     _bad_message,
     _check_type,
-    act_fields,
+    act_frame,
     check_shape,
     decode_client,
     recover_id,
@@ -52,25 +52,22 @@ def outcome(decode: Any, frame: bytes) -> tuple[Any, ...]:
 def check(frame: bytes) -> tuple[Any, ...]:
     fast, plain = outcome(decode_client, frame), outcome(plain_decode, frame)
     assert fast == plain, frame
-    check_act_fields(frame, plain)
+    check_act_frame(frame, plain)
     return fast
 
 
-def check_act_fields(frame: bytes, plain: tuple[Any, ...]) -> None:
-    """act_fields (Connection.handle's move, no model built) against the plain decoder:
-    fields exactly when the plain decoder makes an `Act`, and then the Act's fields, of
-    the same types; None for everything else (which handle passes to validate_client)."""
-    try:
-        data = unpack_map(frame)
-    except ProtocolError:
-        assert plain[0] == "error"
-        return
-    fields = act_fields(data)
-    if plain[0] == "model" and plain[1] is Act:
+def check_act_frame(frame: bytes, plain: tuple[Any, ...]) -> None:
+    """act_frame (Connection.handle's move, no model built) against the plain decoder:
+    fields exactly when the plain decoder makes an `Act` of a frame within
+    ACT_FRAME_MAX bytes, and then the Act's fields, of the same types; None for
+    everything else (which handle passes to unpack_map and validate_client)."""
+    fields = act_frame(frame)
+    if plain[0] == "model" and plain[1] is Act and len(frame) <= codec.ACT_FRAME_MAX:
         assert fields is not None, frame
         msg = plain_decode(frame)
         expected = (msg.id, msg.room, msg.action, msg.version)
         assert fields == expected and list(map(type, fields)) == list(map(type, expected)), frame
+        assert act_frame(frame, len(frame) - 1) is None  # over the frame limit: FrameTooLarge from the plain path
     else:
         assert fields is None, frame
 
@@ -212,9 +209,9 @@ act_values = {
 
 @settings(max_examples=2000, deadline=None, derandomize=True)
 @given(st.permutations(["type", "id", "room", "action", "version"]), st.data())
-def test_act_fields_on_acts(names: list[str], data: st.DataObject) -> None:
+def test_act_frame_on_acts(names: list[str], data: st.DataObject) -> None:
     """Acts in every key order, one or two fields drawn around each bound and beyond,
-    some left out, a key too many now and then: the fields act_fields returns are
+    some left out, a key too many now and then: the fields act_frame returns are
     exactly the plain decoder's Act."""
     base = {"type": "act", "id": 3, "room": "AbCdEfGh12", "action": "c3-d4", "version": 0}
     spoilt = data.draw(st.lists(st.sampled_from(names), max_size=2), label="spoilt")
@@ -228,8 +225,8 @@ def test_act_fields_on_acts(names: list[str], data: st.DataObject) -> None:
     check(msgpack.packb(fields, use_bin_type=True))
 
 
-def test_act_fields_takes_every_act() -> None:
-    """Valid acts in every key order and field form reach act_fields' fields."""
+def test_act_frame_takes_every_act() -> None:
+    """Valid acts in every key order and field form reach act_frame's fields (within its size)."""
     base = {"type": "act", "id": 1, "room": "AbCdEfGh12", "action": "c3-d4", "version": 17}
     rng = random.Random(7)
     for _ in range(300):
@@ -239,4 +236,4 @@ def test_act_fields_takes_every_act() -> None:
         rng.shuffle(items)
         frame = msgpack.packb({k: v for k, v in items if v != "absent"}, use_bin_type=True)
         assert check(frame)[1] is Act
-        assert act_fields(unpack_map(frame)) is not None
+        assert (act_frame(frame) is not None) == (len(frame) <= codec.ACT_FRAME_MAX)
