@@ -174,6 +174,9 @@ class Connection:
         if ws.response is not None:
             ws.response.headers = Headers()
         self.queued = 0  # bytes framed into the protocol's buffer since the last flush
+        # No extension was negotiated (and none will be: the handshake is over): `push`
+        # frames its frames itself. Read once, not on every frame.
+        self.plain_frames = not getattr(getattr(ws, "protocol", None), "extensions", None)
         self.dropped: str | None = None  # why the server is closing this connection
         self.drop_message = ""
 
@@ -198,10 +201,13 @@ class Connection:
         if ws.transport.get_write_buffer_size() + queued > self.config.max_write_buffer:
             self.drop("slow", "too slow: not reading its messages")
             return
-        if not protocol.extensions and not protocol.expect_continuation_frame:
+        if self.plain_frames:
             # What send_binary would append, framed here: a server frame is unmasked
             # and no extension is ever negotiated (compression=None), so it is a
             # header and the payload. Same list, so order with pongs and close holds.
+            # No fragmented message is under way either (websockets' own check): only
+            # `ws.send` sends fragments, with `send_in_progress` set until the last one
+            # (or the connection failed, and is not open), and the server never does.
             if length < 1024:
                 protocol.writes.append(_SHORT_HEADERS[length] + frame)
             elif length < 65536:

@@ -84,3 +84,20 @@ def test_push_drops_a_connection_over_its_write_buffer_as_before() -> None:
             assert conn.dropped == dropped
             assert len(ws.protocol.writes) == (dropped is None)
             assert conn.queued == queued + (size + FRAME_OVERHEAD if dropped is None else 0)
+
+
+def test_push_leaves_an_extensions_frames_to_websockets() -> None:
+    """With an extension negotiated (never, as the server is configured) push hands
+    every frame to websockets' send_binary, which applies it: read once, at the start."""
+    sent: list[bytes] = []
+    protocol = _Protocol()
+    protocol.extensions = [object()]
+    protocol.send_binary = sent.append  # type: ignore[attr-defined]
+    server = SimpleNamespace(config=Config(), metrics=Metrics(), schedule_flush=lambda conn: None, router=None)
+    ws = SimpleNamespace(request=None, response=None, protocol=protocol, transport=_Transport(0),
+                         send_in_progress=None)  # fmt: skip
+    conn = Connection(ws, server)  # type: ignore[arg-type]
+    conn.push(b"abc")
+    conn.push(bytes(2000))
+    assert sent == [b"abc", bytes(2000)] and protocol.writes == []
+    assert not conn.plain_frames and Connection(SimpleNamespace(request=None, response=None), server).plain_frames  # type: ignore[arg-type]
