@@ -38,6 +38,7 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
     python bench/move_instructions.py                 # room path, Giantslayer, 400 moves
     python bench/move_instructions.py --game tara --moves 300
     python bench/move_instructions.py --game causeway --rules spellstone
+    python bench/move_instructions.py --game tara --deadline 30 --loop uvloop   # rooms with a move deadline
     python bench/move_instructions.py --part commit --moves 2000
     python bench/move_instructions.py --part commit --moves 2000 --loop uvloop   # the server's loop
     python bench/move_instructions.py --part commit-awaited --moves 2000 --loop uvloop
@@ -124,7 +125,22 @@ def make_scripts(game: str, rules: str | None) -> list[list[tuple[int, str]]]:
     return scripts
 
 
-def room_part(moves: int, game: str, rules: str | None = None) -> None:
+def room_part(moves: int, game: str, rules: str | None = None, deadline: float | None = None,
+              loop: str = "asyncio") -> None:
+    if deadline:  # the room arms its deadline's timer on the running loop: run the moves inside one
+        if loop == "uvloop":
+            import uvloop
+            uvloop.install()
+
+        async def inside_loop() -> None:
+            room_moves(moves, game, rules, deadline)
+
+        asyncio.run(inside_loop())
+    else:
+        room_moves(moves, game, rules, None)
+
+
+def room_moves(moves: int, game: str, rules: str | None, deadline: float | None) -> None:
     engine = get_engine(game, rules)
     # Chosen before counting, in another process: playing them out here would leave
     # the engines' bounded tables (parsed notation) holding every move measured below.
@@ -135,7 +151,7 @@ def room_part(moves: int, game: str, rules: str | None = None) -> None:
 
     def new_room(seed: int) -> tuple[Room, list[Peer]]:
         meta = {"game": engine.info.name, "rules": engine.info.rules, "players": 2, "options": {}, "seed": seed,
-                "private": False, "password": None, "created": 0.0, "deadline": None}
+                "private": False, "password": None, "created": 0.0, "deadline": deadline}
         room = Room(f"room{seed}", engine, meta, engine.new_game(2, {}, seed), AnsweringStore(), metrics)  # type: ignore[arg-type]
         room.seats = [SeatState(f"n{s}", f"t{s}") for s in range(2)]
         room.status = "playing"
@@ -383,7 +399,10 @@ def main() -> None:
     parser.add_argument("--rules", default=None, help="the game's rule set (default: its first)")
     parser.add_argument("--moves", type=int, default=400)
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
-                        help="the commit and receive parts' event loop (the server's default is uvloop when installed)")
+                        help="the commit and receive parts' event loop (the server's default is uvloop when installed); "
+                             "the room part's with --deadline")
+    parser.add_argument("--deadline", type=float, default=None,
+                        help="room part: rooms with this move deadline in seconds (their timer on --loop's loop)")
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)  # the run under valgrind
     parser.add_argument("--scripts", action="store_true", help=argparse.SUPPRESS)  # the games, as JSON
     args = parser.parse_args()
@@ -392,7 +411,7 @@ def main() -> None:
         return
     if args.inside:
         if args.part == "room":
-            room_part(args.moves, args.game, args.rules)
+            room_part(args.moves, args.game, args.rules, args.deadline, args.loop)
         elif args.part == "request":
             request_part(args.moves)
         elif args.part == "handle":

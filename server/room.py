@@ -125,6 +125,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         "_state",
         "_tasks",
         "_timer",
+        "_timer_for",
         "actions",
         "answered",
         "bot_players",
@@ -218,6 +219,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
         self.on_idle: Callable[[Room], None] | None = None  # lobby evicts finished rooms
         self.on_lost: Callable[[Room], None] | None = None  # another node owns it now
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_for = 0.0  # the deadline the pending `_timer` goes off for (server.room_tasks)
         self._tasks: set[asyncio.Task[None]] | None = None  # made by the first _spawn
         self._rng: random.Random | None = None  # 2.5 KiB: made when a bot first needs it
         # seat -> bot object, built on first use (None, not an empty dict, in rooms without one)

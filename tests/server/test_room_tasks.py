@@ -1,0 +1,105 @@
+"""The move deadline's timer (server.room_tasks): a pending timer armed for the
+deadline or an earlier one is kept when a move moves the deadline later (it goes off
+early, `_expire` finds nothing due and arms it again), and the late seat's default
+action is still played once the deadline, not before it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from engines.registry import get_engine
+from server.metrics import Metrics
+from server.room import Room
+from server.seats import Member, SeatState
+
+
+class _Store:
+    def __init__(self) -> None:
+        self.entries: list[dict[str, Any]] = []
+
+    async def commit(self, room_id: str, **fields: Any) -> bool:
+        if fields.get("log_entry") is not None:
+            self.entries.append(fields["log_entry"])
+        return True
+
+
+class _Peer:
+    name, protocol = "p", 3
+
+    def __init__(self) -> None:
+        self.frames = 0
+
+    def push(self, frame: bytes) -> None:
+        self.frames += 1
+
+    def send_ok(self, req_id: Any, data: dict[str, Any]) -> None:
+        pass
+
+
+def _room(seconds: float) -> tuple[Room, list[_Peer], _Store]:
+    engine = get_engine("giantslayer")
+    store = _Store()
+    meta = {"game": "giantslayer", "rules": engine.info.rules, "players": 2, "options": {}, "seed": 4,
+            "private": False, "password": None, "created": 0.0, "deadline": seconds}
+    room = Room("timerroom", engine, meta, engine.new_game(2, {}, 4), store, Metrics())  # type: ignore[arg-type]
+    room.seats = [SeatState("a", "x"), SeatState("b", "y")]
+    room.status = "playing"
+    peers = [_Peer(), _Peer()]
+    room.members = [Member(peers[0], 0), Member(peers[1], 1)]  # type: ignore[arg-type]
+    for member in room.members:
+        room.send_snapshot(member)
+    return room, peers, store
+
+
+async def _move(room: Room, peers: list[_Peer]) -> None:
+    seat = sorted(room.engine.to_act(room.state))[0]
+    await room.act(peers[seat], 1, room.engine.legal_notation(room.state, seat)[0], None)  # type: ignore[arg-type]
+
+
+def test_moves_keep_the_timer_and_the_deadline_is_played_on_time() -> None:
+    async def main() -> None:
+        room, peers, store = _room(0.4)
+        await _move(room, peers)  # the first deadline: a timer is armed
+        first = room._timer
+        assert first is not None and room.deadline is not None
+        for _ in range(4):
+            await asyncio.sleep(0.05)
+            await _move(room, peers)
+            assert room._timer is first  # kept: it goes off before the later deadline
+            assert room._timer_for <= room.deadline
+        deadline, moves = room.deadline, room.actions
+        # The kept timer goes off early (~0.2 s before): nothing is played then ...
+        while room._timer is first:
+            await asyncio.sleep(0.01)
+            assert time.time() < deadline + 2.0
+        assert room.actions == moves and time.time() < deadline
+        assert room._timer is not None and room._timer_for == deadline  # ... and it is armed again
+        # ... and the late seat's default action is played once the deadline passed.
+        while room.actions == moves:
+            await asyncio.sleep(0.01)
+            assert time.time() < deadline + 2.0
+        assert store.entries[-1]["ts"] >= deadline
+        await room.close()
+
+    asyncio.run(main())
+
+
+def test_an_earlier_deadline_or_none_replaces_the_timer() -> None:
+    async def main() -> None:
+        room, peers, _ = _room(30.0)
+        await _move(room, peers)
+        kept = room._timer
+        assert kept is not None and room.deadline is not None
+        room.deadline -= 10.0  # as a reload from Redis may set it
+        room._arm_timer()
+        assert room._timer is not kept and kept.cancelled()
+        assert room._timer is not None and room._timer_for == room.deadline
+        later = room._timer
+        room.deadline = None
+        room._arm_timer()
+        assert room._timer is None and later.cancelled()
+        await room.close()
+
+    asyncio.run(main())
