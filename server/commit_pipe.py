@@ -156,18 +156,21 @@ class CommitPipe(asyncio.Protocol):
         batches = self._batches
         pos = 0
         while batches:
-            end = buf.find(b"\r\n", pos)
-            if end < 0:
-                break
-            kind = buf[pos]
-            if kind == 0x3A:  # ':' an integer
-                # ":1" (a commit applied, most replies) without a slice and int() made
-                value: Any = 1 if end == pos + 2 and buf[pos + 1] == 0x31 else int(buf[pos + 1 : end])
-            elif kind == 0x2D:  # '-' an error reply
-                value = BaseParser.parse_error(bytes(buf[pos + 1 : end]).decode("utf-8", "replace"))
+            if buf.startswith(b":1\r\n", pos):  # a commit applied (most replies): no search, no int()
+                value: Any = 1
+                end = pos + 2
             else:
-                self._fail(RedisConnectionError(f"unexpected reply from Redis: {bytes(buf[pos:end])[:80]!r}"))
-                return
+                end = buf.find(b"\r\n", pos)
+                if end < 0:
+                    break
+                kind = buf[pos]
+                if kind == 0x3A:  # ':' an integer
+                    value = int(buf[pos + 1 : end])
+                elif kind == 0x2D:  # '-' an error reply
+                    value = BaseParser.parse_error(bytes(buf[pos + 1 : end]).decode("utf-8", "replace"))
+                else:
+                    self._fail(RedisConnectionError(f"unexpected reply from Redis: {bytes(buf[pos:end])[:80]!r}"))
+                    return
             pos = end + 2
             batch = batches[0]
             if batch[2] is None:  # `send_for`: the reply completes its command's future now
