@@ -134,7 +134,9 @@ _PARSED_TEXT_MAX = 40
 
 def parse_move(text: str) -> Move:
     """Read `a5-b5`, `e6xe8xc8` or `pass`; raise NotationError for anything else."""
-    move = _PARSED.get(text)
+    move = MOVES_BY_TEXT.get(text)  # every slide and step as `format_move` writes it
+    if move is None:
+        move = _PARSED.get(text)
     if move is None:
         move = _parse_move(text)
         if len(text) <= _PARSED_TEXT_MAX:
@@ -235,6 +237,12 @@ SLIDE_CELLS: dict[tuple[int, int], tuple[int, ...]] = {
 # pass's: `format_move`. One shared str per step or slide (`_pair`'s): a view's
 # `quiet_moves` then repeats the previous view's objects, which the diff passes by identity.
 PATH_TEXTS: dict[tuple[int, ...], str] = {(): "pass", **{(i, j): _pair(i, j) for i, j in SLIDE_CELLS}}
+# The other way round: the Move of every text in PATH_TEXTS, made at import (a constant
+# table, 985 entries, ~73 KB). `parse_move` reads all but the trample chains here: a
+# text met for the first time costs a dict lookup instead of `_parse_move` (~12,000
+# instructions), and a room meets most texts for the first time (the room part of
+# bench/move_instructions.py: 212 of 400 moves).
+MOVES_BY_TEXT: dict[str, Move] = {text: Move(path) if path else PASS for path, text in PATH_TEXTS.items()}
 
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from engines import get_engine
-from engines.base import Transition
+from engines.base import NotationError, Transition
 from engines.giantslayer import (
     BLACK,
     CELLS,
@@ -33,10 +33,13 @@ from engines.giantslayer import (
 )
 from engines.giantslayer.board import (
     CENTRE,
+    MOVES_BY_TEXT,
     NEIGHBOURS,
     NO_CELL,
+    PATH_TEXTS,
     SYMBOLS,
     WHITE_NEIGHBOURS,
+    _parse_move,
     black_moves,
     black_notation,
     cells_of,
@@ -252,3 +255,25 @@ def test_transitions_made_by_a_move_are_those_the_constructor_makes() -> None:
             assert made == Transition(made.state, made.events)
             assert type(made.events) is tuple
             state = made.state
+
+
+def test_moves_read_from_the_table_are_those_the_parser_reads() -> None:
+    # GS-14: every slide and step (and `pass`) read from the table made at import is the
+    # move `_parse_move` reads from the same text, and is written back as that text.
+    assert len(MOVES_BY_TEXT) == len(PATH_TEXTS)
+    for text, move in MOVES_BY_TEXT.items():
+        assert _parse_move(text) == move
+        assert format_move(move) == text
+        assert parse_move(text) is move
+    assert parse_move("pass") is PASS
+    # the texts of the legal lists of random boards, trample chains included (GS-6)
+    for board in random_boards(8, 500):
+        for text in white_notation(board) + black_notation(board):
+            assert parse_move(text) == _parse_move(text)
+            assert format_move(parse_move(text)) == text
+    # texts no table holds are read as before: other case, spaces, off-line pairs, errors
+    for text in ("A5-B5", " a5-b5 ", "a5-i9", "c7xe7xg7"):
+        assert parse_move(text) == _parse_move(text)
+    for bad in ("a5", "a5-z9", "a5-b5xc5", ""):
+        with pytest.raises(NotationError):
+            parse_move(bad)
