@@ -255,25 +255,39 @@ CELL_NUMBERS = range(len(CELLS))
 
 def _white_notation_source() -> str:
     """`white_notation`'s code: per cell, an `if` for a white stone there, then per ray
-    one nested `if` a cell (each slide's text a constant). A loop over table rows costs
-    ~12 bytecodes a ray (the row unpacked, the cell looked up) and ~13 a free cell; the
-    unrolled code 4 and 8, no table read (tests/engines/giantslayer/
+    one nested `if` a cell, whose branches add the ray's slides as far as it is clear
+    (a constant tuple of their texts added at once from three slides up, appended one by
+    one below: `+=` costs about three appends). A loop over table rows costs ~12
+    bytecodes a ray (the row unpacked, the cell looked up) and ~13 a free cell; the
+    unrolled code 4 and 4-8, no table read (tests/engines/giantslayer/
     test_giantslayer_fast_paths.py checks it against `white_moves`)."""
     lines = [
         "def white_notation(board: bytes) -> list[str]:",
         "    out: list[str] = []",
         "    cells = list(board)  # a list's items are read faster than a bytes object's",
     ]
+
+    def emit(texts: list[str], indent: str) -> None:
+        if len(texts) >= 3:
+            lines.append(f"{indent}out += {tuple(texts)!r}")
+        else:
+            lines.extend(f"{indent}out.append({text!r})" for text in texts)  # the interpreter's own append
+
     for i, rays in enumerate(RAY_STEPS):
         if not rays:  # the centre
             continue
         lines.append(f"    if cells[{i}] == {WHITE}:")
         for ray in rays:
-            indent = "        "
-            for j, text in ray:
+            texts = [text for _, text in ray]
+            for m, (j, _) in enumerate(ray):  # the ray clear up to cell m, which is j
+                indent = "        " + "    " * m
                 lines.append(f"{indent}if not cells[{j}]:")
-                indent += "    "
-                lines.append(f"{indent}out.append({text!r})")  # the interpreter's own list append
+                if m == len(ray) - 1:
+                    emit(texts, indent + "    ")
+            for m in range(len(ray) - 1, 0, -1):  # the else of the `if` for cell m: slides 0 … m-1
+                indent = "        " + "    " * m
+                lines.append(f"{indent}else:")
+                emit(texts[:m], indent + "    ")
     lines.append("    return out")
     return "\n".join(lines) + "\n"
 
@@ -306,32 +320,55 @@ BLACK_STEPS: tuple[tuple[tuple[int, str, int], ...], ...] = tuple(
 )
 
 
+def _black_steps_source(i: int) -> str:
+    """The code of `BLACK_STEP_TEXTS[i]`: per neighbour of cell i in direction order, one
+    `if` for a step there and one `elif` for a jump over a white stone to a vacant
+    landing, each text a constant (the loop over `BLACK_STEPS` rows it replaces costs
+    ~15 bytecodes a neighbour, this 5-9)."""
+    lines = [f"def steps_{i}(work: list[int], out: list[str]) -> bool:", "    jumps = False"]
+    for j, text, land in BLACK_STEPS[i]:
+        lines += [f"    if not work[{j}]:", f"        out.append({text!r})"]
+        if land != PAST_END:
+            lines += [f"    elif work[{j}] == {WHITE} and not work[{land}]:", "        jumps = True"]
+    lines.append("    return jumps")
+    return "\n".join(lines) + "\n"
+
+
+def _compile_black_steps(i: int) -> Callable[[list[int], list[str]], bool]:
+    namespace: dict[str, Any] = {}
+    exec(compile(_black_steps_source(i), f"<{__name__}.BLACK_STEP_TEXTS[{i}]>", "exec"), namespace)
+    function: Callable[[list[int], list[str]], bool] = namespace[f"steps_{i}"]
+    function.__doc__ = "Append the steps of a black stone on this cell; say whether it has a jump."
+    function.__module__ = __name__
+    return function
+
+
+# Per cell, a function that appends a black stone's steps from there to the list and
+# says whether it can jump (`black_notation`, checked against `black_moves`).
+BLACK_STEP_TEXTS: tuple[Callable[[list[int], list[str]], bool], ...] = tuple(
+    _compile_black_steps(i) for i in range(len(CELLS))
+)
+
+
 def black_notation(board: bytes, blacks: Iterable[int] | None = None) -> list[str]:
     """`black_moves` in notation, same order: a stone's steps, then its trample chains.
 
     `blacks`: the black stones' cells in cell order, if known (a state keeps them)."""
     out: list[str] = []
-    append = out.append
-    work = list(board)  # the board as the chains change it (restored after each)
-    work.append(WHITE)  # PAST_END: never a vacant landing
+    # The board as the chains change it (restored after each), then WHITE on PAST_END:
+    # never a vacant landing.
+    work = [*board, WHITE]
     if blacks is None:
         blacks = compress(CELL_NUMBERS, board.translate(ONLY[BLACK]))
     for i in blacks:
-        jumps = False
-        for j, text, land in BLACK_STEPS[i]:
-            piece = work[j]
-            if not piece:
-                append(text)
-            elif piece == WHITE and not work[land]:
-                jumps = True
-        if not jumps:
+        if not BLACK_STEP_TEXTS[i](work, out):  # its steps written; no jump
             continue
         work[i] = EMPTY  # the jumping stone's own cell is vacant once it leaves
         for over, land, name in JUMP_STEPS[i]:  # `_trample_text`'s first jump, inlined
             if work[over] == WHITE and not work[land]:
                 work[over] = EMPTY
                 chain = f"{NAMES[i]}x{name}"
-                append(chain)
+                out.append(chain)
                 _trample_text(work, land, chain, out)
                 work[over] = WHITE
         work[i] = BLACK

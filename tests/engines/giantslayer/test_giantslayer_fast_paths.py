@@ -33,6 +33,7 @@ from engines.giantslayer import (
 )
 from engines.giantslayer.board import (
     CENTRE,
+    JUMPS,
     MOVES_BY_TEXT,
     NEIGHBOURS,
     NO_CELL,
@@ -277,3 +278,31 @@ def test_moves_read_from_the_table_are_those_the_parser_reads() -> None:
     for bad in ("a5", "a5-z9", "a5-b5xc5", ""):
         with pytest.raises(NotationError):
             parse_move(bad)
+
+
+def test_black_notation_on_every_cell_and_neighbour() -> None:
+    # GS-6: a step to a vacant neighbour (never the centre, GS-2), a jump over a white
+    # neighbour to a vacant landing just beyond it. `black_notation` has code of its own
+    # per cell (BLACK_STEP_TEXTS): a lone black stone on each cell, then each neighbour
+    # taken by either colour, with the landing beyond a white one vacant or taken.
+    for i in range(len(CELLS)):
+        if i == CENTRE:
+            continue
+        lone = bytearray(len(CELLS))
+        lone[i] = BLACK
+        boards = [bytes(lone)]
+        for d in range(6):
+            j, land = NEIGHBOURS[i][d], JUMPS[i][d]
+            if j == NO_CELL:
+                continue
+            for piece in (WHITE, BLACK):
+                board = bytearray(lone)
+                board[j] = piece
+                boards.append(bytes(board))
+                if piece == WHITE and land != NO_CELL:
+                    for blocker in (WHITE, BLACK):
+                        board[land] = blocker
+                        boards.append(bytes(board))
+        for board in boards:
+            assert black_notation(board) == [format_move(m) for m in black_moves(board)]
+            assert black_notation(board, tuple(cells_of(board, BLACK))) == black_notation(board)
