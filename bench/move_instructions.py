@@ -47,7 +47,10 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
     python bench/move_instructions.py --part output --moves 5000
     python bench/move_instructions.py --part receive --moves 5000 --loop uvloop
 
-Compare revisions by running it from each checkout with the same arguments.
+Compare revisions by running it from each checkout with the same arguments. The
+measured run has PYTHONHASHSEED=0 unless the environment sets it: with str hashes
+randomised, the request, handle and output parts moved by 1-1.5% between runs (dict and
+set probes); with a fixed seed two runs agree exactly.
 """
 
 from __future__ import annotations
@@ -428,7 +431,7 @@ def main() -> None:
     out = subprocess.run(
         ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null",
          sys.executable, __file__, "--inside", *sys.argv[1:]],
-        capture_output=True, text=True, env={**os.environ, "MOVE_INSTRUCTIONS_CG": "1"}, check=False)
+        capture_output=True, text=True, env={**os.environ, "MOVE_INSTRUCTIONS_CG": "1", "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}, check=False)
     found = re.search(r"Collected : (\d+)", out.stderr)
     if out.returncode or not found:
         sys.exit(out.stderr[-2000:])

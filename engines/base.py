@@ -356,6 +356,12 @@ class Engine(ABC, Generic[S, A]):
     # is the stone in `stacks` plus the action's notation): protocol 2 leaves them out of patches.
     restated_events: ClassVar[frozenset[str]] = frozenset()
 
+    # Games with hidden information: how many leading entries of the game view are the
+    # very same objects in every seat's view of a state (GIANTS: all but the viewer's
+    # own entries, listed last). The server then diffs those entries once per change
+    # for all members (server.views). 0: no such promise; each view is diffed whole.
+    view_shared_start: ClassVar[int] = 0
+
     def state_from_view(self, view: View) -> S:
         """Rebuild a playable state from a spectator view (perfect-information games).
 

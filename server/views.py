@@ -649,7 +649,7 @@ class RoomViews:
         # the ops of those that are the same objects in the members' old views (the last
         # change's, kept in `_hidden_sent`) and new ones are worked out once (`_SplitDiffs`),
         # and what else the views share, once per pair of parts (`subdiffs`).
-        splits = _SplitDiffs(key_tables(engine)[1], {}, self._hidden_sent, getattr(engine, "view_shared_start", 0))
+        splits = _SplitDiffs(key_tables(engine)[1], {}, self._hidden_sent, engine.view_shared_start)
         handed: dict[Seat | None, Any] = {}  # the views handed out (kept for the next change)
         # The caches key on (id(old view), id(new view), ...). Every old view is held by its
         # member when the loop starts, so no two share an id, and one freed in the loop

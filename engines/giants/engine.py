@@ -13,7 +13,7 @@ accepts any legal explicit path and piece assignment (`complete_action_lists=Fal
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from engines.base import (
     Engine,
@@ -163,7 +163,7 @@ class GiantsEngine(Engine[GameState, Action]):
     restated_events = frozenset({"place", "bid_made", "pass", "phase"})
     # The first entries of every view of a state are the same objects, for every seat
     # (`views.SHARED_START`): the room diffs them once (server.views, `_SplitDiffs`).
-    view_shared_start = views.SHARED_START
+    view_shared_start: ClassVar[int] = views.SHARED_START
 
     def view_keys(self) -> tuple[str, ...]:
         return views.VIEW_KEYS
