@@ -25,7 +25,7 @@ from protocol.codec import (
     snapshot_frame,
     unpack_map,
 )
-from protocol.compact import compact_ops, diff_compact, expand_ops, key_refs, key_table
+from protocol.compact import compact_ops, diff_compact, diff_view, expand_ops, key_refs, key_table
 from protocol.errors import (
     BadFrame,
     BadMessage,
@@ -113,6 +113,7 @@ __all__ = [
     "decode_server",
     "diff",
     "diff_compact",
+    "diff_view",
     "encode",
     "error_frame",
     "expand_ops",

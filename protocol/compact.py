@@ -176,6 +176,71 @@ def diff_compact(old: Any, new: Any, refs: Mapping[str, int], shared: Shared | N
     return cops
 
 
+def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any, changed: Sequence[str]) -> list[list[Any]]:
+    """`diff_compact(old, new, refs)` when the caller knows what its `room` entry changed:
+    the same ops, op for op, with no look at the entries it did not.
+
+    `new` is a map with str keys (a RoomView: room, game, outcome) whose `room` entry
+    is a map with the same keys as `part`, in any order, every entry the same object as
+    `part`'s but those named in `changed` (in `new["room"]`'s order). When `old` is a
+    map with `new`'s keys and `part` is its room entry, the room part's walk looks at
+    `changed` only; anything else is diffed as `diff_compact` does. (The entries not
+    named are the same objects, so the walk would find nothing there: the ops are the
+    same, and so is the choice of one whole `set` made on them.)
+    """
+    if type(old) is not dict or len(old) != len(new) or old.get("room") is not part:
+        return diff_compact(old, new, refs)
+    cops: list[list[Any]] = []
+    direct = 0
+    try:
+        # _walk's dict walk, as either of its paths goes: `old` has `new`'s keys (as
+        # many, each found), so there is nothing to delete and the entries come in
+        # `new`'s order.
+        for k, v in new.items():
+            w = old[k]  # KeyError: another set of keys (diff_compact's walk then)
+            if w is v:
+                continue
+            ck = refs.get(k, k)  # a str key (the caller's promise; checked for the room part)
+            if type(v) in _PLAIN:
+                if type(w) is not type(v) or w != v:
+                    cops.append([SET, ck, v])
+                    direct += 1
+                continue
+            if w is part and type(k) is str:
+                direct += _walk_keys(w, v, changed, [ck], refs, cops)
+            else:
+                direct += _walk(w, v, [ck], refs, cops)
+    except KeyError:
+        return diff_compact(old, new, refs)
+    except _Inexpressible:
+        return compact_ops(diff(old, new), refs, new)
+    if len(cops) >= _WHOLE_CHECK and 2 * direct >= len(new):
+        _whole_compact([], new, refs, cops, 0, 0)
+    return cops
+
+
+def _walk_keys(old: Any, new: Any, keys: Sequence[str], cpath: list[Any],
+               refs: Mapping[str, int], cops: list[list[Any]]) -> int:
+    # _walk of two maps with the same keys whose entries are the same objects but for
+    # `keys` (in `new`'s order): its dict walk over those only.
+    start, direct = len(cops), 0
+    for k in keys:
+        v = new[k]
+        w = old[k]
+        if w is v:
+            continue
+        ck = refs.get(k, k)
+        if type(v) in _PLAIN:
+            if type(w) is not type(v) or w != v:
+                cops.append([SET, *cpath, ck, v])
+                direct += 1
+            continue
+        direct += _walk(w, v, [*cpath, ck], refs, cops)
+    if len(cops) - start < _WHOLE_CHECK or 2 * direct < len(new):
+        return 0
+    return _whole_compact(cpath, new, refs, cops, start, 0)
+
+
 def _walk_root(old: Any, new: Any, refs: Mapping[str, int], cops: list[list[Any]], shared: Shared) -> None:
     # _walk(old, new, [], ...) with its entries' walks looked up in / kept in `shared`.
     # Maps with the same key objects in the same order (views built from literals) are

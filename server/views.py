@@ -31,6 +31,7 @@ from server.wire import (
     compact_patch_frame,
     diff,
     diff_compact,
+    diff_view,
     encode,
     key_refs,
     key_table,
@@ -378,7 +379,8 @@ class RoomViews:
         engine, state = self.engine, self.state
         return engine.legal_notation(state, seat) if seat in engine.to_act(state) else NO_LEGAL
 
-    def _room_part(self, state: Any, seat_sets: frozenset[Seat] | None = None) -> dict[str, Any]:
+    def _room_part(self, state: Any, seat_sets: frozenset[Seat] | None = None,
+                   changed: list[Any] | None = None) -> dict[str, Any]:
         """`room_info()` built from the room part members last got: that very dict when
         nothing in it changed, else a new one holding its unchanged entries' objects, so
         the diff passes them (or the whole part) by identity. Every entry has one type
@@ -388,7 +390,12 @@ class RoomViews:
         members hold it was built from (a move changes neither; dropped when the idle
         sweep packs the views): SeatStates are replaced, never changed in place, and so
         is a room's seat list (server.room_storage). `seat_sets` is
-        `engine.to_act(state)` when the caller has it (playing rooms only)."""
+        `engine.to_act(state)` when the caller has it (playing rooms only).
+
+        `changed`, when given, gets what `diff_view` needs to walk only the entries that
+        changed: the room part the members' views were first found to hold, then the keys
+        (in the part's order) whose objects differ from its; nothing when that part is
+        not one this room built (its keys or its room's id and meta entries differ)."""
         prev: Any = None
         members = self.members
         for member in members:
@@ -439,11 +446,13 @@ class RoomViews:
                 if same and seats is prev["seats"] and prev["status"] == status:
                     was = prev["draw_offer"]
                     if was is offer or (type(was) is type(offer) and was == offer):
+                        if changed is not None:
+                            changed += (prev, ())
                         return prev  # the room's id and meta entries never change
             except KeyError:  # not a room part this room built: build it whole
                 pass
         meta = self.meta
-        return {
+        part = {
             "id": self.id,
             "game": meta["game"],
             "rules": meta["rules"],
@@ -455,6 +464,27 @@ class RoomViews:
             "answered": answered,
             "draw_offer": offer,
         }
+        if changed is not None and type(prev) is dict and len(prev) == 10:
+            try:  # every key of `part` read from `prev`: the same ten keys
+                if (prev["id"] is part["id"] and prev["game"] is part["game"] and prev["rules"] is part["rules"]
+                        and prev["players"] is part["players"]):
+                    keys = []  # the others, in the part's order
+                    if prev["status"] is not status:
+                        keys.append("status")
+                    if prev["seats"] is not seats:
+                        keys.append("seats")
+                    if prev["to_act"] is not to_act:
+                        keys.append("to_act")
+                    if prev["deadline"] is not deadline:
+                        keys.append("deadline")
+                    if prev["answered"] is not answered:
+                        keys.append("answered")
+                    if prev["draw_offer"] is not offer:
+                        keys.append("draw_offer")
+                    changed += (prev, keys)
+            except KeyError:
+                pass
+        return part
 
     def _views(self, state: Any = None) -> Callable[[Seat | None], dict[str, Any]]:
         """A per-change cache: each distinct RoomView is built once.
@@ -727,7 +757,8 @@ class RoomViews:
         game = engine.view(state, None)
         if self.actions == 0:  # the game view shares its parts with the game's template
             game = share_initial(game, dictionaries(engine, self.meta["players"]).game(None))
-        view = {"room": self._room_part(state, to_act or None), "game": game, "outcome": self.outcome}
+        room: list[Any] = []  # the room part's change (`diff_view`), when known
+        view = {"room": self._room_part(state, to_act or None, room), "game": game, "outcome": self.outcome}
         members = self.members
         ordered = members
         for member in members:  # acting members go last (their legal lists are computed)
@@ -778,7 +809,9 @@ class RoomViews:
                             restated = engine.restated_events
                             # the view's change already says it (Engine.restated_events)
                             shown = [e for e in events if e.get("type") not in restated] if restated else events
-                        body = bodies[id(old)] = patch_body(diff_compact(old, view, key_tables(engine)[1]), shown)
+                        refs = key_tables(engine)[1]
+                        compact = diff_view(old, view, refs, *room) if room else diff_compact(old, view, refs)
+                        body = bodies[id(old)] = patch_body(compact, shown)
                         prefix = prefix or patch_head(self.id)
                     if len(key) == 4:  # the member's list is unchanged: none sent
                         frame = patch_bytes(prefix, version, body, None)

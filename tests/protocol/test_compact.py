@@ -21,6 +21,7 @@ from protocol import (
     decode_server,
     diff,
     diff_compact,
+    diff_view,
     encode,
     expand_ops,
     key_refs,
@@ -30,7 +31,7 @@ from protocol import (
 from protocol.messages import Patch, Snapshot
 from tests.protocol.test_patch import scalars
 from tests.protocol.test_patch import tagged as tagged_value
-from tests.protocol.test_patch_shared import mutate
+from tests.protocol.test_patch_shared import TRICKY, mutate
 
 
 def tagged(x: Any) -> Any:
@@ -94,6 +95,42 @@ def test_diff_compact_is_diff_then_compact_ops(old: Any, seed: int, rate: float,
             assert exact(diff_compact(new, old, refs), compact_ops(diff(new, old), refs, old))
     if old is not None:  # a member's first patch (views are never None)
         assert exact(diff_compact(None, old, refs), [[0, old]])
+
+
+ROOM_POOL = ["id", "game", "status", "seats", "to_act", "deadline", "answered", "draw_offer", "a", "b"]
+room_parts = st.dictionaries(st.sampled_from(ROOM_POOL), any_views, max_size=10)
+
+
+@settings(max_examples=400, deadline=None)
+@given(room_parts, any_views, any_views, st.integers(0, 2**32), st.sampled_from([0.1, 0.5, 0.9]), tables)
+def test_diff_view_is_diff_compact(part: dict[str, Any], game: Any, outcome: Any, seed: int, rate: float,
+                                   keys: tuple[str, ...]) -> None:
+    """`diff_view` (publish's diff in a room without hidden information, told which room
+    part entries changed) gives `diff_compact`'s ops, op for op: changed entries of
+    every kind (equal rebuilt, 1 for True, nested), a room part with its keys in
+    another order, entries named that did not change, and views it is not told about."""
+    rng = random.Random(seed)
+    refs = key_refs(keys)
+    room = {k: (mutate(v, rng, rate) if rng.random() < rate else rng.choice(TRICKY)) if rng.random() < rate else v
+            for k, v in part.items()}
+    if rng.random() < 0.3:  # the same keys in another order
+        items = list(room.items())
+        rng.shuffle(items)
+        room = dict(items)
+    changed = [k for k in room if room[k] is not part[k] or rng.random() < 0.2]  # some named needlessly
+    old = {"room": part, "game": game, "outcome": outcome}
+    if rng.random() < 0.3:
+        old = {"outcome": outcome, "room": part, "game": game}  # another order of the view's keys
+    for new_game, new_outcome in ((mutate(game, rng, rate), outcome), (game, mutate(outcome, rng, rate)),
+                                  (rng.choice(TRICKY), rng.choice(TRICKY)), (game, outcome)):
+        new = {"room": room, "game": new_game, "outcome": new_outcome}
+        want = diff_compact(old, new, refs)
+        assert exact(diff_view(old, new, refs, part, changed), want)
+        assert exact(want, compact_ops(diff(old, new), refs, new))
+        # views it cannot walk so: another room part, other keys, no view
+        for other in ({**old, "room": dict(part)}, {**old, "extra": 1}, {"room": part, "game": game, "x": 1},
+                      None, [part]):
+            assert exact(diff_view(other, new, refs, part, changed), diff_compact(other, new, refs))
 
 
 def test_diff_compact_replaces_a_container_as_diff_does_with_any_refs() -> None:

@@ -20,6 +20,7 @@ import msgpack
 import pytest
 
 from engines.base import Seat
+from engines.registry import get_engine
 from server.legal_lists import joined_legal, legal_change
 from server.room import Room
 from server.seats import Member
@@ -107,14 +108,21 @@ class CheckedRoom(Room):
     """The room part kept from the last one is `room_info()` exactly, at every change."""
 
     parts = 0
+    hinted = 0
 
-    def _room_part(self, state: Any, seat_sets: frozenset[Seat] | None = None) -> dict[str, Any]:
+    def _room_part(self, state: Any, seat_sets: frozenset[Seat] | None = None,
+                   changed: list[Any] | None = None) -> dict[str, Any]:
         if seat_sets is not None:  # what publish hands it: the state's own seats to act
             assert seat_sets == self.engine.to_act(state)
-        part = super()._room_part(state, seat_sets)
+        part = super()._room_part(state, seat_sets, changed)
         plain = self.room_info()
         assert part == plain and msgpack.packb(part) == msgpack.packb(plain)
         assert [type(v) for v in part.values()] == [type(v) for v in plain.values()]
+        if changed:  # diff_view's premise: the same keys, and only `keys` not the same objects
+            prev, keys = changed
+            assert prev.keys() == part.keys() and all(type(k) is str for k in prev)
+            assert list(keys) == [k for k in part if part[k] is not prev[k]]  # in the part's order
+            CheckedRoom.hinted += 1
         CheckedRoom.parts += 1
         return part
 
@@ -126,7 +134,9 @@ class CheckedRoom(Room):
 
 @pytest.mark.parametrize(("game", "rules", "players"), CASES)
 def test_the_room_part_is_room_info(game: str, rules: str, players: int) -> None:
-    CheckedRoom.parts = 0
+    CheckedRoom.parts = CheckedRoom.hinted = 0
     for seed in range(3):
         play(CheckedRoom, game, rules, players, seed, steps=100, deadline=600.0 if seed % 2 else None)
     assert CheckedRoom.parts > 30
+    # publish's own calls in a room without hidden information
+    assert CheckedRoom.hinted > 10 or get_engine(game, rules).info.hidden_information
