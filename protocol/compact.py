@@ -30,7 +30,6 @@ from typing import Any, Final
 from protocol.errors import PatchError
 from protocol.packer import packer as _packer
 from protocol.patch import (
-    _BY_IDENTITY,
     _PLAIN,
     _SEQ,
     _WHOLE_CHECK,
@@ -304,9 +303,19 @@ def _walk(old: Any, new: Any, cpath: list[Any], refs: Mapping[str, int], cops: l
     to, tn = type(old), type(new)
     if to is dict and tn is dict:
         start, direct = len(cops), 0
-        if len(new) >= _BY_IDENTITY and len(old) == len(new) and all(map(is_, old, new)):
-            for k, v in compress(new.items(), map(is_not, old.values(), new.values())):
-                w = old[k]
+        if len(old) == len(new):
+            # The same key objects in the same order (views built from the same literals,
+            # of any size) are checked in the walk itself, entry by entry: one pass that
+            # looks at both maps' keys and values at once costs less than finding the
+            # changed entries at C speed after checking the keys (two passes, each a C
+            # call per entry). Same ops, in the same order, as the walk below. A key that
+            # is not the same object ends it: its ops so far are dropped, and the walk
+            # below does the map from the start.
+            for ok, k, w, v in zip(old, new, old.values(), new.values()):  # noqa: B905 (the same lengths)
+                if ok is not k:
+                    break
+                if w is v:
+                    continue
                 ck = refs.get(k, k) if type(k) is str else _ckey(k)
                 if type(v) in _PLAIN:
                     if type(w) is not type(v) or w != v:
@@ -314,28 +323,33 @@ def _walk(old: Any, new: Any, cpath: list[Any], refs: Mapping[str, int], cops: l
                         direct += 1
                     continue
                 direct += _walk(w, v, [*cpath, ck], refs, cops)
-        else:
-            if old == new and _same_fast(old, new):
-                return 0
-            for k in old:
-                if k not in new or (type(k) is not str and type(_key_of(new, k)) is not type(k)):
-                    cops.append([DEL, *cpath, refs.get(k, k) if type(k) is str else _ckey(k)])
-                    direct += 1
-            for k, v in new.items():
-                if k in old and (type(k) is str or type(_key_of(old, k)) is type(k)):
-                    w = old[k]
-                    if w is v:
-                        continue
-                    ck = refs.get(k, k) if type(k) is str else _ckey(k)
-                    if type(v) in _PLAIN:
-                        if type(w) is not type(v) or w != v:
-                            cops.append([SET, *cpath, ck, v])
-                            direct += 1
-                        continue
-                    direct += _walk(w, v, [*cpath, ck], refs, cops)
-                else:
-                    cops.append([SET, *cpath, refs.get(k, k) if type(k) is str else _ckey(k), v])
-                    direct += 1
+            else:
+                if len(cops) - start < _WHOLE_CHECK or 2 * direct < len(new):
+                    return 0
+                return _whole_compact(cpath, new, refs, cops, start, 0)
+            del cops[start:]
+            direct = 0
+        if old == new and _same_fast(old, new):
+            return 0
+        for k in old:
+            if k not in new or (type(k) is not str and type(_key_of(new, k)) is not type(k)):
+                cops.append([DEL, *cpath, refs.get(k, k) if type(k) is str else _ckey(k)])
+                direct += 1
+        for k, v in new.items():
+            if k in old and (type(k) is str or type(_key_of(old, k)) is type(k)):
+                w = old[k]
+                if w is v:
+                    continue
+                ck = refs.get(k, k) if type(k) is str else _ckey(k)
+                if type(v) in _PLAIN:
+                    if type(w) is not type(v) or w != v:
+                        cops.append([SET, *cpath, ck, v])
+                        direct += 1
+                    continue
+                direct += _walk(w, v, [*cpath, ck], refs, cops)
+            else:
+                cops.append([SET, *cpath, refs.get(k, k) if type(k) is str else _ckey(k), v])
+                direct += 1
         if len(cops) - start < _WHOLE_CHECK or 2 * direct < len(new):
             return 0
         return _whole_compact(cpath, new, refs, cops, start, 0)
