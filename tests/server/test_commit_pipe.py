@@ -14,6 +14,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from server.commit_pipe import CommitPipe, GroupSender, _pack_python, pack
 from tests.fault_proxy import FaultProxy
+from tests.server.capture_transport import CaptureTransport
 
 INCR_BY = "return redis.call('INCRBY', KEYS[1], ARGV[1])"
 
@@ -99,27 +100,13 @@ def test_pack_is_the_resp_redis_reads(packer) -> None:
         packer([("SET", "k", 1.5)])
 
 
-class _Transport:
-    def __init__(self) -> None:
-        self.written: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.written.append(data)
-
-    def is_closing(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        pass
-
-
 async def test_replies_split_anywhere_or_run_together_are_parsed_alike() -> None:
     """Redis may deliver a batch's replies in pieces cut anywhere, or several batches'
     replies in one read: each batch gets its own, in order."""
     wire = b":1\r\n:-2\r\n-NOSCRIPT No matching script\r\n:30\r\n"
     for cuts in [(), (1,), (2, 3), (4, 5, 9, 12), tuple(range(1, len(wire)))]:
         pipe = CommitPipe(timeout=None)
-        pipe.transport = _Transport()  # type: ignore[assignment]
+        pipe.transport = CaptureTransport()  # type: ignore[assignment]
         got: list[object] = []
         pipe.send([("A",), ("B",)], got.append)
         pipe.send([("C",), ("D",)], got.append)
@@ -137,7 +124,7 @@ async def test_every_integer_reply_is_parsed_as_int_parses_it() -> None:
     wire = b"".join(b":%d\r\n" % value for value in values)
     for cuts in [(), (1,), (2, 3), tuple(range(1, len(wire)))]:
         pipe = CommitPipe(timeout=None)
-        pipe.transport = _Transport()  # type: ignore[assignment]
+        pipe.transport = CaptureTransport()  # type: ignore[assignment]
         got: list[object] = []
         pipe.send([("A",)] * len(values), got.append)
         for start, end in zip((0, *cuts), (*cuts, len(wire)), strict=True):
@@ -148,7 +135,7 @@ async def test_every_integer_reply_is_parsed_as_int_parses_it() -> None:
 
 async def test_a_reply_nobody_asked_for_closes_the_channel() -> None:
     pipe = CommitPipe(timeout=None)
-    pipe.transport = _Transport()  # type: ignore[assignment]
+    pipe.transport = CaptureTransport()  # type: ignore[assignment]
     got: list[object] = []
     pipe.send([("A",)], got.append)
     pipe.data_received(b":1\r\n:2\r\n")
@@ -215,7 +202,7 @@ async def test_send_for_completes_each_future_as_its_reply_arrives() -> None:
     `on_batch` once, whole."""
     loop = asyncio.get_running_loop()
     pipe = CommitPipe(timeout=None)
-    pipe.transport = _Transport()  # type: ignore[assignment]
+    pipe.transport = CaptureTransport()  # type: ignore[assignment]
     heard: list[int] = []
     futures = [loop.create_future() for _ in range(3)]
     pipe.send_for([("A",), ("B",), ("C",)], futures, lambda size, _: heard.append(size))

@@ -27,6 +27,7 @@ from server.metrics import Metrics
 from server.room import Room
 from server.seats import SeatState
 from server.store import StaleWriteError, StorageUnavailable, Store, move_command, next_write_id
+from tests.server.capture_transport import CaptureTransport
 from tests.server.test_stored_fields import stored_as_live
 
 pytestmark = pytest.mark.redis
@@ -281,22 +282,6 @@ def test_a_plain_moves_command_is_written_as_pack_writes_it(prefix, room_id, gua
         assert written is None
 
 
-class Capture:
-    """A commit pipe's transport that keeps what is written."""
-
-    def __init__(self) -> None:
-        self.written: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.written.append(data)
-
-    def is_closing(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        pass
-
-
 @settings(max_examples=200, deadline=None)
 @given(
     prefix=st.text(max_size=12).filter(lambda p: "{" not in p and "}" not in p),
@@ -320,7 +305,7 @@ def test_the_bytes_a_plain_move_is_written_as_are_what_pack_makes_of_it(prefix, 
     async def run() -> None:
         store = Store("redis://127.0.0.1:1/0", prefix=prefix)  # never connects: the pipe is ours
         pipe = CommitPipe(5.0)
-        pipe.transport = capture = Capture()  # type: ignore[assignment]
+        pipe.transport = capture = CaptureTransport()  # type: ignore[assignment]
         store._commits._pipe = pipe
         for turn, action in enumerate(actions):
             store._commit.sha = shas[turn % len(shas)]
