@@ -158,16 +158,10 @@ class Lifecycle:
 
     def changed(self, room: LifeRoom) -> None:
         """After each stored change: update the room's timestamps (and Redis if they moved)."""
-        if not room.life and room.status == "playing":
-            # `observe`'s first test, `_someone_there` written out: this runs after every
-            # move, and a game in progress with someone there has nothing to keep.
-            seats = room.seats
-            for member in room.members:
-                seat = member.seat
-                if seat is not None:
-                    state = seats[seat]
-                    if state.bot is None and state.token_hash is not None:
-                        return
+        if not room.life and room.status == "playing" and _someone_there(room):
+            # `observe`'s first test, made here: this runs after every move, and a game
+            # in progress with someone there has nothing to keep.
+            return
         self.observe(room, touch=True)
 
     def observe(self, room: LifeRoom, touch: bool) -> None:
