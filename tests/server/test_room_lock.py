@@ -10,6 +10,7 @@ import random
 import pytest
 
 from server.room import RoomLock
+from tests.server.memory_room import MemoryPeer, two_seat_room
 
 
 async def _schedule(lock: asyncio.Lock, seed: int) -> list[tuple[int, str]]:
@@ -78,41 +79,17 @@ class _GatedStore:
         return True
 
 
-class _Peer:
-    name, protocol = "p", 3
-
-    def __init__(self) -> None:
-        self.oks: list[object] = []
-
-    def push(self, frame: bytes) -> None:
-        pass
-
-    def send_ok(self, req_id: object, data: dict[str, object]) -> None:
-        self.oks.append(data)
-
-
 def test_act_takes_and_frees_the_room_lock_as_async_with_does() -> None:
     """`Room.act` takes and releases the room's lock without RoomLock's calls: a move
     waits behind a holder, the next waiter is woken when a move ends, and a lock nobody
     waits for is left free with no waiter deque."""
-    from engines.registry import get_engine
-    from server.metrics import Metrics
-    from server.room import Room
-    from server.seats import Member, SeatState
-
     async def main() -> None:
-        engine = get_engine("giantslayer")
         store = _GatedStore()
-        meta = {"game": "giantslayer", "rules": engine.info.rules, "players": 2, "options": {}, "seed": 3,
-                "private": False, "password": None, "created": 0.0, "deadline": None}
-        room = Room("lockroom", engine, meta, engine.new_game(2, {}, 3), store, Metrics())  # type: ignore[arg-type]
-        room.seats = [SeatState("a", "x"), SeatState("b", "y")]
-        room.status = "playing"
-        peers = [_Peer(), _Peer()]
-        room.members = [Member(peers[0], 0), Member(peers[1], 1)]  # type: ignore[arg-type]
+        room, peers = two_seat_room("lockroom", store, 3)
+        engine = room.engine
         log: list[str] = []
 
-        def move() -> tuple[_Peer, str]:
+        def move() -> tuple[MemoryPeer, str]:
             seat = sorted(engine.to_act(room.state))[0]
             return peers[seat], engine.legal_notation(room.state, seat)[0]
 

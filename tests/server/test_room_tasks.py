@@ -9,10 +9,8 @@ import asyncio
 import time
 from typing import Any
 
-from engines.registry import get_engine
-from server.metrics import Metrics
 from server.room import Room
-from server.seats import Member, SeatState
+from tests.server.memory_room import MemoryPeer, two_seat_room
 
 
 class _Store:
@@ -25,35 +23,13 @@ class _Store:
         return True
 
 
-class _Peer:
-    name, protocol = "p", 3
-
-    def __init__(self) -> None:
-        self.frames = 0
-
-    def push(self, frame: bytes) -> None:
-        self.frames += 1
-
-    def send_ok(self, req_id: Any, data: dict[str, Any]) -> None:
-        pass
-
-
-def _room(seconds: float) -> tuple[Room, list[_Peer], _Store]:
-    engine = get_engine("giantslayer")
+def _room(seconds: float) -> tuple[Room, list[MemoryPeer], _Store]:
     store = _Store()
-    meta = {"game": "giantslayer", "rules": engine.info.rules, "players": 2, "options": {}, "seed": 4,
-            "private": False, "password": None, "created": 0.0, "deadline": seconds}
-    room = Room("timerroom", engine, meta, engine.new_game(2, {}, 4), store, Metrics())  # type: ignore[arg-type]
-    room.seats = [SeatState("a", "x"), SeatState("b", "y")]
-    room.status = "playing"
-    peers = [_Peer(), _Peer()]
-    room.members = [Member(peers[0], 0), Member(peers[1], 1)]  # type: ignore[arg-type]
-    for member in room.members:
-        room.send_snapshot(member)
+    room, peers = two_seat_room("timerroom", store, 4, seconds)
     return room, peers, store
 
 
-async def _move(room: Room, peers: list[_Peer]) -> None:
+async def _move(room: Room, peers: list[MemoryPeer]) -> None:
     seat = sorted(room.engine.to_act(room.state))[0]
     await room.act(peers[seat], 1, room.engine.legal_notation(room.state, seat)[0], None)  # type: ignore[arg-type]
 
