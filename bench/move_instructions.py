@@ -75,6 +75,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engines.registry import get_engine
 from protocol.codec import decode_client, encode
+from protocol.packer import ok_version
 from server.commit_pipe import CommitPipe
 from server.metrics import Metrics
 from server.room import Room
@@ -93,6 +94,9 @@ class Peer:
 
     def send_ok(self, req_id: Any, data: dict[str, Any]) -> None:
         self.push(encode({"type": "ok", "id": req_id, "data": data}))
+
+    def send_ok_version(self, req_id: Any, version: int) -> None:  # what Connection's does
+        self.push(ok_version(req_id, version))
 
 
 class AnsweringStore:

@@ -8,6 +8,7 @@ failed pack leaves the Packer empty for the next call.
 
 from __future__ import annotations
 
+import struct
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -35,3 +36,30 @@ def packer() -> Callable[[Any], bytes]:
     except AttributeError:
         _PACKERS.packer = msgpack.Packer(use_bin_type=True)
         return _PACKERS.packer.pack
+
+
+# `ok_version`'s pieces: msgpack of {"type": "ok", "id": ..., "data": {"version": ...}}
+# around the two integers (a fixmap of 3, then of 1; keys and "ok" as fixstr).
+_OK_HEAD = b"\x83\xa4type\xa2ok\xa2id"
+_OK_DATA = b"\xa4data\x81\xa7version"
+OK_TABLE = 1024  # ids and versions below this come from tables (~115 KB for the process)
+_OK_HEADS = [_OK_HEAD + packb(n) for n in range(OK_TABLE)]
+_OK_TAILS = [_OK_DATA + packb(n) for n in range(OK_TABLE)]
+_UINT16 = struct.Struct(">BH").pack  # msgpack's uint 16 (0xcd) and uint 32 (0xce) formats
+_UINT32 = struct.Struct(">BI").pack
+
+
+def ok_version(req_id: Any, version: int) -> bytes:
+    """`packb({"type": "ok", "id": req_id, "data": {"version": version}})`: the reply to
+    every move, put together from constant pieces when the id is an int in 0..2**32-1
+    and the version in 0..OK_TABLE-1 (a client's ids count up from 1), else packed.
+    About 3,300 instructions fewer than the dicts packed (~7,100 with the call), the
+    same bytes (tests/protocol/test_packer.py); the caller pushes them as a frame."""
+    if req_id.__class__ is int and version.__class__ is int and 0 <= version < OK_TABLE:
+        if 0 <= req_id < OK_TABLE:
+            return _OK_HEADS[req_id] + _OK_TAILS[version]
+        if 0 <= req_id < 65536:
+            return _OK_HEAD + _UINT16(0xCD, req_id) + _OK_TAILS[version]
+        if 0 <= req_id < 4294967296:
+            return _OK_HEAD + _UINT32(0xCE, req_id) + _OK_TAILS[version]
+    return packb({"type": "ok", "id": req_id, "data": {"version": version}})

@@ -37,7 +37,7 @@ from engines import registry
 from engines.bots import registry as bot_registry
 from protocol import messages as msgs
 from protocol.codec import act_frame, recover_id, unpack_map, validate_client
-from protocol.packer import packb
+from protocol.packer import ok_version, packb
 from server import replays
 from server.config import Config
 from server.errors import RequestError, RoomMoved
@@ -243,6 +243,9 @@ class Connection:
 
     def send_ok(self, req_id: Any, data: dict[str, Any]) -> None:
         self.push(packb({"type": "ok", "id": req_id, "data": data}))  # `encode` of a dict, without its call
+
+    def send_ok_version(self, req_id: Any, version: int) -> None:
+        self.push(ok_version(req_id, version))  # a move's reply, from constant pieces
 
     def send_error(self, req_id: Any, code: str, message: str, detail: dict[str, Any] | None = None) -> None:
         self.metrics.errors[code] += 1

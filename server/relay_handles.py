@@ -13,6 +13,7 @@ import contextlib
 from typing import Any, Protocol
 
 from engines.base import Seat
+from protocol.packer import ok_version
 from server.errors import RequestError
 from server.seats import Peer
 from server.wire import encode
@@ -49,6 +50,9 @@ class RelayPeer:
 
     def send_ok(self, req_id: Any, data: dict[str, Any]) -> None:
         self.push(encode({"type": "ok", "id": req_id, "data": data}))
+
+    def send_ok_version(self, req_id: Any, version: int) -> None:
+        self.push(ok_version(req_id, version))
 
 
 class RemoteRoom:

@@ -480,7 +480,7 @@ class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
                 raise RequestError(exc.code, exc.message) from exc
             events = await self.apply_action(seat, action, [], to_act)
             # `next_version(peer)`: this member's, unless it left meanwhile
-            peer.send_ok(req_id, {"version": member.version + 1 if member in self.members else self.next_version(peer)})
+            peer.send_ok_version(req_id, member.version + 1 if member in self.members else self.next_version(peer))
             self.publish(events)
             self._after_change()
         finally:

@@ -44,6 +44,9 @@ class Peer(Protocol):
 
     def send_ok(self, req_id: Any, data: dict[str, Any]) -> None: ...
 
+    def send_ok_version(self, req_id: Any, version: int) -> None:
+        """`send_ok(req_id, {"version": version})`: a move's reply (protocol.packer.ok_version)."""
+
 
 @dataclass(slots=True)
 class SeatState:

@@ -40,6 +40,9 @@ class RecordingPeer:
     def send_ok(self, req_id: Any, data: dict[str, Any]) -> None:
         self.push(encode({"type": "ok", "id": req_id, "data": data}))
 
+    def send_ok_version(self, req_id: Any, version: int) -> None:
+        self.send_ok(req_id, {"version": version})  # the general encoder: recorded frames stay comparable
+
 
 class AcceptingStore:
     """Every write is accepted at once (none is a plain move: the room's `logged` stays 0)."""

@@ -26,6 +26,9 @@ class MemoryPeer:
     def send_ok(self, req_id: Any, data: dict[str, Any]) -> None:
         self.oks.append(data)
 
+    def send_ok_version(self, req_id: Any, version: int) -> None:
+        self.oks.append({"version": version})
+
 
 def two_seat_room(room_id: str, store: Any, seed: int, deadline: float | None = None) -> tuple[Room, list[MemoryPeer]]:
     """A playing room whose two seats are members (each sent its snapshot); `store`
