@@ -362,6 +362,12 @@ class Engine(ABC, Generic[S, A]):
     # for all members (server.views). 0: no such promise; each view is diffed whole.
     view_shared_start: ClassVar[int] = 0
 
+    # True: every `legal_notation` list holds distinct entries, none with a line break
+    # (tests/engines/test_conformance.py checks it on random games of every engine that
+    # says so). The room then keeps a long list as a base of legal edits without
+    # counting its line breaks or hashing its entries for repeats (server.legal_lists).
+    plain_notation: ClassVar[bool] = False
+
     def state_from_view(self, view: View) -> S:
         """Rebuild a playable state from a spectator view (perfect-information games).
 

@@ -92,7 +92,7 @@ def _edit(base: Sequence[str], new: Sequence[str], at_base: dict[str, int], at_n
 
 
 def legal_edit_joined(base: str, new: Sequence[str], sep: str, text: str | None = None,
-                      distinct: bool = False) -> list[Splice] | None:
+                      distinct: bool = False, plain: bool = False) -> list[Splice] | None:
     """`legal_edit(base.split(sep), new)`, the same splices or None, for a base kept as
     one joined str (the server's per-member base).
 
@@ -108,14 +108,15 @@ def legal_edit_joined(base: str, new: Sequence[str], sep: str, text: str | None 
     it, which legal_edit gives only for such lists): then entries that are only removed
     — one run, or two around a kept block — are counted on the joined texts, not split
     and hashed (a GIANTS seat's placements of a figure gone: ~300,000 instructions
-    less), with the same splices.
+    less), with the same splices. `plain` says the caller knows `new` repeats no entry
+    and none holds `sep` (`Engine.plain_notation`): then neither is checked.
     """
     if not new:
         return legal_edit(base.split(sep), new)
     if text is None:
         text = sep.join(new)
     if distinct:
-        edit = _one_run(base, text, new, sep)
+        edit = _one_run(base, text, new, sep, plain)
         if edit is not _OTHER:
             return edit
     # Both lists with a separator at each end: every entry lies between two seps.
@@ -123,11 +124,11 @@ def legal_edit_joined(base: str, new: Sequence[str], sep: str, text: str | None 
     k, j = _ends(a, b, sep)
     ja = j - len(b) + len(a)
     if distinct:
-        edit = _removals(a, b, k, j, ja, len(new), sep)
+        edit = _removals(a, b, k, j, ja, len(new), sep, plain)
         if edit is not _OTHER:
             return edit
     distinct_new = set(new)
-    if len(distinct_new) != len(new) or sep in "".join(new):
+    if not plain and (len(distinct_new) != len(new) or sep in "".join(new)):
         return legal_edit(base.split(sep), new)  # repeated entries (None), or ambiguous
     p = b.count(sep, 0, k)  # entries before k: the same in both
     added = new[p:p + b.count(sep, k, j)]
@@ -175,7 +176,7 @@ def legal_edit_joined(base: str, new: Sequence[str], sep: str, text: str | None 
 _OTHER = object()  # _removals' answer for a change it does not work out
 
 
-def _one_run(base: str, text: str, new: Sequence[str], sep: str) -> Any:
+def _one_run(base: str, text: str, new: Sequence[str], sep: str, plain: bool = False) -> Any:
     # legal_edit_joined's answer when the new list (`new`, joined in `text`) is the base
     # (joined in `base`, repeating no entry) with one run of entries removed, or the
     # base itself; _OTHER for any other change (two runs: `_removals`), or `sep` inside
@@ -187,7 +188,7 @@ def _one_run(base: str, text: str, new: Sequence[str], sep: str) -> Any:
     # legal_edit's answer is one splice at the run (or none), counted as seps.
     lb, lt = len(base), len(text)
     if lt >= lb:
-        return [] if text == base and text.count(sep) == len(new) - 1 else _OTHER
+        return [] if text == base and (plain or text.count(sep) == len(new) - 1) else _OTHER
     if base.startswith(text) and base[lt] == sep:
         start = lt + 1  # all of the new list begins the base: the run is its end
     else:
@@ -217,16 +218,16 @@ def _one_run(base: str, text: str, new: Sequence[str], sep: str) -> Any:
         # rest of the base is the rest of the new list.
         d = lb - lt
         if base[start + d - 1] != sep or not base.endswith(text[start:] if start else text):
-            return _two_runs(base, text, new, sep, start)
+            return _two_runs(base, text, new, sep, start, plain)
         removed = base.count(sep, start, start + d)
         # The entries before the run: counted on the shorter side of it
         p = text.count(sep, 0, start) if 2 * start <= lt else count - 1 - text.count(sep, start)
-    if sep in "".join(new):  # (memchr) the seps of `text` would not be its entries' bounds
+    if not plain and sep in "".join(new):  # (memchr) the seps of `text` would not be its entries' bounds
         return _OTHER
     return [[p, removed]] if lt - count + 1 + 2 * count > 4 else None
 
 
-def _two_runs(base: str, text: str, new: Sequence[str], sep: str, start: int) -> Any:
+def _two_runs(base: str, text: str, new: Sequence[str], sep: str, start: int, plain: bool = False) -> Any:
     # _one_run's answer when the run is not one: two runs gone around a kept block (a
     # GIANTS seat's placements of two kinds of figure gone), or _OTHER. `start`: where
     # the entries both begin with end (an entry's start in both). The entries both end
@@ -259,7 +260,7 @@ def _two_runs(base: str, text: str, new: Sequence[str], sep: str, start: int) ->
     size = s + 2 - start  # the block with a sep each side
     if at < 0 or at + size > ye or (s > e and not base.startswith(text[e + 1:s + 1], at + e + 2 - start)):
         return _OTHER  # entries added (or moved)
-    if sep in "".join(new):  # (memchr) the seps of `text` would not be its entries' bounds
+    if not plain and sep in "".join(new):  # (memchr) the seps of `text` would not be its entries' bounds
         return _OTHER
     before = base.count(sep, start, at + 1)
     after = base.count(sep, at + size, ye)
@@ -272,7 +273,7 @@ def _two_runs(base: str, text: str, new: Sequence[str], sep: str, start: int) ->
     return splices if 4 * len(splices) < lt - count + 1 + 2 * count else None
 
 
-def _removals(a: str, b: str, k: int, j: int, ja: int, count: int, sep: str) -> Any:
+def _removals(a: str, b: str, k: int, j: int, ja: int, count: int, sep: str, plain: bool = False) -> Any:
     # legal_edit_joined's answer when the new list (`count` entries, joined in `b`) only
     # removes entries from the base (`a`) — one run, or two around a kept block — for a
     # base that repeats no entry; _OTHER for any other change, or `sep` inside an entry
@@ -289,7 +290,7 @@ def _removals(a: str, b: str, k: int, j: int, ja: int, count: int, sep: str) -> 
     else:
         before, after = a.count(sep, k, ja), 0
     p = b.count(sep, 0, k)  # entries before k: the same in both
-    if p + kept + b.count(sep, j) != count + 1:
+    if not plain and p + kept + b.count(sep, j) != count + 1:
         return _OTHER  # a sep inside an entry: the joined text reads as other entries
     splices: list[Splice] = [[p, before]] if before else []
     if after:

@@ -56,34 +56,38 @@ class DistinctBase(str):
     __slots__ = ()
 
 
-def joined_legal(legal: list[str], cache: dict[Any, Any] | None = None, seat: Seat | None = None) -> str | None:
+def joined_legal(legal: list[str], cache: dict[Any, Any] | None = None, seat: Seat | None = None,
+                 plain: bool = False) -> str | None:
     """The base to keep for a member just sent `legal`: the list as one str, or None when
     it is too short to be edited next time or an action holds LEGAL_SEP.
 
     With publish's `cache` (and the member's seat), the text `legal_change` joined for
-    the seat's list is reused, flagged DistinctBase when an edit to it was computed."""
+    the seat's list is reused, flagged DistinctBase when an edit to it was computed.
+    `plain`: the engine's lists repeat no entry and hold no LEGAL_SEP
+    (`Engine.plain_notation`), so neither is checked (GIANTS' first list of a placement
+    round, ~450 entries sent whole: ~150,000 instructions)."""
     text = cache.get((seat, None)) if cache else None  # (empty: no edit was computed)
     if text is None:
         text = LEGAL_SEP.join(legal)
     elif type(text) is DistinctBase:
         return text  # long (it was edited) and checked
     # list_bytes(legal), from the joined text: one join, not two
-    if len(text) + len(legal) + 1 < EDIT_FROM or text.count(LEGAL_SEP) != len(legal) - 1:
+    if len(text) + len(legal) + 1 < EDIT_FROM or (not plain and text.count(LEGAL_SEP) != len(legal) - 1):
         return None
     if len(text) < CHECK_FROM:
         return text
     # A list this long sent whole is mostly edited next, by removals (GIANTS: 44 of 45
     # such lists): checking it for repeats now (~60,000 instructions for 260 entries)
     # spares that edit ~280,000.
-    return DistinctBase(text) if len(set(legal)) == len(legal) else text
+    return DistinctBase(text) if plain or len(set(legal)) == len(legal) else text
 
 
-def legal_change(member: Member, legal: list[str], cache: dict[Any, Any]) -> Any:
+def legal_change(member: Member, legal: list[str], cache: dict[Any, Any], plain: bool = False) -> Any:
     """Protocol 3: `legal_edit`'s splices from the member's base to `legal`, or None to
     send `legal` whole (no base, a short list, or the edit is not smaller). Cached per
     (seat, base): the seat's other connections with the same base share it. The list
     is joined once per publish (`cache[seat, None]`, which `joined_legal` then keeps as
-    the member's next base)."""
+    the member's next base). `plain`: as joined_legal's."""
     base = member.legal_base
     if base is None:
         return None
@@ -97,7 +101,7 @@ def legal_change(member: Member, legal: list[str], cache: dict[Any, Any]) -> Any
     if len(text) + len(legal) + 1 < EDIT_FROM:  # list_bytes(legal), from the joined text
         edit = None
     else:
-        edit = legal_edit_joined(base, legal, LEGAL_SEP, text, type(base) is DistinctBase)
+        edit = legal_edit_joined(base, legal, LEGAL_SEP, text, type(base) is DistinctBase, plain)
         if edit is not None and type(text) is not DistinctBase and all(len(splice) == 2 for splice in edit):
             # Only removals: `legal` is some of the base's entries, so none holds
             # LEGAL_SEP, and none repeats (legal_edit would have given None). (A list

@@ -624,7 +624,7 @@ class RoomViews:
         self.touched, self.compacted = True, False
         legal = self.legal_for(member.seat)
         member.legal_hash = hash(tuple(legal))
-        member.legal_base = joined_legal(legal)  # a snapshot resets the base of legal edits
+        member.legal_base = joined_legal(legal, plain=self.engine.plain_notation)  # a snapshot resets the base of legal edits
         keys = key_tables(self.engine)[0] if member.peer.protocol >= 2 else None
         member.peer.push(encode(snapshot_frame(self.id, member.version, member.seat, view, legal, keys)))
 
@@ -680,6 +680,7 @@ class RoomViews:
         # change's, kept in `_hidden_sent`) and new ones are worked out once (`_SplitDiffs`),
         # and what else the views share, once per pair of parts (`subdiffs`).
         splits = _SplitDiffs(key_tables(engine)[1], {}, self._hidden_sent, engine.view_shared_start)
+        plain = engine.plain_notation
         handed: dict[Seat | None, Any] = {}  # the views handed out (kept for the next change)
         # The caches key on (id(old view), id(new view), ...). Every old view is held by its
         # member when the loop starts, so no two share an id, and one freed in the loop
@@ -727,7 +728,7 @@ class RoomViews:
                         if restated:
                             shown = [e for e in shown if e.get("type") not in restated]
                         compact_shown[hide] = shown
-                    edit = legal_change(member, legal, edits) if base is not None else None
+                    edit = legal_change(member, legal, edits, plain) if base is not None else None
                     sent = legal if resend and edit is None else None
                     frame = encode(compact_patch_frame(self.id, version, compact, shown, sent, edit))
                 else:
@@ -741,7 +742,7 @@ class RoomViews:
             member.view, member.version, member.legal_hash = view, version + 1, legal_hash
             handed[seat] = view
             if wire >= 3 and legal and resend:
-                member.legal_base = joined_legal(legal, edits, seat)  # an empty list leaves the base
+                member.legal_base = joined_legal(legal, edits, seat, plain)  # an empty list leaves the base
             member.peer.push(frame)
         # The views of a room yet to play share parts with its template instead (`_views`)
         self._hidden_sent = handed if handed and self.actions else None

@@ -164,6 +164,8 @@ class GiantsEngine(Engine[GameState, Action]):
     # The first entries of every view of a state are the same objects, for every seat
     # (`views.SHARED_START`): the room diffs them once (server.views, `_SplitDiffs`).
     view_shared_start: ClassVar[int] = views.SHARED_START
+    # Notation lists repeat no entry and hold no line break (the conformance suite checks it)
+    plain_notation: ClassVar[bool] = True
 
     def view_keys(self) -> tuple[str, ...]:
         return views.VIEW_KEYS

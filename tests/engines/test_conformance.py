@@ -117,7 +117,10 @@ class Checker:
         legal = engine.legal_actions(before, seat)
         assert action in legal
         # what a room sends: the notation of every listed action, in order
-        assert engine.legal_notation(before, seat) == [engine.format_action(before, a) for a in legal]
+        notation = engine.legal_notation(before, seat)
+        assert notation == [engine.format_action(before, a) for a in legal]
+        if engine.plain_notation:  # what it promises the room (server.legal_lists)
+            assert len(set(notation)) == len(notation) and not any("\n" in text for text in notation)
         # notation round trip on a sample of the listed actions
         for candidate in [*self.rng.sample(legal, min(len(legal), 8)), action]:
             text = engine.format_action(before, candidate)

@@ -158,8 +158,15 @@ def test_the_joined_base_edit_is_legal_edit_in_real_games(game: str, rules: str 
                 assert legal_edit_joined(text, legal, "\n") == legal_edit(last[seat], legal)
                 # the engines' lists repeat no entry: the server's fast path may take them
                 assert legal_edit_joined(text, legal, "\n", distinct=True) == legal_edit(last[seat], legal)
+                if engine.plain_notation:  # what the server then passes (server.legal_lists)
+                    assert legal_edit_joined(text, legal, "\n", distinct=True, plain=True) == legal_edit(last[seat], legal)
             last[seat] = legal
             state = engine.apply_text(state, seat, rng.choice(legal)).state
+
+
+def _plain(new: list[str]) -> bool:
+    """`new` as an engine with Engine.plain_notation lists: no repeat, no separator."""
+    return len(set(new)) == len(new) and not any("\n" in x for x in new)
 
 
 def test_the_distinct_base_path_is_legal_edit_for_removals_and_everything_else() -> None:
@@ -167,7 +174,8 @@ def test_the_distinct_base_path_is_legal_edit_for_removals_and_everything_else()
     flags): entries removed in one run, in two around a kept block, in several places,
     none; entries added or moved; the separator inside an entry of the new list (also
     where the joined text then reads as the base with a run removed); empty entries. The
-    same splices (or None) as legal_edit on the split base, with `text` given or not."""
+    same splices (or None) as legal_edit on the split base, with `text` given or not, and
+    for a new list that repeats no entry and holds no separator, with `plain` too."""
     rng = random.Random(6)
     pool = [f"m{i}" for i in range(60)] + ["", "x"]
     for _ in range(20_000):
@@ -198,6 +206,9 @@ def test_the_distinct_base_path_is_legal_edit_for_removals_and_everything_else()
         want = legal_edit(base, new)
         assert legal_edit_joined(text, new, "\n", distinct=True) == want, (base, new)
         assert legal_edit_joined(text, new, "\n", "\n".join(new), True) == want, (base, new)
+        if _plain(new):  # what an engine with Engine.plain_notation hands the server
+            assert legal_edit_joined(text, new, "\n", distinct=True, plain=True) == want, (base, new)
+            assert legal_edit_joined(text, new, "\n", plain=True) == want, (base, new)
 
 
 def test_the_distinct_base_one_run_path_is_legal_edit_on_long_lists() -> None:
@@ -234,3 +245,5 @@ def test_the_distinct_base_one_run_path_is_legal_edit_on_long_lists() -> None:
         text = "\n".join(base)
         want = legal_edit(base, new)
         assert legal_edit_joined(text, new, "\n", "\n".join(new), True) == want, (base, new)
+        if _plain(new):
+            assert legal_edit_joined(text, new, "\n", "\n".join(new), True, True) == want, (base, new)

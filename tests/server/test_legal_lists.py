@@ -35,6 +35,10 @@ def test_a_long_list_sent_whole_is_flagged_and_a_short_or_odd_one_is_not() -> No
     mid = entries(60)  # editable (over EDIT_FROM) but under CHECK_FROM: not checked
     assert type(joined_legal(mid)) is str
     assert joined_legal(entries(5)) is None
+    # An engine's promise (Engine.plain_notation): the same base, without the checks
+    for legal in (long, mid, entries(5)):
+        got = joined_legal(legal, plain=True)
+        assert got == joined_legal(legal) and type(got) is type(joined_legal(legal))
 
 
 def test_a_removal_flags_the_next_base_and_an_addition_does_not() -> None:
@@ -67,7 +71,8 @@ def test_edits_from_flagged_and_plain_bases_are_legal_edit_in_giants_games() -> 
     """Each seat's lists in random GIANTS games (placements GI-12..GI-17 lost as figures
     are placed: the removals the flag is for), kept as a publish keeps them: the edit
     from the kept base (flagged or not) is legal_edit's on the last list (a short list
-    is sent whole)."""
+    is sent whole), with the engine's promise of plain lists (`plain_notation`) taken or
+    not, and the same base kept either way."""
     engine = registry.get_engine("giants")
     flagged = 0
     for seed in range(3):
@@ -81,11 +86,14 @@ def test_edits_from_flagged_and_plain_bases_are_legal_edit_in_giants_games() -> 
             seat = min(engine.waiting_for(state))
             legal = engine.legal_notation(state, seat)
             member, cache = members[seat], {}  # type: ignore[var-annotated]
+            plain = seed % 2 == 1  # as publish passes GiantsEngine.plain_notation, or not
             if member.legal_base is not None:
                 flagged += type(member.legal_base) is DistinctBase
                 want = legal_edit(last[seat], legal) if list_bytes(legal) >= EDIT_FROM else None  # short: whole
-                assert legal_change(member, legal, cache) == want
-            member.legal_base = joined_legal(legal, cache, seat)
+                assert legal_change(member, legal, cache, plain) == want
+            base = joined_legal(legal, cache, seat, plain)
+            assert base == joined_legal(legal, cache, seat) and type(base) is type(joined_legal(legal, cache, seat))
+            member.legal_base = base
             last[seat] = legal
             state = engine.apply_text(state, seat, rng.choice(legal)).state
     assert flagged > 50
