@@ -59,7 +59,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import inspect
 import json
 import os
 import random
@@ -100,7 +99,7 @@ class Peer:
 
 
 class AnsweringStore:
-    async def commit(self, room_id: str, **fields: Any) -> None:
+    async def commit(self, room_id: str, *args: Any, **fields: Any) -> None:
         return None
 
 
@@ -221,27 +220,22 @@ async def commit_part(commits: int, awaited: bool = False) -> None:
     store._commit.sha = "0" * 40
     store.on_batch = Metrics().observe_batch  # as server.app installs it: /metrics counts each batch
     now = time.time()
-    # As the room does: its fields as stored (revisions whose commit sends changed fields only)
-    extra: dict[str, Any] = {}
-    if "before" in inspect.signature(store.commit).parameters:
-        extra["before"] = before = SimpleNamespace(status="playing", deadline=None, outcome=None, actions=0,
-                                                   answered=frozenset(), start_key="", hidden=0, logged=0)
+    # As the room does: its fields as stored (its commit sends changed fields only)
+    before = SimpleNamespace(status="playing", deadline=None, outcome=None, actions=0,
+                             answered=frozenset(), start_key="", hidden=0, logged=0)
     for i in range(commits + WARMUP):
-        if extra:
-            before.actions = i
-            before.logged = i % 50  # plain moves since the last snapshot (log-only revisions)
+        before.actions = i
+        before.logged = i % 50  # plain moves since the last snapshot (log-only revisions)
         if i == WARMUP:
             count_on()
-        if awaited:  # as `Room._commit` calls it (no `**` dict), in the act's own task
-            await store.commit(
-                "AbCdEf12", expected=i, version=i + 1, fence=1, status="playing", seats=None, deadline=None,
-                outcome=None, actions=i + 1, log_entry={"v": i + 1, "seat": i % 2, "action": "c3-d4", "ts": now},
-                snapshot=None, answered=frozenset(), start_key="", hidden=0, before=before, move_seconds=0.0)
+        # As `RoomStorage._commit_fields` calls it: by position (no keyword or `**` dict)
+        commit = store.commit("AbCdEf12", i, i + 1, 1, "playing", None, None, None, i + 1,
+                              {"v": i + 1, "seat": i % 2, "action": "c3-d4", "ts": now}, None, 0.0,
+                              frozenset(), "", 0, before, 0.0)  # type: ignore[arg-type]
+        if awaited:  # in the act's own task
+            await commit
             continue
-        task = asyncio.ensure_future(store.commit(
-            "AbCdEf12", expected=i, version=i + 1, fence=1, status="playing", seats=None, deadline=None,
-            outcome=None, actions=i + 1, log_entry={"v": i + 1, "seat": i % 2, "action": "c3-d4", "ts": now},
-            snapshot=None, now=now, answered=frozenset(), start_key="", hidden=0, **extra))
+        task = asyncio.ensure_future(commit)
         await asyncio.sleep(0)  # the task runs up to its wait
         await asyncio.sleep(0)  # the sender's flush writes the batch
         pipe.data_received(b":1\r\n")

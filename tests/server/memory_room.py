@@ -3,12 +3,24 @@ for tests of the room's own machinery (its lock, its timers) without sockets."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from engines.registry import get_engine
 from server.metrics import Metrics
 from server.room import Room
 from server.seats import Member, SeatState
+from server.store import Store
+
+_COMMIT = inspect.signature(Store.commit)
+
+
+def commit_arguments(room_id: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """A stand-in store's `commit(room_id, *args, **kwargs)` as `Store.commit` would
+    take them (the room passes them by position): name -> value, defaults included."""
+    bound = _COMMIT.bind(None, room_id, *args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
 
 
 class MemoryPeer:

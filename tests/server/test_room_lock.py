@@ -72,7 +72,7 @@ class _GatedStore:
     def __init__(self) -> None:
         self.gates: list[asyncio.Future[None]] = []
 
-    async def commit(self, room_id: str, **fields: object) -> bool:
+    async def commit(self, room_id: str, *args: object, **fields: object) -> bool:
         gate = asyncio.get_running_loop().create_future()
         self.gates.append(gate)
         await gate

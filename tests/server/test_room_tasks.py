@@ -10,14 +10,15 @@ import time
 from typing import Any
 
 from server.room import Room
-from tests.server.memory_room import MemoryPeer, two_seat_room
+from tests.server.memory_room import MemoryPeer, commit_arguments, two_seat_room
 
 
 class _Store:
     def __init__(self) -> None:
         self.entries: list[dict[str, Any]] = []
 
-    async def commit(self, room_id: str, **fields: Any) -> bool:
+    async def commit(self, room_id: str, *args: Any, **kwargs: Any) -> bool:
+        fields = commit_arguments(room_id, *args, **kwargs)
         if fields.get("log_entry") is not None:
             self.entries.append(fields["log_entry"])
         return True
