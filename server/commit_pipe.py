@@ -30,8 +30,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import time
 from collections.abc import Callable, Sequence
+from time import perf_counter
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -188,7 +188,7 @@ class CommitPipe(asyncio.Protocol):
                 if batch[2] is not None:
                     batch[2](batch[1])
                 elif batch[4] is not None:
-                    batch[4](len(batch[1]), time.perf_counter() - batch[5])
+                    batch[4](len(batch[1]), perf_counter() - batch[5])
         if pos == len(buf):
             if buf is self._buf:
                 self._buf.clear()
@@ -237,7 +237,7 @@ class CommitPipe(asyncio.Protocol):
             deadline = loop.time() + self.timeout
             if self._timer is None:
                 self._timer = loop.call_at(deadline, self._watch)
-        started = time.perf_counter() if on_batch is not None else 0.0
+        started = perf_counter() if on_batch is not None else 0.0
         self._batches.append([len(commands), futures, None, deadline, on_batch, started])
         # A lone command already in RESP (a plain move's: most batches at a human pace)
         # is written as it is: `pack` would only hand it back.

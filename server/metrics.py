@@ -248,8 +248,15 @@ class Metrics:
         self._live = source
 
     def observe_batch(self, size: int, seconds: float) -> None:
+        """A commit batch answered (the store's hook, told of every batch): `size`
+        commits, `seconds` its round trip."""
         self.commits += size
-        self.commit_latency.observe(seconds)
+        # `commit_latency.observe(seconds)` without its call (~500 instructions a batch)
+        latency = self.commit_latency
+        pending = latency.pending
+        pending.append(seconds)
+        if len(pending) >= PENDING_MAX:
+            latency.fold()
 
     def render(self, accept: str = "") -> tuple[bytes, str]:
         """The /metrics body and its content type (OpenMetrics if the scraper asks)."""
