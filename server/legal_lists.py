@@ -79,22 +79,27 @@ def joined_legal(legal: list[str], cache: dict[Any, Any] | None = None, seat: Se
     # A list this long sent whole is mostly edited next, by removals (GIANTS: 44 of 45
     # such lists): checking it for repeats now (~60,000 instructions for 260 entries)
     # spares that edit ~280,000.
-    return DistinctBase(text) if plain or len(set(legal)) == len(legal) else text
+    if plain or len(set(legal)) == len(legal):
+        text = DistinctBase(text)
+        if cache is not None:  # the seat's other connections get this very base (publish keys on it)
+            cache[seat, None] = text
+    return text
 
 
 def legal_change(member: Member, legal: list[str], cache: dict[Any, Any], plain: bool = False) -> Any:
     """Protocol 3: `legal_edit`'s splices from the member's base to `legal`, or None to
     send `legal` whole (no base, a short list, or the edit is not smaller). Cached per
-    (seat, base): the seat's other connections with the same base share it. The list
+    seat and base object: the seat's other connections with that base share it. The list
     is joined once per publish (`cache[seat, None]`, which `joined_legal` then keeps as
     the member's next base). `plain`: as joined_legal's."""
     base = member.legal_base
     if base is None:
         return None
     seat = member.seat
-    key = (seat, base)
-    if key in cache:
-        return cache[key]
+    key = (seat, id(base))  # not the base's text: hashing kilobytes costs more than an edit's lookups
+    found = cache.get(key)
+    if found is not None and found[0] is base:
+        return found[1]
     text = cache.get((seat, None))
     if text is None:
         text = cache[seat, None] = LEGAL_SEP.join(legal)
@@ -108,5 +113,5 @@ def legal_change(member: Member, legal: list[str], cache: dict[Any, Any], plain:
             # that gained entries is not flagged: its next change likely adds some too,
             # where the flag does not help.)
             cache[seat, None] = DistinctBase(text)
-    cache[key] = edit
+    cache[key] = (base, edit)  # the base kept with its edit: its id is its own while the cache lives
     return edit

@@ -16,7 +16,7 @@ from engines.base import Engine, Seat
 from protocol.compact import SET, Shared, _Inexpressible, _walk
 from protocol.packer import packb
 from protocol.patch import _PLAIN, _WHOLE_CHECK
-from server.legal_lists import EDIT_FROM, joined_legal, legal_change
+from server.legal_lists import EDIT_FROM, LEGAL_SEP, joined_legal, legal_change
 from server.packing import (
     PackedState,
     deflate,
@@ -61,6 +61,9 @@ def seat_list(seats: frozenset[Seat]) -> list[Seat]:
         found = _SEAT_LISTS[seats] = sorted(seats)
     return found
 EMPTY_HASH = hash(())  # Member.legal_hash of an empty legal list
+# Member.legal_hash of a list whose entries are its member's base (`legal_base`, joined;
+# hidden-information rooms): no hash is -1 (CPython keeps it for errors), so no list's.
+AS_BASE = -1
 # Protocol 2's key table per engine class (static per game and rule set): (keys, refs).
 _TABLES: dict[type, tuple[list[str], dict[str, int]]] = {}
 
@@ -672,9 +675,9 @@ class RoomViews:
         ordered += acting_members
         ops_cache: dict[tuple[int, int], list[Any]] = {}
         compact_cache: dict[tuple[int, int], list[Any]] = {}
-        frames: dict[tuple[int, int, int, tuple[Any, ...] | None, int, bool, str | None], bytes] = {}
+        frames: dict[tuple[int, int, int, tuple[Any, ...] | None, int, bool, int], bytes] = {}
         legal_cache: dict[Seat, list[str]] = {}
-        edits: dict[tuple[Seat | None, str], Any] = {}
+        edits: dict[Any, Any] = {}  # legal_change's and joined_legal's
         # Each seat's view is its own, but the parts every member sees are diffed once:
         # the ops of those that are the same objects in the members' old views (the last
         # change's, kept in `_hidden_sent`) and new ones are worked out once (`_SplitDiffs`),
@@ -686,6 +689,8 @@ class RoomViews:
         # member when the loop starts, so no two share an id, and one freed in the loop
         # (its member got the new view) can give its id only to an object allocated
         # since, never to an old view; the new views are held by `views` until the end.
+        # So do the frames on id(legal base): a member's base is the one it held when the
+        # loop started until its frame is made (a seat's connections share one object).
         for member in ordered:
             if member is skip:
                 continue
@@ -707,14 +712,31 @@ class RoomViews:
                 legal = NO_LEGAL
             wire, version = member.peer.protocol, member.version
             # Protocol 2 sends a legal list only when it differs from the member's last one.
-            legal_hash = hash(tuple(legal)) if legal else EMPTY_HASH
-            resend = wire < 2 or legal_hash != member.legal_hash
+            was: int | None = member.legal_hash
+            legal_hash: int | None
+            if not legal:
+                legal_hash = EMPTY_HASH
+                resend = wire < 2 or was != EMPTY_HASH
+            elif wire < 3 or (was != AS_BASE and was != EMPTY_HASH):
+                legal_hash = hash(tuple(legal))
+                resend = wire < 2 or legal_hash != was
+            else:  # protocol 3, a list after none, or after one kept as the base: no hash
+                legal_hash, resend = None, True  # (hashed below if it leaves no base)
+                if was == AS_BASE:  # the last list is the base's entries: compare the texts
+                    # (the base's entries hold no LEGAL_SEP, joined_legal's check; with the
+                    # same text and count of entries neither do this list's: the same list)
+                    text = edits.get((seat, None))
+                    if text is None:
+                        text = edits[seat, None] = LEGAL_SEP.join(legal)  # (legal_change's join)
+                    last = member.legal_base
+                    if text == last and (plain or text.count(LEGAL_SEP) == len(legal) - 1):
+                        legal_hash, resend = AS_BASE, False
             # Protocol 3 may send the change from the member's last non-empty list.
             base = member.legal_base if wire >= 3 and resend else None
             # Members with equal old and new views share a frame unless they need their
             # own legal list or (the actor) the unredacted events.
             variant = ("legal", seat) if acting else ("actor",) if redacted is not None and not hide else None
-            key = (id(old), id(view), version, variant, wire, resend, base)
+            key = (id(old), id(view), version, variant, wire, resend, id(base))  # (a base's text unhashed)
             frame = frames.get(key)
             if frame is None:
                 pair = (id(old), id(view))
@@ -739,10 +761,12 @@ class RoomViews:
                     frame = encode(patch_frame(self.id, version, version + 1, ops, shown, legal))
                 frames[key] = frame
             # Each member's sequence moves only on changes it is sent (GI-8).
+            if wire >= 3 and legal and resend:
+                member.legal_base = kept = joined_legal(legal, edits, seat, plain)  # an empty list leaves the base
+                if legal_hash is None:
+                    legal_hash = hash(tuple(legal)) if kept is None else AS_BASE
             member.view, member.version, member.legal_hash = view, version + 1, legal_hash
             handed[seat] = view
-            if wire >= 3 and legal and resend:
-                member.legal_base = joined_legal(legal, edits, seat, plain)  # an empty list leaves the base
             member.peer.push(frame)
         # The views of a room yet to play share parts with its template instead (`_views`)
         self._hidden_sent = handed if handed and self.actions else None

@@ -24,7 +24,7 @@ from engines.registry import get_engine
 from server.legal_lists import joined_legal, legal_change
 from server.room import Room
 from server.seats import Member
-from server.views import key_tables
+from server.views import AS_BASE, key_tables
 from server.wire import compact_ops, compact_patch_frame, diff, encode, patch_frame
 from tests.server.frame_record import play
 from tests.server.game_cases import CASES
@@ -140,3 +140,31 @@ def test_the_room_part_is_room_info(game: str, rules: str, players: int) -> None
     assert CheckedRoom.parts > 30
     # publish's own calls in a room without hidden information
     assert CheckedRoom.hinted > 10 or get_engine(game, rules).info.hidden_information
+
+
+class BaseCountingRoom(Room):
+    """Counts the protocol-3 members whose legal list publish kept as their base's entries
+    (`views.AS_BASE`, no hash) and those of them sent nothing new (an unchanged list)."""
+
+    kept = 0
+    unchanged = 0
+
+    def publish(self, events: list[dict[str, Any]], skip: Member | None = None) -> None:
+        self.expand_views()  # (publish's own first step) the bases as publish sees them
+        before = {id(m): (m.legal_hash, m.version, m.legal_base) for m in self.members}
+        super().publish(events, skip)
+        for m in self.members:
+            was = before.get(id(m))
+            if m.legal_hash == AS_BASE and was is not None and m.version != was[1]:
+                BaseCountingRoom.kept += 1
+                BaseCountingRoom.unchanged += was[0] == AS_BASE and m.legal_base is was[2]
+
+
+def test_giants_sessions_keep_lists_as_bases_and_pass_unchanged_ones() -> None:
+    """The frames test's GIANTS sessions (placements GI-12..GI-17: long lists, edited)
+    go through publish's unhashed lists: one kept as the base's entries, and one compared
+    with the base and found unchanged (not resent, as the hash found it before)."""
+    BaseCountingRoom.kept = BaseCountingRoom.unchanged = 0
+    for seed in range(6):
+        play(BaseCountingRoom, "giants", "standard", 2, seed, steps=150, deadline=None)
+    assert BaseCountingRoom.kept > 20 and BaseCountingRoom.unchanged > 0
