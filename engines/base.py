@@ -30,6 +30,9 @@ from typing import Any, ClassVar, Generic, TypeVar
 Seat = int
 View = dict[str, Any]
 Event = dict[str, Any]
+# How a list in a state's view was made from one in the view of the state it was played
+# from (`Engine.view_edits`): (that list, this one, the indexes where they may differ).
+ViewEdit = tuple[list[Any], list[Any], tuple[int, ...]]
 
 S = TypeVar("S")
 A = TypeVar("A")
@@ -367,6 +370,21 @@ class Engine(ABC, Generic[S, A]):
     # says so). The room then keeps a long list as a base of legal edits without
     # counting its line breaks or hashing its entries for repeats (server.legal_lists).
     plain_notation: ClassVar[bool] = False
+
+    def view_edits(self, state: S) -> tuple[ViewEdit, ...]:
+        """Hints for the server's diff of this state's view against the view of the
+        state it was played from (perfect-information games: one view for all seats).
+
+        Each edit (base, value, at) says: `value`, a list in `view(state, seat)`, was
+        made from `base`, the list at the same place in the previous state's view, and
+        holds base's very objects at every index below both lengths but those in `at`
+        (ascending, each once). The server's diff (protocol.compact.diff_view) then looks
+        only at `at` and past the shorter length, and only where a member's old view
+        holds `base` and its new one `value` (by identity); the ops are the same as a
+        walk of the whole list. An edit must be exact: a changed index left out of
+        `at` is a change no member is sent. The default: none, every list walked whole.
+        """
+        return ()
 
     def state_from_view(self, view: View) -> S:
         """Rebuild a playable state from a spectator view (perfect-information games).

@@ -175,7 +175,8 @@ def diff_compact(old: Any, new: Any, refs: Mapping[str, int], shared: Shared | N
     return cops
 
 
-def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any, changed: Sequence[str]) -> list[list[Any]]:
+def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any, changed: Sequence[str],
+              edits: Sequence[tuple[list[Any], list[Any], Sequence[int]]] = ()) -> list[list[Any]]:
     """`diff_compact(old, new, refs)` when the caller knows what its `room` entry changed:
     the same ops, op for op, with no look at the entries it did not.
 
@@ -186,6 +187,10 @@ def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any,
     `changed` only; anything else is diffed as `diff_compact` does. (The entries not
     named are the same objects, so the walk would find nothing there: the ops are the
     same, and so is the choice of one whole `set` made on them.)
+
+    `edits` are the engine's (`Engine.view_edits`): a list of the `game` map that is an
+    edit's value where the old game map holds its base is walked at the edit's indexes
+    (and past the shorter length) only (`_walk_at`).
     """
     if type(old) is not dict or len(old) != len(new) or old.get("room") is not part:
         return diff_compact(old, new, refs)
@@ -207,6 +212,8 @@ def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any,
                 continue
             if w is part and type(k) is str:
                 direct += _walk_keys(w, v, changed, [ck], refs, cops)
+            elif edits and k == "game":
+                direct += _walk_edited(w, v, [ck], refs, cops, edits)
             else:
                 direct += _walk(w, v, [ck], refs, cops)
     except KeyError:
@@ -238,6 +245,74 @@ def _walk_keys(old: Any, new: Any, keys: Sequence[str], cpath: list[Any],
     if len(cops) - start < _WHOLE_CHECK or 2 * direct < len(new):
         return 0
     return _whole_compact(cpath, new, refs, cops, start, 0)
+
+
+def _walk_edited(old: Any, new: Any, cpath: list[Any], refs: Mapping[str, int], cops: list[list[Any]],
+                 edits: Sequence[tuple[list[Any], list[Any], Sequence[int]]]) -> int:
+    # _walk of a map whose entries may be edits' values where `old` holds their bases:
+    # its dict walk (the same key objects in the same order; else _walk does it), those
+    # entries walked by _walk_at.
+    if type(old) is not dict or type(new) is not dict or old is new or len(old) != len(new):
+        return _walk(old, new, cpath, refs, cops)
+    start, direct = len(cops), 0
+    for ok, k, w, v in zip(old, new, old.values(), new.values()):  # noqa: B905 (the same lengths)
+        if ok is not k:
+            del cops[start:]
+            return _walk(old, new, cpath, refs, cops)
+        if w is v:
+            continue
+        ck = refs.get(k, k) if type(k) is str else _ckey(k)
+        if type(v) in _PLAIN:
+            if type(w) is not type(v) or w != v:
+                cops.append([SET, *cpath, ck, v])
+                direct += 1
+            continue
+        for base, value, at in edits:
+            if value is v and base is w:
+                direct += _walk_at(w, v, at, [*cpath, ck], refs, cops)
+                break
+        else:
+            direct += _walk(w, v, [*cpath, ck], refs, cops)
+    if len(cops) - start < _WHOLE_CHECK or 2 * direct < len(new):
+        return 0
+    return _whole_compact(cpath, new, refs, cops, start, 0)
+
+
+def _walk_at(old: Any, new: Any, at: Sequence[int], cpath: list[Any], refs: Mapping[str, int],
+             cops: list[list[Any]]) -> int:
+    # _walk of two lists where `new` holds old's very objects at every index below both
+    # lengths but those in `at` (ascending, each once): its list walk over those only.
+    # Only where every changed entry is plain (a str, an int, ...): then the ops are
+    # _walk's, its `old == new` short cut included (equal lists of such entries give no
+    # ops here either); anything else, _walk walks whole.
+    if type(old) is not list or type(new) is not list:
+        return _walk(old, new, cpath, refs, cops)
+    start, direct, last = len(cops), 0, -1
+    lo, ln = len(old), len(new)
+    end = ln if ln < lo else lo
+    for i in at:
+        if i <= last or type(new[i] if i < ln else None) not in _PLAIN:
+            del cops[start:]  # not in order, or a container: the whole walk
+            return _walk(old, new, cpath, refs, cops)
+        last = i
+        if i >= end:
+            continue
+        w, v = old[i], new[i]
+        if w is not v and (type(w) is not type(v) or w != v):
+            cops.append([SET, *cpath, i, v])
+            direct += 1
+    if ln < lo:
+        cops.append([TRUNC, *cpath, ln])
+        own = 1
+    elif ln == lo:
+        own = 0
+    else:
+        own = ln - lo
+        for i in range(lo, ln):
+            cops.append([PUSH, *cpath, new[i]])
+    if len(cops) - start < _WHOLE_CHECK or 2 * (direct + own) < len(new):
+        return own
+    return _whole_compact(cpath, new, refs, cops, start, own)
 
 
 def _walk_root(old: Any, new: Any, refs: Mapping[str, int], cops: list[list[Any]], shared: Shared) -> None:

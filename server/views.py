@@ -835,7 +835,8 @@ class RoomViews:
                             # the view's change already says it (Engine.restated_events)
                             shown = [e for e in events if e.get("type") not in restated] if restated else events
                         refs = key_tables(engine)[1]
-                        compact = diff_view(old, view, refs, *room) if room else diff_compact(old, view, refs)
+                        compact = (diff_view(old, view, refs, room[0], room[1], engine.view_edits(state)) if room
+                                   else diff_compact(old, view, refs))
                         body = bodies[id(old)] = patch_body(compact, shown)
                         prefix = prefix or patch_head(self.id)
                     if len(key) == 4:  # the member's list is unchanged: none sent

@@ -38,6 +38,7 @@ from engines.base import (
     Seat,
     Transition,
     View,
+    ViewEdit,
     winners_by_score,
 )
 from engines.giantslayer.board import (
@@ -122,6 +123,10 @@ class GiantslayerState:
     # on the board (a `find` call a stone) costs more than the rest of a black move's
     # GS-7/GS-8 checks. `black_notation` starts from them too.
     blacks: tuple[int, ...] = field(default=(), init=False, compare=False, repr=False)
+    # How the view's board was made from the board of the view of the state this one was
+    # played from (`Engine.view_edits`): (that list, `view_parts[0]`, the cells written,
+    # ascending), kept along by `_play`; () for a state made any other way.
+    edits: tuple[ViewEdit, ...] = field(default=(), init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         finished = len(self.results) == self.rounds
@@ -193,6 +198,7 @@ def _made(
     quiet_texts: tuple[str, ...] | None,
     view_parts: ViewParts,
     blacks: tuple[int, ...],
+    edits: tuple[ViewEdit, ...] = (),
 ) -> GiantslayerState:
     """`GiantslayerState(...)` through `_Blank`, the derived fields given (`view_parts`,
     `blacks`: the caller's, which must be what `_view_parts` and `cells_of` give) and
@@ -213,6 +219,7 @@ def _made(
     state.acting = _NOBODY if len(results) == rounds else _ACTING[round_index % 2 ^ (not white_to_move)]
     state.view_parts = view_parts
     state.blacks = blacks
+    state.edits = edits
     _become(state, "__class__", GiantslayerState)
     made: GiantslayerState = state
     return made
@@ -343,8 +350,10 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         # reports only its consequences (captures, round ends).
         events: list[Event] = []
         captured = False
+        written: tuple[int, ...] = ()  # the cells written on `symbols`, ascending
         if move.path:
             start, end = move.path[0], move.path[-1]
+            written = (start, end) if start < end else (end, start)
             piece = board[start]
             board[start] = EMPTY  # first: a trample chain may end on its own start cell
             board[end] = piece
@@ -355,6 +364,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
                 for cell in trampled:
                     board[cell] = EMPTY
                     symbols[cell] = "."
+                written = (*written, *trampled)
                 white_left -= len(trampled)
                 events.append({"type": "trample", "captured": [NAMES[c] for c in trampled]})
                 captured = True
@@ -381,6 +391,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
                     for cell in victims:
                         board[cell] = EMPTY
                         symbols[cell] = "."
+                    written = (*written, *victims)
                     black_left -= len(victims)
                     events.append({"type": "flank", "captured": [NAMES[c] for c in victims]})
                     captured = True
@@ -431,6 +442,9 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         after.acting = _ACTING[round_index % 2 ^ (not white_next)]
         after.view_parts = (symbols, black_left, white_left, parts[3], parts[4])
         after.blacks = blacks
+        if captured:  # more cells than a slide's or a step's two, maybe some twice
+            written = tuple(sorted(set(written)))
+        after.edits = ((parts[0], symbols, written),)
         _become(after, "__class__", GiantslayerState)
         if end_reason is not None:
             after = self._end_round(after, end_reason, events)
@@ -455,7 +469,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
             # `replace(state, results=results)`: nobody to act, the view's results lists new
             return _made(state.rounds, state.round_index, state.board, state.white_to_move, state.quiet_plies,
                          state.history, state.quiet_moves, results, state.last_move, state.quiet_texts,
-                         (symbols, black_left, white_left, listed, totals), state.blacks)
+                         (symbols, black_left, white_left, listed, totals), state.blacks, state.edits)
         nxt = new_round(state.rounds, state.round_index + 1, results, state.last_move)
         events.append({"type": "round_start", "round": nxt.round_index + 1, "white": nxt.round_index % 2})
         return nxt
@@ -481,6 +495,10 @@ class Giantslayer(Engine[GiantslayerState, Move]):
 
     def view_keys(self) -> tuple[str, ...]:
         return VIEW_KEYS
+
+    def view_edits(self, state: GiantslayerState) -> tuple[ViewEdit, ...]:
+        # The board, as `_play` wrote it (a new round's or a restored state's: none)
+        return state.edits
 
     def view(self, state: GiantslayerState, seat: Seat | None) -> View:
         # Perfect information: every seat and spectator sees the same document. The

@@ -133,6 +133,46 @@ def test_diff_view_is_diff_compact(part: dict[str, Any], game: Any, outcome: Any
             assert exact(diff_view(other, new, refs, part, changed), diff_compact(other, new, refs))
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.lists(scalars, max_size=70), st.dictionaries(map_keys, any_views, max_size=6), st.integers(0, 2**32),
+       st.sampled_from([0.05, 0.3, 0.9]), tables)
+def test_diff_view_with_edits_is_diff_compact(base: list[Any], game: dict[Any, Any], seed: int, rate: float,
+                                              keys: tuple[str, ...]) -> None:
+    """`diff_view` told how a list of the game map was made from the old one's
+    (`Engine.view_edits`) gives `diff_compact`'s ops, op for op: entries rewritten
+    (another value, the same, an equal copy, 1 for True, a container or a float, which
+    it walks whole), the list truncated or pushed to, indexes named needlessly, a
+    whole `set` of the list or of the game map; and edits it may not use (out of
+    order, a base the old view does not hold, another value) change nothing."""
+    rng = random.Random(seed)
+    refs = key_refs(keys)
+    value = base[:]
+    written = []
+    for i in range(len(value)):
+        if rng.random() < rate:
+            value[i] = rng.choice([*TRICKY, value[i], copy.deepcopy(value[i]), "x", ".", 7])
+            written.append(i)
+    if rng.random() < 0.3:
+        cut = rng.randrange(len(value) + 1)
+        value = value[:cut]
+        written += range(cut, len(base))  # new entries there if pushed to
+    if rng.random() < 0.3:
+        value += rng.sample(TRICKY, 2)
+    at = sorted({*written, *(i for i in range(len(base)) if rng.random() < 0.1)})
+    old_game = {**game, "board": base}
+    new_game = {k: mutate(v, rng, rate) if rng.random() < rate else v for k, v in old_game.items()}
+    new_game["board"] = value
+    part = {"id": "r1"}
+    old = {"room": part, "game": old_game, "outcome": None}
+    new = {"room": part, "game": new_game, "outcome": None}
+    want = diff_compact(old, new, refs)
+    assert exact(want, compact_ops(diff(old, new), refs, new))
+    other = [rng.choice(TRICKY)]
+    for edits in ([(base, value, at)], [(other, other, [0]), (base, value, at)], [(base, value, at[::-1])],
+                  [(list(base), value, at)], [(base, list(value), at)], []):
+        assert exact(diff_view(old, new, refs, part, [], edits), want)
+
+
 def test_diff_compact_replaces_a_container_as_diff_does_with_any_refs() -> None:
     """The whole-container choice is made on the plain ops' sizes, whatever the table
     (here one with a key twice, whose first reference is never used)."""

@@ -100,7 +100,11 @@ def test_states_made_by_a_move_equal_those_the_dataclass_makes() -> None:
         for state in playout_states(seed):
             made = GiantslayerState(**{f.name: getattr(state, f.name) for f in fields(state) if f.init})
             assert made == state
-            assert [getattr(made, f.name) for f in fields(state)] == [getattr(state, f.name) for f in fields(state)]
+            # every field but `edits`, which says how the view's board was made (a move's
+            # state has one, a constructed one none: test_view_edits_name_every_board_cell_a_move_wrote)
+            names = [f.name for f in fields(state) if f.name != "edits"]
+            assert [getattr(made, name) for name in names] == [getattr(state, name) for name in names]
+            assert made.edits == ()
             assert hash(made) == hash(state)
             # made through `_Blank`, it is a GiantslayerState and as frozen as any
             assert type(state) is GiantslayerState
@@ -185,6 +189,34 @@ def test_view_parts_kept_along_by_moves_equal_those_worked_out_afresh() -> None:
                 captures += state.quiet_plies == 0
             parent = state
     assert captures > 100
+
+
+def test_view_edits_name_every_board_cell_a_move_wrote() -> None:
+    # GS-5/GS-6 (a slide, a step, a trample chain: its jumped stones and a landing that
+    # may be its own start), GS-7 (flank captures, the moved stone among them),
+    # GS-4/GS-13 (a new round's setup: no edit), GS-12 (a pass: nothing written). The
+    # server's diff looks only at the cells an edit names: the view's board must hold
+    # the parent view's very symbols everywhere else.
+    edited = tramples = 0
+    for seed in range(12):
+        parent = None
+        for state in playout_states(seed, rounds=1 if seed % 3 == 0 else 2):
+            edits = ENGINE.view_edits(state)
+            if parent is None or state.round_index != parent.round_index:
+                assert edits == ()  # a new round's (or game's) board: walked whole
+                parent = state
+                continue
+            [(base, value, at)] = edits  # a move's, the match's last one too
+            assert base is parent.view_parts[0] and value is state.view_parts[0]
+            assert value is ENGINE.view(state, None)["board"]
+            assert list(at) == sorted(set(at))
+            assert all(value[i] is base[i] for i in range(len(base)) if i not in at)
+            assert {i for i in range(len(base)) if value[i] != base[i]} <= set(at)
+            edited += 1
+            tramples += len(at) > 2
+            parent = state
+    assert edited > 700 and tramples > 20, (edited, tramples)
+    assert ENGINE.view_edits(ENGINE.restore(ENGINE.snapshot(state))) == ()  # a state made afresh: none
 
 
 def test_white_notation_on_every_stone_and_blocker_pair() -> None:
