@@ -107,9 +107,10 @@ class GiantslayerState:
     quiet_moves: tuple[Move, ...]  # the moves that produced history[1:]
     results: tuple[RoundResult, ...]
     last_move: str | None = None
-    # `quiet_moves` in notation, kept along by `_play` so a view copies it instead of
-    # formatting every quiet move again (None: not known yet, e.g. after a restore).
-    quiet_texts: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+    # `quiet_moves` in notation, kept along by `_play`: the view's list itself, so a view
+    # neither copies nor formats it (None: not known yet, e.g. after a restore). Read,
+    # never changed: a move makes a new list.
+    quiet_texts: list[str] | None = field(default=None, compare=False, repr=False)
     # `to_act`'s answer (the seats to act: the mover's, none once finished), worked out
     # when the state is made: the server asks it several times a move.
     acting: frozenset[Seat] = field(default=_NOBODY, init=False, compare=False, repr=False)
@@ -123,9 +124,10 @@ class GiantslayerState:
     # on the board (a `find` call a stone) costs more than the rest of a black move's
     # GS-7/GS-8 checks. `black_notation` starts from them too.
     blacks: tuple[int, ...] = field(default=(), init=False, compare=False, repr=False)
-    # How the view's board was made from the board of the view of the state this one was
-    # played from (`Engine.view_edits`): (that list, `view_parts[0]`, the cells written,
-    # ascending), kept along by `_play`; () for a state made any other way.
+    # How the view's board and quiet moves were made from those of the view of the state
+    # this one was played from (`Engine.view_edits`): (that list, `view_parts[0]`, the
+    # cells written, ascending) and (that list, `quiet_texts`, none: one pushed), made
+    # by `_play`; () for a state made any other way.
     edits: tuple[ViewEdit, ...] = field(default=(), init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -195,7 +197,7 @@ def _made(
     quiet_moves: tuple[Move, ...],
     results: tuple[RoundResult, ...],
     last_move: str | None,
-    quiet_texts: tuple[str, ...] | None,
+    quiet_texts: list[str] | None,
     view_parts: ViewParts,
     blacks: tuple[int, ...],
     edits: tuple[ViewEdit, ...] = (),
@@ -245,7 +247,7 @@ def new_round(
     """GS-4: the setup, White to move first; GS-13: `round_index` 0-based."""
     listed, totals = _results_parts(results)
     view_parts = (list(INITIAL_SYMBOLS), STONES_PER_SIDE[BLACK], STONES_PER_SIDE[WHITE], listed, totals)
-    return _made(rounds, round_index, INITIAL_BOARD, True, 0, (INITIAL_KEY,), (), results, last_move, (),
+    return _made(rounds, round_index, INITIAL_BOARD, True, 0, (INITIAL_KEY,), (), results, last_move, [],
                  view_parts, INITIAL_BLACKS)
 
 
@@ -406,12 +408,14 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         key = new_board + (b"W" if white_next else b"B")  # `position_key`, inlined
         history: tuple[bytes, ...]
         quiet_moves: tuple[Move, ...]
-        quiet_texts: tuple[str, ...]
+        quiet_texts: list[str]
+        edits: tuple[ViewEdit, ...]
         text = None if move.trample else PATH_TEXTS.get(move.path)  # `format_move`, inlined
         if text is None:
             text = format_move(move)
         if captured:
-            quiet_plies, history, quiet_moves, quiet_texts = 0, (key,), (), ()
+            quiet_plies, history, quiet_moves, quiet_texts = 0, (key,), (), []
+            edits = ((parts[0], symbols, tuple(sorted(set(written)))),)  # more cells, maybe some twice
         else:
             quiet_plies = state.quiet_plies + 1
             # `a + (b,)`: one new tuple (`(*a, b)` builds a list first, then the tuple)
@@ -419,8 +423,9 @@ class Giantslayer(Engine[GiantslayerState, Move]):
             quiet_moves = state.quiet_moves + (move,)  # noqa: RUF005
             known = state.quiet_texts
             if known is None:
-                known = tuple([format_move(m) for m in state.quiet_moves])
-            quiet_texts = known + (text,)  # noqa: RUF005
+                known = [format_move(m) for m in state.quiet_moves]
+            quiet_texts = known + [text]  # noqa: RUF005
+            edits = ((parts[0], symbols, written), (known, quiet_texts, ()))
         if end_reason is None:
             if quiet_plies >= QUIET_PLY_LIMIT:
                 end_reason = "no_capture_limit"  # GS-11
@@ -442,9 +447,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         after.acting = _ACTING[round_index % 2 ^ (not white_next)]
         after.view_parts = (symbols, black_left, white_left, parts[3], parts[4])
         after.blacks = blacks
-        if captured:  # more cells than a slide's or a step's two, maybe some twice
-            written = tuple(sorted(set(written)))
-        after.edits = ((parts[0], symbols, written),)
+        after.edits = edits
         _become(after, "__class__", GiantslayerState)
         if end_reason is not None:
             after = self._end_round(after, end_reason, events)
@@ -517,7 +520,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
             "black_left": black_left,
             "white_left": white_left,
             "quiet_plies": state.quiet_plies,
-            "quiet_moves": list(texts) if texts is not None else [format_move(m) for m in state.quiet_moves],
+            "quiet_moves": texts if texts is not None else [format_move(m) for m in state.quiet_moves],
             "results": results,
             "totals": totals,
             "last_move": state.last_move,

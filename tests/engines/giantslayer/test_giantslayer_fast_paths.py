@@ -194,7 +194,8 @@ def test_view_parts_kept_along_by_moves_equal_those_worked_out_afresh() -> None:
 def test_view_edits_name_every_board_cell_a_move_wrote() -> None:
     # GS-5/GS-6 (a slide, a step, a trample chain: its jumped stones and a landing that
     # may be its own start), GS-7 (flank captures, the moved stone among them),
-    # GS-4/GS-13 (a new round's setup: no edit), GS-12 (a pass: nothing written). The
+    # GS-4/GS-13 (a new round's setup: no edit), GS-12 (a pass: nothing written), GS-11
+    # (a quiet move pushed on the quiet moves, a capture empties them: no edit). The
     # server's diff looks only at the cells an edit names: the view's board must hold
     # the parent view's very symbols everywhere else.
     edited = tramples = 0
@@ -206,12 +207,18 @@ def test_view_edits_name_every_board_cell_a_move_wrote() -> None:
                 assert edits == ()  # a new round's (or game's) board: walked whole
                 parent = state
                 continue
-            [(base, value, at)] = edits  # a move's, the match's last one too
+            (base, value, at), *quiet = edits  # a move's, the match's last one too
             assert base is parent.view_parts[0] and value is state.view_parts[0]
             assert value is ENGINE.view(state, None)["board"]
             assert list(at) == sorted(set(at))
             assert all(value[i] is base[i] for i in range(len(base)) if i not in at)
             assert {i for i in range(len(base)) if value[i] != base[i]} <= set(at)
+            if state.quiet_plies:  # one quiet move pushed, nothing else changed
+                [(was, now, pushed_at)] = quiet
+                assert was is ENGINE.view(parent, None)["quiet_moves"] and now is ENGINE.view(state, None)["quiet_moves"]
+                assert pushed_at == () and now == [*was, state.last_move]
+            else:
+                assert quiet == []
             edited += 1
             tramples += len(at) > 2
             parent = state
