@@ -21,7 +21,11 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
 - `output`: what a Giantslayer move's frames cost in `Connection.push` and `flush` (the
   room part's peers keep nothing): the actor's `ok` (20 bytes) and patch with its
   legal list (300), two more patches (111), each connection flushed once, on a
-  transport that keeps nothing.
+  transport that keeps nothing; through the server's own flush scheduling
+  (`GiantsServer.schedule_flush` from each connection's first push, its `call_soon`,
+  the actor's handler's `flush_now`, and the scheduled `_flush` at the end of the turn,
+  which finds nothing left: called here as the loop would, the loop's dispatch of it
+  not counted). Runs in a loop (`--loop`) that never turns while counting.
 - `commit`: `Store.commit` through `GroupSender` and `CommitPipe` (the arguments, the
   RESP packing, one reply parsed and resolved), on a transport that keeps nothing; the
   asyncio loop's turns count too, and so does the /metrics hook told of each batch
@@ -334,7 +338,7 @@ async def receive_part(requests: int) -> None:
     super(ServerConnection, ws).connection_made(transport)  # type: ignore[arg-type]  # the connection's task below
     ws.request = request  # type: ignore[assignment]
     server = SimpleNamespace(config=config, metrics=Metrics(), router=None, shutting_down=False,
-                             flush_now=lambda: None, schedule_flush=lambda conn: None)
+                             flush_now=lambda: None, dirty=[], schedule_flush=lambda conn: None)
     conn = Connection(ws, server)  # type: ignore[arg-type]
     conn.session = "s"
     conn.rooms[StubRoom.id] = StubRoom()  # type: ignore[assignment]
@@ -354,10 +358,11 @@ async def receive_part(requests: int) -> None:
     task.cancel()
 
 
-def output_part(moves: int) -> None:
+async def output_part(moves: int) -> None:
     from websockets.protocol import State
     from websockets.server import ServerProtocol
 
+    from server.app import GiantsServer
     from server.config import Config
     from server.connection import Connection
 
@@ -373,8 +378,18 @@ def output_part(moves: int) -> None:
         protocol.state = State.OPEN
         return protocol
 
-    dirty: list[Any] = []
-    server = SimpleNamespace(config=Config(), metrics=Metrics(), router=None, schedule_flush=dirty.append)
+    class Server:  # the server's flush scheduling, as GiantsServer has it
+        schedule_flush = GiantsServer.schedule_flush
+        flush_now = GiantsServer.flush_now
+        _flush = GiantsServer._flush
+        _write = staticmethod(GiantsServer._write)
+
+        def __init__(self) -> None:
+            self.config, self.metrics, self.router = Config(), Metrics(), None
+            self.dirty: list[Any] = []
+            self._flush_scheduled = False
+
+    server = Server()
     conns = []
     for _ in range(3):
         ws = SimpleNamespace(request=None, response=None, protocol=open_protocol(), transport=WriteTransport(),
@@ -388,9 +403,8 @@ def output_part(moves: int) -> None:
         conns[0].push(legal)
         conns[1].push(patch)
         conns[2].push(patch)
-        for conn in dirty:
-            conn.flush()
-        dirty.clear()
+        server.flush_now()  # the actor's handler, after `handle`
+        server._flush()  # the end of the turn: what call_soon scheduled (the loop never turns here)
     count_off()
 
 
@@ -402,7 +416,7 @@ def main() -> None:
     parser.add_argument("--rules", default=None, help="the game's rule set (default: its first)")
     parser.add_argument("--moves", type=int, default=400)
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
-                        help="the commit and receive parts' event loop (the server's default is uvloop when installed); "
+                        help="the commit, receive and output parts' event loop (the server's default is uvloop when installed); "
                              "the room part's with --deadline")
     parser.add_argument("--deadline", type=float, default=None,
                         help="room part: rooms with this move deadline in seconds (their timer on --loop's loop)")
@@ -419,13 +433,12 @@ def main() -> None:
             request_part(args.moves)
         elif args.part == "handle":
             handle_part(args.moves)
-        elif args.part == "output":
-            output_part(args.moves)
         else:
             if args.loop == "uvloop":
                 import uvloop
                 uvloop.install()
             asyncio.run(receive_part(args.moves) if args.part == "receive"
+                        else output_part(args.moves) if args.part == "output"
                         else commit_part(args.moves, awaited=args.part == "commit-awaited"))
         return
     out = subprocess.run(

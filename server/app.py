@@ -100,7 +100,8 @@ class GiantsServer:
         self.port = config.port
         self._tasks: set[asyncio.Task[Any]] = set()
         self._handlers: set[asyncio.Task[Any]] = set()  # one per open connection
-        self._dirty: list[Connection] = []
+        # Connections with frames queued (Host.dirty): while it holds any, a flush is scheduled.
+        self.dirty: list[Connection] = []
         self._flush_scheduled = False
 
     async def health(self) -> tuple[bool, dict[str, Any]]:
@@ -165,7 +166,7 @@ class GiantsServer:
 
     def schedule_flush(self, conn: Connection) -> None:
         """Write `conn`'s queued frames once the current callback is done."""
-        self._dirty.append(conn)
+        self.dirty.append(conn)
         if not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
@@ -177,13 +178,14 @@ class GiantsServer:
         answered) of the same turn are handled, instead of all frames of a busy turn
         leaving together at its end. The scheduled flush still runs, for what is queued
         after this."""
-        dirty, self._dirty = self._dirty, []
+        dirty, self.dirty = self.dirty, []
         self._write(dirty)
 
     def _flush(self) -> None:
         self._flush_scheduled = False
-        dirty, self._dirty = self._dirty, []
-        self._write(dirty)
+        if self.dirty:  # else `flush_now` wrote them all (a handler's frames: most turns)
+            dirty, self.dirty = self.dirty, []
+            self._write(dirty)
 
     @staticmethod
     def _write(dirty: list[Connection]) -> None:

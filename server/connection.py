@@ -122,7 +122,13 @@ class Host(Protocol):
     def rooms_changed(self, conn: Connection) -> None:
         """`conn` joined, watched, resumed or left a room (server.moved may advise it)."""
 
-    def schedule_flush(self, conn: Connection) -> None: ...
+    # Connections with frames queued, in the order they were scheduled; while it holds
+    # any, a flush is scheduled (`schedule_flush` made sure), so a connection may join
+    # it with `append` alone.
+    dirty: list[Connection]
+
+    def schedule_flush(self, conn: Connection) -> None:
+        """Flush `conn` once the current callback is done (it joins `dirty`)."""
 
     def flush_now(self) -> None: ...
 
@@ -220,7 +226,12 @@ class Connection:
         self.metrics.frames_out += 1
         if not self.corked:
             self.corked = True
-            self.server.schedule_flush(self)
+            server = self.server
+            dirty = server.dirty
+            if dirty:  # a flush is scheduled already (Host.dirty): no call (the 2nd and 3rd of a move's)
+                dirty.append(self)
+            else:
+                server.schedule_flush(self)
 
     def flush(self) -> None:
         """Write everything `push` queued, in one write."""
