@@ -179,7 +179,11 @@ class GiantsServer:
         leaving together at its end. The scheduled flush still runs, for what is queued
         after this."""
         dirty, self.dirty = self.dirty, []
-        self._write(dirty)
+        for conn in dirty:  # `_write(dirty)` without its call: after every request
+            try:
+                conn.flush()
+            except Exception:  # a connection torn down meanwhile; its handler cleans up
+                log.debug("flush failed", exc_info=True)
 
     def _flush(self) -> None:
         self._flush_scheduled = False
