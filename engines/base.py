@@ -249,6 +249,18 @@ def winners_by_score(scores: Sequence[float]) -> tuple[Seat, ...]:
 # ----------------------------------------------------------------------------- engine
 
 
+class NotationList(list[str]):
+    """A legal list in notation (`Engine.legal_notation`) that says how it was made:
+    `runs` are the sequences it is the concatenation of, in order, where a tuple is a
+    run the engine keeps for good and never changes (a table's), so a room may join or
+    pack each such run once and reuse it (server.legal_lists) instead of every entry.
+    A list like any other to everything else."""
+
+    __slots__ = ("runs",)
+
+    runs: tuple[Sequence[str], ...]
+
+
 class Engine(ABC, Generic[S, A]):
     """One game under one rule set. Rule-set variants are subclasses, not `if` chains.
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engines.base import Seat
+from engines.base import NotationList, Seat
+from protocol.packer import packb
 from server.seats import Member
 from server.wire import legal_edit_joined
 
@@ -68,7 +69,7 @@ def joined_legal(legal: list[str], cache: dict[Any, Any] | None = None, seat: Se
     round, ~450 entries sent whole: ~150,000 instructions)."""
     text = cache.get((seat, None)) if cache else None  # (empty: no edit was computed)
     if text is None:
-        text = LEGAL_SEP.join(legal)
+        text = join_legal(legal)
     elif type(text) is DistinctBase:
         return text  # long (it was edited) and checked
     # list_bytes(legal), from the joined text: one join, not two
@@ -102,7 +103,7 @@ def legal_change(member: Member, legal: list[str], cache: dict[Any, Any], plain:
         return found[1]
     text = cache.get((seat, None))
     if text is None:
-        text = cache[seat, None] = LEGAL_SEP.join(legal)
+        text = cache[seat, None] = join_legal(legal)
     if len(text) + len(legal) + 1 < EDIT_FROM:  # list_bytes(legal), from the joined text
         edit = None
     else:
@@ -115,3 +116,50 @@ def legal_change(member: Member, legal: list[str], cache: dict[Any, Any], plain:
             cache[seat, None] = DistinctBase(text)
     cache[key] = (base, edit)  # the base kept with its edit: its id is its own while the cache lives
     return edit
+
+
+# An engine's kept runs (NotationList.runs' tuples), joined and packed once: id(run) ->
+# (the run itself, held so that its id stays its own; its entries joined with LEGAL_SEP;
+# its entries packed, without the array's header). Bounded: emptied when full.
+_RUNS: dict[int, tuple[tuple[str, ...], str, bytes]] = {}
+_RUNS_MAX = 4096
+_LEGAL_KEY = packb("legal")
+
+
+def _run(run: tuple[str, ...]) -> tuple[tuple[str, ...], str, bytes]:
+    found = _RUNS.get(id(run))
+    if found is None or found[0] is not run:
+        if len(_RUNS) >= _RUNS_MAX:
+            _RUNS.clear()
+        found = _RUNS[id(run)] = (run, LEGAL_SEP.join(run), packb(run)[_header_size(len(run)):])
+    return found
+
+
+def _header_size(n: int) -> int:
+    # a msgpack array's header: fixarray, array 16, array 32
+    return 1 if n < 16 else 3 if n < 0x10000 else 5
+
+
+def join_legal(legal: list[str]) -> str:
+    """`LEGAL_SEP.join(legal)`; a NotationList's kept runs are joined once for all."""
+    if type(legal) is not NotationList:
+        return LEGAL_SEP.join(legal)
+    return LEGAL_SEP.join([_run(run)[1] if type(run) is tuple else LEGAL_SEP.join(run)
+                           for run in legal.runs if run])
+
+
+def pack_legal(legal: list[str]) -> bytes:
+    """`packb(legal)`; a NotationList's kept runs are packed once for all."""
+    if type(legal) is not NotationList:
+        return packb(legal)
+    n = len(legal)
+    head = bytes((0x90 | n,)) if n < 16 else b"\xdc" + n.to_bytes(2, "big") if n < 0x10000 else b"\xdd" + n.to_bytes(4, "big")
+    return b"".join([head, *[_run(run)[2] if type(run) is tuple else packb(run)[_header_size(len(run)):]
+                             for run in legal.runs if run]])
+
+
+def with_legal(frame: dict[str, Any], legal: list[str]) -> bytes:
+    """`encode({**frame, "legal": legal})` (a patch without its legal list, which goes
+    last; fewer than 15 entries), with `legal` packed by `pack_legal`."""
+    data = packb(frame)
+    return b"".join((bytes((data[0] + 1,)), data[1:], _LEGAL_KEY, pack_legal(legal)))

@@ -12,11 +12,18 @@ from itertools import compress, islice
 from operator import is_, is_not
 from typing import TYPE_CHECKING, Any
 
-from engines.base import Engine, Seat
+from engines.base import Engine, NotationList, Seat
 from protocol.compact import SET, Shared, _Inexpressible, _walk
 from protocol.packer import packb
 from protocol.patch import _PLAIN, _WHOLE_CHECK
-from server.legal_lists import EDIT_FROM, LEGAL_SEP, joined_legal, legal_change
+from server.legal_lists import (
+    EDIT_FROM,
+    LEGAL_SEP,
+    join_legal,
+    joined_legal,
+    legal_change,
+    with_legal,
+)
 from server.packing import (
     PackedState,
     deflate,
@@ -727,7 +734,7 @@ class RoomViews:
                     # same text and count of entries neither do this list's: the same list)
                     text = edits.get((seat, None))
                     if text is None:
-                        text = edits[seat, None] = LEGAL_SEP.join(legal)  # (legal_change's join)
+                        text = edits[seat, None] = join_legal(legal)  # (legal_change's join)
                     last = member.legal_base
                     if text == last and (plain or text.count(LEGAL_SEP) == len(legal) - 1):
                         legal_hash, resend = AS_BASE, False
@@ -751,8 +758,11 @@ class RoomViews:
                             shown = [e for e in shown if e.get("type") not in restated]
                         compact_shown[hide] = shown
                     edit = legal_change(member, legal, edits, plain) if base is not None else None
-                    sent = legal if resend and edit is None else None
-                    frame = encode(compact_patch_frame(self.id, version, compact, shown, sent, edit))
+                    if resend and edit is None and type(legal) is NotationList:  # its runs packed once for all
+                        frame = with_legal(compact_patch_frame(self.id, version, compact, shown, None), legal)
+                    else:
+                        sent = legal if resend and edit is None else None
+                        frame = encode(compact_patch_frame(self.id, version, compact, shown, sent, edit))
                 else:
                     ops = ops_cache.get(pair)
                     if ops is None:

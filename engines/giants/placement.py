@@ -6,9 +6,10 @@ the phase moves to transport (`state.current = PENDING`, entered by `flow.settle
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from engines.base import Event, IllegalActionError
+from engines.base import Event, IllegalActionError, NotationList
 from engines.giants.actions import Neutral, Pass, Place, Power, Tablet, format_action
 from engines.giants.board import ISLAND, Hex, hex_key
 from engines.giants.state import TRANSPORT, GameState
@@ -98,41 +99,59 @@ def actions(state: GameState, seat: int) -> list[object]:
     return _collect(state, seat, False)
 
 
-def notation(state: GameState, seat: int) -> list[str]:
-    """`actions` in notation, in the same order, from strings written once."""
-    return _collect(state, seat, True)
+def notation(state: GameState, seat: int) -> NotationList:
+    """`actions` in notation, in the same order, from strings written once: a
+    NotationList whose runs are the tables' tuples (and the powers' list)."""
+    runs = _runs(state, seat, True)
+    out = NotationList()
+    for run in runs:
+        out += run
+    out.runs = runs
+    return out
 
 
 def _collect(state: GameState, seat: int, text: bool) -> list[Any]:
+    out: list[Any] = []
+    for run in _runs(state, seat, text):
+        out += run
+    return out
+
+
+def _runs(state: GameState, seat: int, text: bool) -> tuple[Sequence[Any], ...]:
+    # The legal list (GI-12..GI-17) as the runs it is made of, in order: tuples of the
+    # tables (never changed), and the powers' list.
     place, neutral_new, neutral_move = (
         (_PLACE_TEXT, _NEUTRAL_NEW_TEXT, _NEUTRAL_MOVE_TEXT) if text else (_PLACE, _NEUTRAL_NEW, _NEUTRAL_MOVE))
     p = state.seats[seat]
-    out: list[Any] = []
+    out: list[Sequence[Any]] = []
     logs = min(2, p.logs)
     if p.workers > 0:
         for k in range(logs + 1):
-            out.extend(place[("worker", k)])
+            out.append(place[("worker", k)])
     if p.sorcerer:
         for k in range(logs + 1):
-            out.extend(place[("sorcerer", k)])
-        out.extend(_powers(state, seat, "sorcerer", text))
+            out.append(place[("sorcerer", k)])
+        out.append(_powers(state, seat, "sorcerer", text))
     if p.chief:
-        out.extend(place[("chief", 0)])
+        out.append(place[("chief", 0)])
         if p.tablets >= CHIEF_POWER_COST:
-            out.extend(_powers(state, seat, "chief", text))
+            out.append(_powers(state, seat, "chief", text))
     if p.markers > 0 and state.tablets > 0:
-        out.append("tablet" if text else _TABLET)
+        out.append(_TABLET_RUN if text else (_TABLET,))
     if state.players == 2 and p.markers > 0:
         if state.neutrals > 0:
-            out.extend(neutral_new)
+            out.append(neutral_new)
         # Hexes with an unmarked neutral worker, in listing order: found among the
         # occupied hexes (not by a look at every land hex).
         index = _LAND_INDEX
         cells = [cell for cell, tokens in state.board.items() if "n" in tokens and cell in index]
         for cell in sorted(cells, key=index.__getitem__) if len(cells) > 1 else cells:
-            out.extend(neutral_move[cell])
-    out.append("pass" if text else _PASS)
-    return out
+            out.append(neutral_move[cell])
+    out.append(_PASS_RUN if text else (_PASS,))
+    return tuple(out)
+
+
+_TABLET_RUN, _PASS_RUN = ("tablet",), ("pass",)
 
 
 def _take_figure(state: GameState, seat: int, figure: str) -> None:

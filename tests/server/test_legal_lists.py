@@ -7,16 +7,24 @@ from __future__ import annotations
 
 import random
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from engines import registry
+from engines.base import NotationList
 from protocol import legal_edit
+from protocol.packer import packb
 from server.legal_lists import (
     CHECK_FROM,
     EDIT_FROM,
     LEGAL_SEP,
     DistinctBase,
+    join_legal,
     joined_legal,
     legal_change,
     list_bytes,
+    pack_legal,
+    with_legal,
 )
 from server.seats import Member
 
@@ -97,3 +105,36 @@ def test_edits_from_flagged_and_plain_bases_are_legal_edit_in_giants_games() -> 
             last[seat] = legal
             state = engine.apply_text(state, seat, rng.choice(legal)).state
     assert flagged > 50
+
+
+_ENTRY = st.text(st.characters(codec="utf-8"), max_size=40)
+# Runs as an engine keeps them (tuples, reused between lists) or makes them (lists)
+_TABLES = [tuple(f"place worker ({i},{j}) {k}" for i in range(n) for j in range(3)) for k, n in ((0, 1), (1, 6), (2, 30))]
+
+
+@given(st.lists(st.one_of(st.sampled_from(_TABLES), st.lists(_ENTRY, max_size=20).map(tuple),
+                          st.lists(_ENTRY, max_size=20), st.just(())), max_size=8),
+       st.dictionaries(st.sampled_from(["type", "room", "from", "ops", "act", "events"]), st.integers(-(2**63), 2**64 - 1), max_size=6))
+def test_a_notation_list_joins_and_packs_as_its_entries_do(runs: list[tuple[str, ...] | list[str]],
+                                                          frame: dict[str, int]) -> None:
+    """join_legal, pack_legal and with_legal on a NotationList (runs joined and packed
+    once, by identity) give LEGAL_SEP.join, packb and the frame packed whole; the same
+    list called twice (its tuples then found in the table) too; and plain lists."""
+    legal = NotationList()
+    for run in runs:
+        legal += run
+    legal.runs = tuple(runs)
+    plain = list(legal)
+    for _ in range(2):
+        assert join_legal(legal) == LEGAL_SEP.join(plain) == join_legal(plain)
+        assert pack_legal(legal) == packb(plain) == pack_legal(plain)
+        assert with_legal(frame, legal) == packb({**frame, "legal": plain})
+
+
+def test_long_notation_lists_pack_with_their_headers() -> None:
+    """Lists of 15/16 and 65,535/65,536 entries (msgpack's array headers change there)."""
+    for n in (15, 16, 65_535, 65_536):
+        run = tuple(f"a{i}" for i in range(n - 1))
+        legal = NotationList([*run, "pass"])
+        legal.runs = (run, ["pass"])
+        assert pack_legal(legal) == packb(list(legal))

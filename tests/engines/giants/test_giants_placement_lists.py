@@ -1,6 +1,7 @@
 """Phase 3's legal list (`placement.notation`, built from shared tuples and the few
 hexes that matter) against GI-12 … GI-17 written out plainly, hex by hex over the whole
-island, in every placement state of random games (fixed seeds)."""
+island, in every placement state of random games (fixed seeds); and the runs it says it
+is made of (NotationList.runs)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import random
 import pytest
 from giants_builders import ENGINE
 
+from engines.base import NotationList
 from engines.giants.actions import Action, Neutral, Pass, Place, Power, Tablet, format_action
 from engines.giants.board import ISLAND
 from engines.giants.state import PLACE, GameState
@@ -71,6 +73,13 @@ def test_placement_lists_are_the_rule(players: int, seed: int) -> None:
         legal = ENGINE.legal_notation(state, seat)
         if state.phase == PLACE:
             assert legal == _plain_list(state, seat), (state.turn, seat)
+            # the runs it says it is made of (NotationList): the list, in order; the
+            # tuples are the tables' own, the same objects from one list to the next
+            assert type(legal) is NotationList and [a for run in legal.runs for a in run] == legal
+            assert all(type(run) is tuple or type(run) is list for run in legal.runs)
+            tables = {id(run) for run in legal.runs if type(run) is tuple}
+            again = ENGINE.legal_notation(state, seat)
+            assert {id(run) for run in again.runs if type(run) is tuple} == tables  # type: ignore[attr-defined]
             seen += 1
             neutral_moves += any(">" in a for a in legal if a.startswith("neutral"))
         state = ENGINE.apply_text(state, seat, rng.choice(legal)).state
