@@ -366,7 +366,8 @@ class Connection:
             return
         req_id: Any = None
         try:
-            act = act_frame(frame, self.config.max_frame)  # type: ignore[arg-type]
+            # `rooms` holds valid room ids only (each came in a validated request)
+            act = act_frame(frame, self.config.max_frame, self.rooms)  # type: ignore[arg-type]
             if act is not None and self.session is not None:
                 # A move, as `validate_client` would return it, without its model
                 # (anything else, an invalid act included, gets its model or error below).
