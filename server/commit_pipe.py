@@ -129,6 +129,7 @@ class CommitPipe(asyncio.Protocol):
         self._buf = bytearray()
         self._streams: tuple[Any, Any] = (None, None)
         # Batches in flight, oldest first: [replies still expected, results, done, deadline]
+        # (deadlines in perf_counter's seconds)
         # (`send_for`'s: [replies still expected, futures, None, deadline, on_batch, started]).
         self._batches: collections.deque[list[Any]] = collections.deque()
         # One timer for all batches, armed at the oldest's deadline: it stays armed
@@ -214,10 +215,9 @@ class CommitPipe(asyncio.Protocol):
             return
         deadline = 0.0
         if self.timeout is not None:
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + self.timeout
+            deadline = perf_counter() + self.timeout  # the clock of `_watch` (and `send_for`)
             if self._timer is None:
-                self._timer = loop.call_at(deadline, self._watch)
+                self._timer = asyncio.get_running_loop().call_later(self.timeout, self._watch)
         self._batches.append([len(commands), [], done, deadline])
         self.transport.write(pack(commands))
 
@@ -231,13 +231,14 @@ class CommitPipe(asyncio.Protocol):
             for fut in futures:
                 resolve(fut, exc)
             return
+        # One clock read for both the deadline and the batch's start: perf_counter's
+        # (the loop's clock is read only when the timer is armed: `_watch`).
+        started = perf_counter()
         deadline = 0.0
         if self.timeout is not None:
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + self.timeout
+            deadline = started + self.timeout
             if self._timer is None:
-                self._timer = loop.call_at(deadline, self._watch)
-        started = perf_counter() if on_batch is not None else 0.0
+                self._timer = asyncio.get_running_loop().call_later(self.timeout, self._watch)
         self._batches.append([len(commands), futures, None, deadline, on_batch, started])
         # A lone command already in RESP (a plain move's: most batches at a human pace)
         # is written as it is: `pack` would only hand it back.
@@ -267,12 +268,11 @@ class CommitPipe(asyncio.Protocol):
         self._timer = None
         if not self._batches or self.closed:
             return
-        loop = asyncio.get_running_loop()
-        deadline = self._batches[0][3]
-        if loop.time() + 0.001 >= deadline:  # loops may fire a timer a little early
+        left = self._batches[0][3] - perf_counter()  # deadlines are perf_counter times
+        if left <= 0.001:  # loops may fire a timer a little early
             self._fail(RedisTimeoutError("Timeout reading from Redis (commit batch)"))
         else:
-            self._timer = loop.call_at(deadline, self._watch)
+            self._timer = asyncio.get_running_loop().call_later(left, self._watch)
 
     def _fail(self, exc: Exception) -> None:
         self.closed = True
