@@ -303,11 +303,13 @@ async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[
     """`share` < 1: that share of the rooms at that share of each rate (same load per room)."""
     rooms = max(1, round(args.rooms * share))
     load = PlacedLoad(urls, relayed, hints=not args.unhinted, game="giantslayer", rules=None, spectators=1,
-                      interval=rooms / 500, protocol=args.protocol, follow_moves=not args.ignore_moved)
+                      interval=rooms / 500, protocol=args.protocol, follow_moves=not args.ignore_moved,
+                      lean=args.load == "lean")
     ready: asyncio.Queue[None] = asyncio.Queue()
     tasks = [asyncio.ensure_future(load.room_loop(ready)) for _ in range(rooms)]
     for _ in range(rooms):
         await ready.get()
+    load.settled()
     pids = node_pids(procs)
     meter = Meter(pids, redis_pids)
     phases = []
@@ -460,6 +462,10 @@ async def main() -> int:
     parser.add_argument("--ignore-moved", action="store_true", help="members do not follow `moved` advisories")
     parser.add_argument("--protocol", type=int, default=PROTOCOL_VERSION,
                         help=f"wire protocol of the load's clients (default {PROTOCOL_VERSION}; `moved` needs 4)")
+    parser.add_argument("--load", choices=("lean", "classic"), default="lean",
+                        help="the load generator's members: lean (default: bench/lean_load.py, the least CPU per "
+                             "move, spectators' patches counted, not decoded) or classic (bench/loadgen.py, as "
+                             "bench/server.py uses by default: every frame decoded)")
     parser.add_argument("--cluster", action="store_true", help="a 3-master Redis Cluster instead of one redis-server")
     parser.add_argument("--rates", default="1000,1500,2000,2500,3000,3500", help="total moves/s tried, in order")
     parser.add_argument("--duration", type=float, default=6.0, help="measured seconds per rate")

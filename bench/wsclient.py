@@ -197,13 +197,15 @@ class LeanConnection(asyncio.Protocol):
             self.transport.close()
 
 
-async def connect(url: str, **_ignored: Any) -> LeanConnection:
-    """Open a WebSocket to `url` (ws://host:port/path); keyword options of
-    websockets' `connect` are accepted and ignored, so call sites can switch."""
+async def connect(url: str, factory: Callable[[], LeanConnection] = LeanConnection,
+                  **_ignored: Any) -> LeanConnection:
+    """Open a WebSocket to `url` (ws://host:port/path) with a `factory()` connection
+    (LeanConnection or a subclass); keyword options of websockets' `connect` are
+    accepted and ignored, so call sites can switch."""
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     loop = asyncio.get_running_loop()
-    _, conn = await loop.create_connection(LeanConnection, host, port)
+    _, conn = await loop.create_connection(factory, host, port)
     key = base64.b64encode(os.urandom(16)).decode()
     request = (
         f"GET {parts.path or '/'}{'?' + parts.query if parts.query else ''} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
