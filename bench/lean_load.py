@@ -135,37 +135,39 @@ class LeanMember(Member):
             return
         now = time.perf_counter()
         stats = self.load.stats
-        msg = msgpack.unpackb(frame, raw=False, strict_map_key=False)
+        # raw: strings as bytes (no UTF-8 decoding of the legal list's actions; the one
+        # sent is decoded then, LeanPacer.send)
+        msg = msgpack.unpackb(frame, raw=True, strict_map_key=False)
         wake = False
-        act = msg.get("act")
-        events = msg.get("events")
+        act = msg.get(b"act")
+        events = msg.get(b"events")
         if act is None and events:
-            act = next(([e["seat"]] for e in events if e.get("type") == "action"), None)
+            act = next(([e[b"seat"]] for e in events if e.get(b"type") == b"action"), None)
         if act is not None and self.sent_at is not None and act[0] == self.seat:  # our action's patch
             if stats.measuring:
                 stats.rtts.append(now - self.sent_at)
                 stats.moves += 1
             self.sent_at = None
             wake = True
-        carried = legal = msg.get("legal")
+        carried = legal = msg.get(b"legal")
         if legal is not None:  # absent: unchanged
             self.legal = legal
             if legal:
                 self.base = legal
                 wake = True
-        else:
-            carried = msg.get("legal_edit")
-            if carried is not None:
-                self.legal = apply_legal_edit(self.base, carried)
-                if self.legal:
-                    self.base = self.legal
-                    wake = True
+        elif b"legal_edit" in msg:  # (rare: long lists) applied as str lists
+            carried = msgpack.unpackb(frame, raw=False, strict_map_key=False)["legal_edit"]
+            base = [a.decode() if type(a) is bytes else a for a in self.base]
+            self.legal = apply_legal_edit(base, carried)
+            if self.legal:
+                self.base = self.legal
+                wake = True
         if stats.measuring:
             (stats.legal_frames if carried else stats.seat_frames).append(len(frame))
-        if msg["from"] != self.version:  # a patch lost, repeated or out of order
+        if msg[b"from"] != self.version:  # a patch lost, repeated or out of order
             stats.errors["version_gap"] = stats.errors.get("version_gap", 0) + 1
-        self.version = msg.get("to", msg["from"] + 1)
-        if events and any(e.get("type") == "finished" for e in events):
+        self.version = msg.get(b"to", msg[b"from"] + 1)
+        if events and any(e.get(b"type") == b"finished" for e in events):
             self.finished = True
             wake = True
         if wake:
@@ -219,5 +221,8 @@ class LeanPacer(Pacer):
         actor.sent_at = sent = time.perf_counter()
         if load.stats.measuring:
             load.stats.sends.append(sent)
-        actor.ws.send_now(self.head + msgpack.packb(load.rng.choice(actor.legal)))
+        action = load.rng.choice(actor.legal)
+        if type(action) is bytes:  # from a patch (LeanMember.on_frame): a str on the wire
+            action = action.decode()
+        actor.ws.send_now(self.head + msgpack.packb(action))
         self.set()  # another seat may act now too (simultaneous steps)
