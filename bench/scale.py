@@ -6,9 +6,10 @@
     python bench/scale.py --callgrind --rooms 40 --rates 20,40 --only 1,half,direct,relayed
 
 One Redis (the embedded redis-server, started here in a temp dir) and `giants serve`
-nodes as subprocesses; the load generator (bench/server.py's rooms of 2 bot seats + 1
-spectator playing random legal moves at a paced total rate) runs in this process and
-shares the machine's cores with the nodes, as the goals in issue 12 say. Scenarios:
+nodes as subprocesses; the load generator (bench/loadgen.py's rooms of 2 bot seats + 1
+spectator playing random legal moves at a paced total rate, in its lean mode unless
+`--load classic`: bench/lean_load.py) runs in this process and shares the machine's
+cores with the nodes, as the goals in issue 12 say. Scenarios:
 
 - `1 node`: every room on one node.
 - `1 node, half load` (`half`, only when asked for): half the rooms at half of each
@@ -96,7 +97,7 @@ LIMITS = ("--max-connections-per-address", "0", "--max-rooms-per-address", "0")
 
 
 class PlacedLoad(bs.Load):  # type: ignore[misc, name-defined]
-    """bench/server.py's load, with each member's node chosen per room."""
+    """bench/loadgen.py's load, with each member's node chosen per room."""
 
     def __init__(self, urls: list[str], relayed: bool, hints: bool = True, **kwargs: Any) -> None:
         super().__init__(url=urls[0], **kwargs)
