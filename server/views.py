@@ -68,6 +68,8 @@ def seat_list(seats: frozenset[Seat]) -> list[Seat]:
         found = _SEAT_LISTS[seats] = sorted(seats)
     return found
 EMPTY_HASH = hash(())  # Member.legal_hash of an empty legal list
+PACKED_NO_LEGAL = packb(NO_LEGAL)  # an idle member's list as a patch sends it whole
+_TO_ACT = ("to_act",)  # `_room_part`'s changed keys when only the turn moved
 # Member.legal_hash of a list whose entries are its member's base (`legal_base`, joined;
 # hidden-information rooms): no hash is -1 (CPython keeps it for errors), so no list's.
 AS_BASE = -1
@@ -392,7 +394,8 @@ class RoomViews:
     def _room_part(self, state: Any, seat_sets: frozenset[Seat] | None = None,
                    changed: list[Any] | None = None) -> dict[str, Any]:
         """`room_info()` built from the room part members last got: that very dict when
-        nothing in it changed, else a new one holding its unchanged entries' objects, so
+        nothing in it changed, its copy with the new `to_act` when only that did (a
+        move's usual change), else a new one holding its unchanged entries' objects, so
         the diff passes them (or the whole part) by identity. Every entry has one type
         per key (ints never bools, floats never ints), so == is exact here.
 
@@ -440,9 +443,10 @@ class RoomViews:
         if type(prev) is dict and len(prev) == 10:
             try:
                 # Lists of ints, and a float or None (its type checked: 1 == 1.0)
-                same = to_act is prev["to_act"] or to_act == prev["to_act"]
-                if same:
+                moved = not (to_act is prev["to_act"] or to_act == prev["to_act"])
+                if not moved:
                     to_act = prev["to_act"]
+                same = True
                 if answered is prev["answered"] or answered == prev["answered"]:
                     answered = prev["answered"]
                 else:
@@ -456,9 +460,17 @@ class RoomViews:
                 if same and seats is prev["seats"] and prev["status"] == status:
                     was = prev["draw_offer"]
                     if was is offer or (type(was) is type(offer) and was == offer):
+                        if not moved:
+                            if changed is not None:
+                                changed += (prev, ())
+                            return prev  # the room's id and meta entries never change
+                        # A move's usual change: the turn passed. Every entry prev's own
+                        # object but `to_act` (the same content as the part built whole).
+                        part = prev.copy()
+                        part["to_act"] = to_act
                         if changed is not None:
-                            changed += (prev, ())
-                        return prev  # the room's id and meta entries never change
+                            changed += (prev, _TO_ACT)
+                        return part
             except KeyError:  # not a room part this room built: build it whole
                 pass
         meta = self.meta
@@ -808,7 +820,7 @@ class RoomViews:
         bodies: dict[int, Any] = {}
         frames: dict[tuple[Any, ...], bytes] = {}
         legals: dict[Seat, tuple[list[str], int]] = {}
-        packs: dict[Seat | None, bytes] = {}  # packb of each seat's legal list (None: idle seats' [])
+        packs: dict[Seat | None, bytes] = {None: PACKED_NO_LEGAL}  # packb of each seat's legal list (None: idle seats')
         edits: dict[tuple[Seat | None, str], Any] = {}
         ops_cache: dict[int, list[Any]] | None = None
         shown: list[dict[str, Any]] | None = None  # the events protocol 2 sends

@@ -21,6 +21,7 @@ import pytest
 
 from engines.base import Seat
 from engines.registry import get_engine
+from server import views
 from server.legal_lists import joined_legal, legal_change
 from server.room import Room
 from server.seats import Member
@@ -109,6 +110,7 @@ class CheckedRoom(Room):
 
     parts = 0
     hinted = 0
+    turned = 0  # parts copied from the last one with only `to_act` new (a move's turn passed)
 
     def _room_part(self, state: Any, seat_sets: frozenset[Seat] | None = None,
                    changed: list[Any] | None = None) -> dict[str, Any]:
@@ -123,6 +125,7 @@ class CheckedRoom(Room):
             assert prev.keys() == part.keys() and all(type(k) is str for k in prev)
             assert list(keys) == [k for k in part if part[k] is not prev[k]]  # in the part's order
             CheckedRoom.hinted += 1
+            CheckedRoom.turned += keys is views._TO_ACT
         CheckedRoom.parts += 1
         return part
 
@@ -134,12 +137,13 @@ class CheckedRoom(Room):
 
 @pytest.mark.parametrize(("game", "rules", "players"), CASES)
 def test_the_room_part_is_room_info(game: str, rules: str, players: int) -> None:
-    CheckedRoom.parts = CheckedRoom.hinted = 0
+    CheckedRoom.parts = CheckedRoom.hinted = CheckedRoom.turned = 0
     for seed in range(3):
         play(CheckedRoom, game, rules, players, seed, steps=100, deadline=600.0 if seed % 2 else None)
     assert CheckedRoom.parts > 30
     # publish's own calls in a room without hidden information
     assert CheckedRoom.hinted > 10 or get_engine(game, rules).info.hidden_information
+    assert CheckedRoom.turned > 10 or get_engine(game, rules).info.hidden_information
 
 
 class BaseCountingRoom(Room):
