@@ -808,11 +808,12 @@ class RoomViews:
         view = {"room": self._room_part(state, to_act or None, room), "game": game, "outcome": self.outcome}
         members = self.members
         ordered = members
-        for member in members:  # acting members go last (their legal lists are computed)
-            if member.seat in to_act:  # None is in no seat set
-                ordered = [m for m in members if m.seat not in to_act]
-                ordered += [m for m in members if m.seat in to_act]
-                break
+        if to_act:  # acting members go last (their legal lists are computed)
+            ordered = []
+            acting: list[Member] = []
+            for member in members:
+                (acting if member.seat in to_act else ordered).append(member)  # None is in no seat set
+            ordered += acting
         # The caches key on id(old view): every old view is held by its member when the
         # loop starts, so no two share an id, and one freed in the loop (its member got
         # the new view) can give its id only to an object allocated since, never to an
