@@ -150,6 +150,18 @@ class Checker:
             roundtrip(event)
             if self.hidden_seed and engine.outcome(transition.state) is None:
                 assert not contains_value(event, self.seed)
+        # what the server's diff trusts (Engine.view_edits): each edit's value is a list
+        # of the new view made from the very list at the same key of the old one, holding
+        # its objects everywhere but `at` (ascending)
+        edits = engine.view_edits(transition.state)
+        if edits:
+            assert not engine.info.hidden_information
+            old, new = engine.view(before, None), engine.view(transition.state, None)
+            for base, value, at in edits:
+                keys = [k for k in new if new[k] is value]
+                assert keys and all(old[k] is base for k in keys), keys
+                assert list(at) == sorted(set(at))
+                assert all(value[i] is base[i] for i in range(min(len(base), len(value))) if i not in at)
         # purity: the input state is unchanged
         assert pack(engine.snapshot(before)) == snap_before
         self.check_state(transition.state)
