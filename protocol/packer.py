@@ -50,7 +50,9 @@ def _as_base(obj: Any) -> Any:
     raise TypeError(f"can not serialize {type(obj).__name__!r} object")
 
 
-def _new_packer() -> msgpack.Packer:
+def new_packer() -> msgpack.Packer:
+    """A Packer of its own that packs as `packb` does (exact types, `_as_base`): for a
+    caller that keeps one on a single thread (the store's commits)."""
     return msgpack.Packer(use_bin_type=True, strict_types=True, default=_as_base)
 
 
@@ -59,7 +61,7 @@ def packb(data: Any) -> bytes:
     try:
         packer = _PACKERS.packer
     except AttributeError:
-        packer = _PACKERS.packer = _new_packer()
+        packer = _PACKERS.packer = new_packer()
     return packer.pack(data)
 
 
@@ -70,7 +72,7 @@ def packer() -> Callable[[Any], bytes]:
     try:
         return _PACKERS.packer.pack
     except AttributeError:
-        _PACKERS.packer = _new_packer()
+        _PACKERS.packer = new_packer()
         return _PACKERS.packer.pack
 
 

@@ -32,7 +32,6 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-import msgpack
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
@@ -46,6 +45,7 @@ from redis.exceptions import (
     TryAgainError,
 )
 
+from protocol.packer import new_packer
 from server.cancellation import checkpoint
 from server.commit_pipe import CommitPipe, GroupSender
 from server.replica_acks import NotReplicated, ReplicatedSender
@@ -189,7 +189,7 @@ class Store(LeaseStore, RoomReads):
         self._heads_sha = ""
         # The store's own msgpack packer (commits run on its loop's thread only):
         # `protocol.packer.packb` without its thread-local look-up, same bytes.
-        self._packb = msgpack.Packer(use_bin_type=True).pack
+        self._packb = new_packer().pack
         self._lease_pipe: CommitPipe | None = None  # lease renewals' own connection
         self._lease_pipes: dict[str, CommitPipe] = {}  # on a cluster: one per master
 
