@@ -103,7 +103,12 @@ class Peer:
 
 
 class AnsweringStore:
-    async def commit(self, room_id: str, *args: Any, **fields: Any) -> None:
+    # Store.commit's own parameters, so the room's call binds them as it binds the real
+    # one's (a `*args` or `**fields` catch-all would count a tuple or dict instead).
+    async def commit(self, room_id: str, expected: int, version: int, fence: int, status: str, seats: Any,
+                     deadline: Any, outcome: Any, actions: int, log_entry: Any = None, snapshot: Any = None,
+                     now: float = 0.0, answered: Any = (), start_key: str = "", hidden: int = 0,
+                     before: Any = None, move_seconds: float = 0.0) -> None:
         return None
 
 
