@@ -53,6 +53,7 @@ class Barrier(CausewayEngine):
     PLY_CAP = PLY_CAP
     SPECIAL_NAME = "barrier"
     SPECIAL_LIMIT = BARRIER_LIMIT
+    STEP_RULE = "frontier"  # GC-B4, as step_names below
 
     def traps(self, kind: str) -> bool:
         return True  # GC-B3: either giant traps

@@ -37,10 +37,13 @@ from engines.causeway.board import (
     BLANK_PIECE,
     COLOUR_NAMES,
     DIRECTION_NAMES,
+    GIANT,
     PHASE_DESTROY,
     PHASE_OVER,
     PHASE_PLAY,
     PHASE_SETUP,
+    SPIKEY,
+    TRAPPER,
     CausewayState,
     Hex,
     Work,
@@ -120,6 +123,27 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         (at most two drops, GC-B6 / GC-S5: larger counts answer as 2 does), for the
         legal list, which would otherwise call it for every leap."""
         return tuple(tuple(tuple(self.drop_sizes(d, s)) for d in range(3)) for s in range(3))
+
+    # How the legal list writes a free giant's steps without asking `step_names`:
+    # "frontier" every empty cell beside the Causeway (GC-B4: the state's kept frontier),
+    # "slide" the slide rule's cells plus a trapper's `trap_steps` (GC-S2, GC-S3);
+    # None: `step_names` is asked.
+    STEP_RULE: ClassVar[str | None] = None
+
+    def trap_steps(self, state: CausewayState, colour: int) -> list[Hex]:
+        """GC-S3's trap steps of `colour`'s trapper (cells beside a lone opponent giant),
+        unsorted; only rule sets whose STEP_RULE is "slide" have them."""
+        return []
+
+    @cached_property
+    def trapping_kinds(self) -> frozenset[str]:
+        """The giant kinds `traps` answers yes for (the legal list reads this set)."""
+        return frozenset(k for k in (GIANT, TRAPPER, SPIKEY) if self.traps(k))
+
+    @cached_property
+    def leapable_kinds(self) -> frozenset[str]:
+        """The giant kinds `leapable` answers yes for (the legal list reads this set)."""
+        return frozenset(k for k in (GIANT, TRAPPER, SPIKEY) if self.leapable(k))
 
     def special_choices(self, work: Work, colour: int, cell: Hex) -> list[Hex | None]:
         """Choices a no-majority completion on `cell` needs ([None] if none)."""

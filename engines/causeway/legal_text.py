@@ -22,11 +22,14 @@ from engines.causeway.board import (
     PHASE_DESTROY,
     PHASE_OVER,
     PHASE_SETUP,
+    SLIDES_SORTED,
     SPECIAL,
+    TRAPPER,
     CausewayState,
     Hex,
     around,
     frontier,
+    frontier_of,
     joins_all,
     known_name,
     known_ring,
@@ -92,10 +95,33 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
     mask = ((a in stacks or a in giants) | (b in stacks or b in giants) << 1
             | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
             | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5)
-    trapped = engine.is_trapped(state, cell, colour)
+    # `engine.is_trapped`, walked here over the occupied cells of the ring only
+    trapped = False
+    trapping = engine.trapping_kinds
+    for i in MASK_BITS[mask]:
+        n = ring[i]
+        giant = giants.get(n)
+        if giant is not None and giant[0] != colour and giant[1] in trapping:
+            for m in known_ring(n) or around(n):  # does it touch anything but `cell`?
+                if m != cell and (m in stacks or m in giants):
+                    break
+            else:
+                trapped = True
+                break
     if supply > 0:
         head = start + ">"
-        out.extend([head + n for n in engine.step_names(state, cell, trapped, mask)])
+        rule = engine.STEP_RULE
+        if trapped or rule is None:
+            out.extend([head + n for n in engine.step_names(state, cell, trapped, mask)])
+        elif rule == "frontier":  # GC-B4: `Barrier.step_names`
+            out.extend([head + n for n in frontier_of(state)[1]])
+        else:  # "slide", GC-S2 / GC-S3: `Spellstone.step_targets`, named
+            traps = engine.trap_steps(state, colour) if giants[cell][1] == TRAPPER else None
+            if traps:
+                out.extend([head + n for n in names(sorted([ring[i] for i in SLIDES_SORTED[mask]] + traps))])
+            else:
+                for i in SLIDES_SORTED[mask]:
+                    out.append(head + (known_name(ring[i]) or name(ring[i])))
     if trapped:  # GC-B5 / GC-S3: a trapped giant never leaps
         return
     sizes = engine.drop_table[supply if supply < 2 else 2]  # by open stacks passed over
@@ -109,6 +135,7 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
     own = (BLANK[colour], SPECIAL[colour])  # the mover's stones
     out_before = -1  # the mover's barriers / spellstones out, once asked for
     append = out.append
+    leapable = engine.leapable_kinds
     for direction in MASK_BITS[mask]:
         landing = ring[direction]
         dq, dr = DIRECTIONS[direction]
@@ -127,7 +154,7 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
                 giant = giants.get(landing)
                 if giant is None:
                     break
-                if not engine.leapable(giant[1]):
+                if giant[1] not in leapable:
                     break
             landing = (landing[0] + dq, landing[1] + dr)
         if landing in stacks or landing in giants:

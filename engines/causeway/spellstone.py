@@ -62,6 +62,7 @@ class Spellstone(CausewayEngine):
     PLY_CAP = PLY_CAP
     SPECIAL_NAME: ClassVar[str | None] = "spellstone"
     SPECIAL_LIMIT = SPELLSTONE_LIMIT
+    STEP_RULE = "slide"  # GC-S2 / GC-S3, as step_targets below
 
     def traps(self, kind: str) -> bool:
         return kind == TRAPPER  # GC-S3
@@ -84,30 +85,35 @@ class Spellstone(CausewayEngine):
         targets = list(map(ring.__getitem__, slides))  # sorted by cell already
         colour, kind = giants[cell]
         if kind == TRAPPER:
-            traps: list[Hex] = []
-            for other, (owner, _) in giants.items():
-                if owner == colour:
-                    continue
-                # An empty cell whose only occupied neighbour is `other`. The laid blank
-                # stays on `cell`, so a cell beside it never qualifies (nor one of the
-                # slides), nor one beside another giant. The i-th cell around `other`
-                # shares with it the cells around it on either side (i - 1 and i + 1),
-                # so those must be empty too; its other three neighbours lie in
-                # directions i - 1, i and i + 1 from it.
-                ring = known_ring(other) or around(other)
-                a, b, c, d, e, f = ring  # `ring_mask`, written out
-                for i in TRAP_GATES[(a in stacks or a in giants) | (b in stacks or b in giants) << 1
-                                    | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
-                                    | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5]:
-                    outer = known_ring(ring[i]) or around(ring[i])
-                    for m in (outer[i - 1], outer[i], outer[i - 5]):
-                        if m in stacks or m in giants:
-                            break
-                    else:
-                        traps.append(ring[i])
+            traps = self.trap_steps(state, colour)
             if traps:
                 return sorted(targets + traps)
         return targets
+
+    def trap_steps(self, state: CausewayState, colour: int) -> list[Hex]:
+        stacks, giants = state.stacks, state.giants
+        traps: list[Hex] = []
+        for other, giant in giants.items():
+            if giant[0] == colour:
+                continue
+            # An empty cell whose only occupied neighbour is `other`. The laid blank
+            # stays on the trapper's cell, so a cell beside it never qualifies (nor one
+            # of its slides), nor one beside another giant. The i-th cell around `other`
+            # shares with it the cells around it on either side (i - 1 and i + 1),
+            # so those must be empty too; its other three neighbours lie in
+            # directions i - 1, i and i + 1 from it.
+            ring = known_ring(other) or around(other)
+            a, b, c, d, e, f = ring  # `ring_mask`, written out
+            for i in TRAP_GATES[(a in stacks or a in giants) | (b in stacks or b in giants) << 1
+                                | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
+                                | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5]:
+                outer = known_ring(ring[i]) or around(ring[i])
+                for m in (outer[i - 1], outer[i], outer[i - 5]):
+                    if m in stacks or m in giants:
+                        break
+                else:
+                    traps.append(ring[i])
+        return traps
 
     def drop_sizes(self, droppable: int, supply: int) -> list[int]:
         return [k for k in (0, 1, 2) if k <= droppable and k <= supply]  # GC-S5

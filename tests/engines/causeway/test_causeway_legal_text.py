@@ -1,0 +1,69 @@
+"""The legal list written straight in notation (engines.causeway.legal_text) is the
+general path's list: `legal_actions` formatted one by one, same entries, same order.
+
+`_giant_notation` works out whether a giant is trapped (GC-B3, GC-S3) on the occupied
+cells of its ring only, writes a free giant's steps from the kept frontier (GC-B4) or
+the slide table plus the trapper's `trap_steps` (GC-S2, GC-S3) without asking
+`step_names`, and reads which giants trap and which may be leapt over (GC-B5, GC-S4)
+from sets made once from the hooks: checked here over seeded random games and crowded
+random positions of every rule set.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_causeway_fast_paths import RULES, crowded_causeways, positions
+
+from engines.causeway.board import GIANT, PHASE_PLAY, SPIKEY, TRAPPER
+from engines.causeway.engine import CausewayEngine
+from engines.causeway.legal_text import legal_notation
+from engines.registry import get_engine
+
+
+def engine_for(rules: str) -> CausewayEngine:
+    engine = get_engine("causeway", rules)
+    assert isinstance(engine, CausewayEngine)
+    return engine
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_the_kind_sets_are_the_hooks(rules: str) -> None:
+    """GC-B3 / GC-S3 (who traps) and GC-B5 / GC-S4 (who may be leapt over)."""
+    engine = engine_for(rules)
+    for kind in (GIANT, TRAPPER, SPIKEY):
+        assert (kind in engine.trapping_kinds) == engine.traps(kind)
+        assert (kind in engine.leapable_kinds) == engine.leapable(kind)
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_the_list_of_random_games_is_the_general_path(rules: str) -> None:
+    """GC-B2..B7 / GC-S1..S6 / GC-Q1: every position of 40 seeded random games, both
+    seats, equal to `legal_actions` formatted, in order; trapped giants (GC-B3 / GC-S3)
+    and, outside barrier, trap steps (GC-S3) among them."""
+    engine = engine_for(rules)
+    trapped = trap_steps = 0
+    for state in positions(engine, range(100, 140)):
+        for seat in (0, 1):
+            expected = [engine.format_action(state, a) for a in engine.legal_actions(state, seat)]
+            assert legal_notation(engine, state, seat) == expected
+            if state.phase == PHASE_PLAY and seat == state.to_move:
+                for cell, (colour, kind) in state.giants.items():
+                    if colour == seat:
+                        trapped += engine.is_trapped(state, cell, seat)
+                        if kind == TRAPPER:
+                            trap_steps += bool(engine.trap_steps(state, seat))
+    assert trapped > 0 and (trap_steps > 0 or rules == "barrier"), (trapped, trap_steps)
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_the_list_of_crowded_positions_is_the_general_path(rules: str) -> None:
+    """The same over crowded random positions (every stack height, giants anywhere,
+    low supplies: GC-B4's and GC-S2's steps with no blank left are not listed)."""
+    engine = engine_for(rules)
+    trapped = 0
+    for state in crowded_causeways(rules, 600, 23):
+        seat = state.to_move
+        expected = [engine.format_action(state, a) for a in engine.legal_actions(state, seat)]
+        assert legal_notation(engine, state, seat) == expected
+        trapped += any(engine.is_trapped(state, c, seat) for c, g in state.giants.items() if g[0] == seat)
+    assert trapped >= 5, trapped
