@@ -114,7 +114,11 @@ def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, col
         if trapped or rule is None:
             out.extend([head + n for n in engine.step_names(state, cell, trapped, mask)])
         elif rule == "frontier":  # GC-B4: `Barrier.step_names`
-            out.extend([head + n for n in frontier_of(state)[1]])
+            # One join and one split (both in C; no name holds a line break) write the
+            # ~30 texts for about 3/4 of what a comprehension's concatenations cost.
+            texts = frontier_of(state)[1]
+            if texts:
+                out += (head + ("\n" + head).join(texts)).split("\n")
         else:  # "slide", GC-S2 / GC-S3: `Spellstone.step_targets`, named
             traps = engine.trap_steps(state, colour) if giants[cell][1] == TRAPPER else None
             if traps:
