@@ -190,23 +190,12 @@ class LeanPacer(Pacer):
         self.head = msgpack.packb({"type": "act", "id": 0, "room": room, "action": ""})[:-1]
         return super().play(seats, room, next_move)
 
-    def set(self) -> None:
-        done = self.done
-        if done is None or self.timer is not None or done.done():
-            return
-        seats = self.seats
-        if seats[0].finished or self.load.stop.is_set():
-            done.set_result(None)
-            return
-        for s in seats:
-            if s.legal and s.sent_at is None:
-                self.actor = s
-                delay = self.next_move - time.perf_counter()
-                if delay > 0:
-                    self.timer = self.loop.call_later(delay, self.fire)
-                else:
-                    self.send()
-                return
+    def arm(self, delay: float) -> None:
+        """A move already due is sent at once, not through a timer of 0 s."""
+        if delay > 0:
+            self.timer = self.loop.call_later(delay, self.fire)
+        else:
+            self.send()
 
     def fire(self) -> None:
         self.timer = None

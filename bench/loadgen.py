@@ -84,8 +84,12 @@ class Pacer:
         for s in seats:
             if s.legal and s.sent_at is None:  # the actor is chosen now, as a player would
                 self.actor = s
-                self.timer = asyncio.get_running_loop().call_later(self.next_move - time.perf_counter(), self.fire)
+                self.arm(self.next_move - time.perf_counter())
                 return
+
+    def arm(self, delay: float) -> None:
+        """The actor's move is due in `delay` seconds: send it then (`fire`)."""
+        self.timer = asyncio.get_running_loop().call_later(delay, self.fire)
 
     def fire(self) -> None:
         self.timer = None
