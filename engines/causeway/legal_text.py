@@ -58,8 +58,7 @@ def legal_notation(engine: CausewayEngine, state: CausewayState, seat: int) -> l
     if phase == PHASE_DESTROY:
         return [f"destroy@{name(c)}" for c, owner in sorted(state.won.items()) if owner == seat]
     out: list[str] = []
-    for cell in sorted(c for c, g in state.giants.items() if g[0] == seat):
-        _giant_notation(engine, state, cell, seat, out)
+    _giants_notation(engine, state, sorted([c for c, g in state.giants.items() if g[0] == seat]), seat, out)
     return out or ["pass"]
 
 
@@ -85,122 +84,124 @@ def _placement_notation(state: CausewayState, colour: int) -> list[str]:
     return out
 
 
-def _giant_notation(engine: CausewayEngine, state: CausewayState, cell: Hex, colour: int, out: list[str]) -> None:
-    """Append the giant on `cell`'s steps and leaps (`_giant_actions`, in notation)."""
-    start = known_name(cell) or name(cell)
+def _giants_notation(engine: CausewayEngine, state: CausewayState, cells: list[Hex], colour: int, out: list[str]) -> None:
+    """Append the steps and leaps of the giants on `cells`, in turn (`_giant_actions`,
+    in notation): one call for all, the engine's tables read once."""
     stacks, giants, supply = state.stacks, state.giants, state.supply[colour]
-    # The giant's ring, read once for its trap, its steps, its leaps and the GC-3 split
-    ring = known_ring(cell) or around(cell)
-    a, b, c, d, e, f = ring  # `ring_mask`, written out
-    mask = ((a in stacks or a in giants) | (b in stacks or b in giants) << 1
-            | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
-            | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5)
-    # `engine.is_trapped`, walked here over the occupied cells of the ring only
-    trapped = False
     trapping = engine.trapping_kinds
-    for i in MASK_BITS[mask]:
-        n = ring[i]
-        giant = giants.get(n)
-        if giant is not None and giant[0] != colour and giant[1] in trapping:
-            for m in known_ring(n) or around(n):  # does it touch anything but `cell`?
-                if m != cell and (m in stacks or m in giants):
-                    break
-            else:
-                trapped = True
-                break
-    if supply > 0:
-        head = start + ">"
-        rule = engine.STEP_RULE
-        if trapped or rule is None:
-            out.extend([head + n for n in engine.step_names(state, cell, trapped, mask)])
-        elif rule == "frontier":  # GC-B4: `Barrier.step_names`
-            # One join and one split (both in C; no name holds a line break) write the
-            # ~30 texts for about 3/4 of what a comprehension's concatenations cost.
-            texts = frontier_of(state)[1]
-            if texts:
-                out += (head + ("\n" + head).join(texts)).split("\n")
-        else:  # "slide", GC-S2 / GC-S3: `Spellstone.step_targets`, named
-            traps = engine.trap_steps(state, colour) if giants[cell][1] == TRAPPER else None
-            if traps:
-                out.extend([head + n for n in names(sorted([ring[i] for i in SLIDES_SORTED[mask]] + traps))])
-            else:
-                for i in SLIDES_SORTED[mask]:
-                    out.append(head + (known_name(ring[i]) or name(ring[i])))
-    if trapped:  # GC-B5 / GC-S3: a trapped giant never leaps
-        return
+    rule = engine.STEP_RULE
+    leapable = engine.leapable_kinds
     sizes = engine.drop_table[supply if supply < 2 else 2]  # by open stacks passed over
-    # A leap's run (`_leap_run`, walked here) starts on the neighbour in its direction:
-    # only occupied ones can, and the GC-3 split is worked out only once some run is
-    # found (most giants have one arc of neighbours: no split).
-    split: list[set[Hex]] | None = None
-    unsplit = True  # `split` not worked out yet
     blocker = SPECIAL[1 - colour]  # GC-B5 / GC-S4: the opponent's barriers / spellstones
     special = engine.SPECIAL_NAME is not None
     own = (BLANK[colour], SPECIAL[colour])  # the mover's stones
     out_before = -1  # the mover's barriers / spellstones out, once asked for
     append = out.append
-    leapable = engine.leapable_kinds
-    for direction in MASK_BITS[mask]:
-        landing = ring[direction]
-        dq, dr = DIRECTIONS[direction]
-        open_stacks: list[Hex] = []  # the stacks passed over that take a drop
-        lacking = 0  # how many of them a drop completes without the mover's majority
-        while True:
-            stack = stacks.get(landing)
-            if stack is not None:
-                if stack[-1] == blocker:
-                    break
-                if len(stack) < 3:
-                    open_stacks.append(landing)
-                    if special and len(stack) == 2 and own[0] not in stack and own[1] not in stack:
-                        lacking += 1
-            else:
-                giant = giants.get(landing)
-                if giant is None:
-                    break
-                if giant[1] not in leapable:
-                    break
-            landing = (landing[0] + dq, landing[1] + dr)
-        if landing in stacks or landing in giants:
-            continue  # blocked
-        if unsplit:
-            split, unsplit = split_without(stacks, giants, cell, mask), False
-        if split is not None and not joins_all(split, landing, stacks, giants, cell):  # GC-3 (None: one group)
-            continue
-        head = start + LEAP_HEADS[direction]
-        count = len(open_stacks)
-        # A choice is asked for only where a drop completes a tower without the mover's
-        # majority and they have the limit out already (`_choice_sets`, GC-B7 / GC-S6:
-        # dropping on fewer of these stacks lacks fewer): otherwise every drop set is
-        # written as it is, in `combinations` order (by first target, then second).
-        plain = not lacking
-        if not plain:
-            if out_before < 0:
-                out_before = specials_out(state, colour)
-            plain = out_before + lacking <= engine.SPECIAL_LIMIT
-        nms: list[str] | None = None  # the open stacks' names, once a drop needs them
-        prefix = head + "+"
-        for size in sizes[count if count < 2 else 2]:
-            if size == 0:
-                append(head)
-                continue
-            if plain and size <= 2:
-                if nms is None:
-                    nms = [known_name(c) or name(c) for c in open_stacks]
-                if size == 1:
-                    for text in nms:
-                        append(prefix + text)
+    for cell in cells:
+        start = known_name(cell) or name(cell)
+        # The giant's ring, read once for its trap, its steps, its leaps and the GC-3 split
+        ring = known_ring(cell) or around(cell)
+        a, b, c, d, e, f = ring  # `ring_mask`, written out
+        mask = ((a in stacks or a in giants) | (b in stacks or b in giants) << 1
+                | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
+                | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5)
+        # `engine.is_trapped`, walked here over the occupied cells of the ring only
+        trapped = False
+        for i in MASK_BITS[mask]:
+            n = ring[i]
+            giant = giants.get(n)
+            if giant is not None and giant[0] != colour and giant[1] in trapping:
+                for m in known_ring(n) or around(n):  # does it touch anything but `cell`?
+                    if m != cell and (m in stacks or m in giants):
+                        break
                 else:
-                    for i in range(count - 1):
-                        text = prefix + nms[i] + "+"
-                        for other in nms[i + 1:]:
-                            append(text + other)
+                    trapped = True
+                    break
+        if supply > 0:
+            head = start + ">"
+            if trapped or rule is None:
+                out.extend([head + n for n in engine.step_names(state, cell, trapped, mask)])
+            elif rule == "frontier":  # GC-B4: `Barrier.step_names`
+                # One join and one split (both in C; no name holds a line break) write the
+                # ~30 texts for about 3/4 of what a comprehension's concatenations cost.
+                texts = frontier_of(state)[1]
+                if texts:
+                    out += (head + ("\n" + head).join(texts)).split("\n")
+            else:  # "slide", GC-S2 / GC-S3: `Spellstone.step_targets`, named
+                traps = engine.trap_steps(state, colour) if giants[cell][1] == TRAPPER else None
+                if traps:
+                    out.extend([head + n for n in names(sorted([ring[i] for i in SLIDES_SORTED[mask]] + traps))])
+                else:
+                    for i in SLIDES_SORTED[mask]:
+                        out.append(head + (known_name(ring[i]) or name(ring[i])))
+        if trapped:  # GC-B5 / GC-S3: a trapped giant never leaps
+            continue
+        # A leap's run (`_leap_run`, walked here) starts on the neighbour in its direction:
+        # only occupied ones can, and the GC-3 split is worked out only once some run is
+        # found (most giants have one arc of neighbours: no split).
+        split: list[set[Hex]] | None = None
+        unsplit = True  # `split` not worked out yet
+        for direction in MASK_BITS[mask]:
+            landing = ring[direction]
+            dq, dr = DIRECTIONS[direction]
+            open_stacks: list[Hex] = []  # the stacks passed over that take a drop
+            lacking = 0  # how many of them a drop completes without the mover's majority
+            while True:
+                stack = stacks.get(landing)
+                if stack is not None:
+                    if stack[-1] == blocker:
+                        break
+                    if len(stack) < 3:
+                        open_stacks.append(landing)
+                        if special and len(stack) == 2 and own[0] not in stack and own[1] not in stack:
+                            lacking += 1
+                else:
+                    giant = giants.get(landing)
+                    if giant is None:
+                        break
+                    if giant[1] not in leapable:
+                        break
+                landing = (landing[0] + dq, landing[1] + dr)
+            if landing in stacks or landing in giants:
+                continue  # blocked
+            if unsplit:
+                split, unsplit = split_without(stacks, giants, cell, mask), False
+            if split is not None and not joins_all(split, landing, stacks, giants, cell):  # GC-3 (None: one group)
                 continue
-            for targets in combinations(open_stacks, size):  # keeps the order passed over
-                for choices in engine._choice_sets(state, colour, targets):
-                    text = head
-                    for target, choice in zip(targets, choices, strict=True):
-                        text += "+" + name(target)
-                        if choice is not None:
-                            text += "/" + name(choice)
-                    append(text)
+            head = start + LEAP_HEADS[direction]
+            count = len(open_stacks)
+            # A choice is asked for only where a drop completes a tower without the mover's
+            # majority and they have the limit out already (`_choice_sets`, GC-B7 / GC-S6:
+            # dropping on fewer of these stacks lacks fewer): otherwise every drop set is
+            # written as it is, in `combinations` order (by first target, then second).
+            plain = not lacking
+            if not plain:
+                if out_before < 0:
+                    out_before = specials_out(state, colour)
+                plain = out_before + lacking <= engine.SPECIAL_LIMIT
+            nms: list[str] | None = None  # the open stacks' names, once a drop needs them
+            prefix = head + "+"
+            for size in sizes[count if count < 2 else 2]:
+                if size == 0:
+                    append(head)
+                    continue
+                if plain and size <= 2:
+                    if nms is None:
+                        nms = [known_name(c) or name(c) for c in open_stacks]
+                    if size == 1:
+                        for text in nms:
+                            append(prefix + text)
+                    else:
+                        for i in range(count - 1):
+                            text = prefix + nms[i] + "+"
+                            for other in nms[i + 1:]:
+                                append(text + other)
+                    continue
+                for targets in combinations(open_stacks, size):  # keeps the order passed over
+                    for choices in engine._choice_sets(state, colour, targets):
+                        text = head
+                        for target, choice in zip(targets, choices, strict=True):
+                            text += "+" + name(target)
+                            if choice is not None:
+                                text += "/" + name(choice)
+                        append(text)

@@ -31,6 +31,12 @@ from engines.causeway.engine import CausewayEngine
 from engines.registry import register
 
 SPELLSTONE_LIMIT = 3  # GC-S6
+
+# TRAP_GATES' gates with the directions of the gate cell's other three neighbours
+# (i - 1, i and i + 1: the cells `trap_steps` finds empty), by ring mask.
+TRAP_CHECKS: tuple[tuple[tuple[int, int, int], ...], ...] = tuple(
+    tuple((i, (i - 1) % 6, (i + 1) % 6) for i in gates) for gates in TRAP_GATES
+)
 PLY_CAP = 300  # GC-S7
 
 SUMMARY = "Giants step and leap over a growing hex causeway, building towers"
@@ -104,15 +110,14 @@ class Spellstone(CausewayEngine):
             # directions i - 1, i and i + 1 from it.
             ring = known_ring(other) or around(other)
             a, b, c, d, e, f = ring  # `ring_mask`, written out
-            for i in TRAP_GATES[(a in stacks or a in giants) | (b in stacks or b in giants) << 1
-                                | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
-                                | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5]:
-                outer = known_ring(ring[i]) or around(ring[i])
-                for m in (outer[i - 1], outer[i], outer[i - 5]):
-                    if m in stacks or m in giants:
-                        break
-                else:
-                    traps.append(ring[i])
+            for i, j, k in TRAP_CHECKS[(a in stacks or a in giants) | (b in stacks or b in giants) << 1
+                                       | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
+                                       | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5]:
+                x = ring[i]
+                outer = known_ring(x) or around(x)
+                m, n, o = outer[j], outer[i], outer[k]
+                if not (m in stacks or m in giants or n in stacks or n in giants or o in stacks or o in giants):
+                    traps.append(x)
         return traps
 
     def drop_sizes(self, droppable: int, supply: int) -> list[int]:

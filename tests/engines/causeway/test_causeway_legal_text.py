@@ -14,9 +14,10 @@ from __future__ import annotations
 import pytest
 from test_causeway_fast_paths import RULES, crowded_causeways, positions
 
-from engines.causeway.board import GIANT, PHASE_PLAY, SPIKEY, TRAPPER
+from engines.causeway.board import DIRECTIONS, GIANT, PHASE_PLAY, SPIKEY, TRAP_GATES, TRAPPER
 from engines.causeway.engine import CausewayEngine
 from engines.causeway.legal_text import legal_notation
+from engines.causeway.spellstone import TRAP_CHECKS
 from engines.registry import get_engine
 
 
@@ -67,3 +68,18 @@ def test_the_list_of_crowded_positions_is_the_general_path(rules: str) -> None:
         assert legal_notation(engine, state, seat) == expected
         trapped += any(engine.is_trapped(state, c, seat) for c, g in state.giants.items() if g[0] == seat)
     assert trapped >= 5, trapped
+
+
+def test_the_trap_checks_are_the_gates_with_the_gate_cells_outer_neighbours() -> None:
+    """GC-S3's trap steps: a gate cell (TRAP_GATES) qualifies when its three neighbours
+    off the giant's ring, in directions i - 1, i and i + 1 from it, are empty."""
+    for mask in range(64):
+        assert [i for i, _, _ in TRAP_CHECKS[mask]] == list(TRAP_GATES[mask])
+        for i, j, k in TRAP_CHECKS[mask]:
+            assert {j, i, k} == {(i - 1) % 6, i, (i + 1) % 6}
+            gate = DIRECTIONS[i]
+            outer = {(gate[0] + DIRECTIONS[d][0], gate[1] + DIRECTIONS[d][1]) for d in (j, i, k)}
+            # exactly the gate cell's neighbours that are neither the giant nor on its ring
+            ring = set(DIRECTIONS)
+            plain = {(gate[0] + dq, gate[1] + dr) for dq, dr in DIRECTIONS} - ring - {(0, 0)}
+            assert outer == plain
