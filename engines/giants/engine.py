@@ -162,7 +162,7 @@ class GiantsEngine(Engine[GameState, Action]):
 
     restated_events = frozenset({"place", "bid_made", "pass", "phase"})
     # The first entries of every view of a state are the same objects, for every seat
-    # (`views.SHARED_START`): the room diffs them once (server.views, `_SplitDiffs`).
+    # (`views.SHARED_START`): the room diffs them once (server.split_diffs, `SplitDiffs`).
     view_shared_start: ClassVar[int] = views.SHARED_START
     # Notation lists repeat no entry and hold no line break (the conformance suite checks it)
     plain_notation: ClassVar[bool] = True

@@ -37,7 +37,7 @@ VIEW_KEYS: tuple[str, ...] = (
 
 # How many leading entries every view of one state shares, the very objects (all but the
 # viewer's own: `you`, `ahu`, then `screen` and `my_bid` or, once over, `seed` and
-# `screens`): the room diffs them once for all its members (server.views, `_SplitDiffs`).
+# `screens`): the room diffs them once for all its members (server.split_diffs, `SplitDiffs`).
 SHARED_START = 17
 
 
@@ -292,7 +292,7 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
             # The viewer's own entries come last (`you`, `ahu`, then `screen` and
             # `my_bid`): every view of a state starts with the same entries, the very
             # objects, so the room diffs that shared start once for all its members
-            # (server.views, `_SplitDiffs`) and only the rest member by member.
+            # (server.split_diffs, `SplitDiffs`) and only the rest member by member.
             "you": None,  # the viewer's, below
             "ahu": None,  # the viewer's, below
         }

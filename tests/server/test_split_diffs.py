@@ -1,5 +1,5 @@
-"""Hidden information: each member's ops from `_SplitDiffs` (the parts every member sees
-diffed once, server.views) are exactly its own view's diff, member by member.
+"""Hidden information: each member's ops from `SplitDiffs` (the parts every member sees
+diffed once, server.split_diffs) are exactly its own view's diff, member by member.
 
 GIANTS (the game with sealed bids and screens, GI-8, GI-28) is played in rooms with
 both seats and spectators, seats leaving and coming back, resyncs, replaced bids that
@@ -19,28 +19,28 @@ import pytest
 
 from engines.base import Seat
 from engines.giants.views import SHARED_START
-from server import views
+from server import split_diffs
 from server.room import Room
 from server.wire import diff_compact
 from tests.server.frame_record import play
 from tests.server.test_publish_frames import PlainRoom
 
-_split_ops = views._SplitDiffs.ops
-_member = views._SplitDiffs._member
+_split_ops = split_diffs.SplitDiffs.ops
+_member = split_diffs.SplitDiffs._member
 
 
 class _Counts:
     diffs = split = 0
 
 
-def _checked_ops(self: views._SplitDiffs, seat: Seat | None, old: Any, new: Any) -> list[list[Any]]:
+def _checked_ops(self: split_diffs.SplitDiffs, seat: Seat | None, old: Any, new: Any) -> list[list[Any]]:
     got = _split_ops(self, seat, old, new)
     assert got == diff_compact(old, new, self.refs), seat
     _Counts.diffs += 1
     return got
 
 
-def _counted_member(self: views._SplitDiffs, old: Any, new: Any) -> list[list[Any]]:
+def _counted_member(self: split_diffs.SplitDiffs, old: Any, new: Any) -> list[list[Any]]:
     got = _member(self, old, new)
     _Counts.split += 1
     return got
@@ -48,8 +48,8 @@ def _counted_member(self: views._SplitDiffs, old: Any, new: Any) -> list[list[An
 
 @pytest.mark.parametrize("players", [2, 3, 5])
 def test_each_members_split_ops_are_its_own_diff(monkeypatch: pytest.MonkeyPatch, players: int) -> None:
-    monkeypatch.setattr(views._SplitDiffs, "ops", _checked_ops)
-    monkeypatch.setattr(views._SplitDiffs, "_member", _counted_member)
+    monkeypatch.setattr(split_diffs.SplitDiffs, "ops", _checked_ops)
+    monkeypatch.setattr(split_diffs.SplitDiffs, "_member", _counted_member)
     _Counts.diffs = _Counts.split = 0
     for seed in range(8):
         play(Room, "giants", None, players, seed, steps=250, deadline=600.0 if seed % 2 else None)
@@ -68,5 +68,5 @@ def test_split_frames_are_the_plain_frames(seed: int) -> None:
 def test_the_shared_start_is_what_the_split_takes() -> None:
     """An engine without `view_shared_start` never splits (0: every member diffed whole)."""
     assert SHARED_START > 0
-    splits = views._SplitDiffs({}, {}, {None: {}}, 0)
+    splits = split_diffs.SplitDiffs({}, {}, {None: {}}, 0)
     assert splits.gen == {}
