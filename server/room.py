@@ -30,6 +30,7 @@ from server.limits import GuessLimiter
 from server.membership import RoomMembership
 from server.metrics import Metrics
 from server.packing import PackedState, dictionaries, pack_state, unpack_state
+from server.publish import RoomPublish
 from server.room_storage import RoomStorage
 from server.room_tasks import RoomTasks
 from server.seats import NO_SEATS, Member, Peer, SeatState
@@ -37,7 +38,6 @@ from server.store import (
     RoomRecord,
     Store,
 )
-from server.views import RoomViews
 
 _NO_GUESSES = GuessLimiter()
 NO_REPLACEMENTS: Mapping[Seat, int] = MappingProxyType({})  # rooms built without a lobby (tests, tools)
@@ -110,7 +110,7 @@ class RoomLock(asyncio.Lock):
             self._waiters = None
 
 
-class Room(RoomStorage, RoomTasks, RoomViews, RoomEndings, RoomMembership):
+class Room(RoomStorage, RoomTasks, RoomPublish, RoomEndings, RoomMembership):
     """A live room. Create with `Room.create` or `Room.restore`; never share across nodes."""
 
     # Slots, not an instance dict: with this many attributes the dict alone was ~1.8 KiB

@@ -88,7 +88,7 @@ class RoomStorage:
     on_change: Callable[[Any], None] | None
     on_lost: Callable[[Any], None] | None
 
-    if TYPE_CHECKING:  # provided by Room, RoomTasks and RoomViews; no import of server.room here
+    if TYPE_CHECKING:  # provided by Room, RoomTasks, RoomViews and RoomPublish; no import of server.room here
         @classmethod
         def restore(
             cls, record: RoomRecord, engine: Engine, store: Store, metrics: Metrics, snapshot_every: int

@@ -51,7 +51,7 @@ class RoomTasks:
     _timer_for: float  # the deadline `_timer` was armed for (it goes off then, or before)
     _tasks: set[asyncio.Task[None]] | None
 
-    if TYPE_CHECKING:  # provided by Room, RoomViews and RoomMembership
+    if TYPE_CHECKING:  # provided by Room, RoomViews, RoomPublish and RoomMembership
         def pending(self) -> list[Seat]: ...
         async def apply_action(
             self, seat: Seat, action: Any, extra: list[dict[str, Any]]

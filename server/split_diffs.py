@@ -1,5 +1,5 @@
 """Hidden information: every member's patch diffed with the parts all members see
-diffed once (`SplitDiffs`), for `RoomViews.publish` (server.views).
+diffed once (`SplitDiffs`), for `RoomPublish.publish` (server.publish).
 
 An engine declares that the first `Engine.view_shared_start` entries of its views are
 the same for every seat; each member's ops are then the shared entries' ops (worked out

@@ -1,6 +1,6 @@
 """A room sends every member exactly the frames the plain rule gives (issue 13's fast paths).
 
-`RoomViews.publish` and `_views` share one view between members, keep the room part's
+`RoomPublish.publish` and `RoomViews._views` share one view between members, keep the room part's
 unchanged entries from the last one, cache ops, packed bodies and frames by identity,
 and edit legal lists. `PlainRoom` does none of it: each member's RoomView is built
 afresh (`room_info()`, `engine.view(state, seat)`), diffed against what it was last

@@ -1,4 +1,4 @@
-"""`RoomViews._publish_open` gives a member no legal base, without joining its list, when
+"""`RoomPublish._publish_open` (server.publish) gives a member no legal base, without joining its list, when
 the list's packed bytes show it is under EDIT_FROM: exactly when `joined_legal` would
 give None for it (protocol 3's bases, docs/protocol.md section 6)."""
 
