@@ -16,6 +16,8 @@ Reported, in one run:
 
 - server CPU per move (the `giants serve` process: Redis client work included), the
   embedded redis-server's CPU per move apart, and the echo server's CPU per round trip;
+- the server's wake-ups per move (voluntary context switches: each costs more than its
+  system call, the caches being cold after the other processes ran);
 - round trip p50/p99 (`act` sent -> the actor's own patch received) at --rate, and the
   same for the echo;
 - the knee: the highest of the --knee rates whose p99 stays under 10 ms while the
@@ -93,6 +95,18 @@ def cpu_seconds(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wakeups(pid: int) -> int:
+    """Voluntary context switches of a process's threads so far: how often it went to
+    sleep with nothing to do and was woken (each wake-up finds the caches cold)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            for line in (task / "status").read_text().splitlines():
+                if line.startswith("voluntary_ctxt_switches:"):
+                    total += int(line.split()[1])
+    return total
 
 
 def children(pid: int) -> list[int]:
@@ -315,6 +329,7 @@ class Phase:
     server_core: float  # share of one core
     client_core: float  # this process (the load generator), share of one core
     stats: Stats
+    server_wakeups: float = float("nan")  # the server's wake-ups per move
 
 
 CALLGRIND: dict[str, str] = {}  # set by --callgrind: the directory of the server's callgrind output
@@ -352,18 +367,21 @@ async def measure(load: Load, server_pid: int, rate: float, rooms: int, duration
     if CALLGRIND:
         callgrind_control("--instr=on", server_pid)
     cpu0 = [cpu_seconds(p) for p in pids]
+    woken0 = wakeups(server_pid)
     own0 = time.process_time()
     t0 = time.perf_counter()
     await asyncio.sleep(duration)
     stats.measuring = False
     elapsed = time.perf_counter() - t0
     cpu = [cpu_seconds(p) - c for p, c in zip(pids, cpu0, strict=True)]
+    woken = wakeups(server_pid) - woken0
     own = time.process_time() - own0
     moves = max(1, stats.moves)
     if CALLGRIND:
         stats.instructions = callgrind_total(server_pid)
     return Phase(rate, stats.moves / elapsed, pct(stats.rtts, 50) * 1e3, pct(stats.rtts, 99) * 1e3,
-                 1e6 * cpu[0] / moves, 1e6 * sum(cpu[1:]) / moves, cpu[0] / elapsed, own / elapsed, stats)
+                 1e6 * cpu[0] / moves, 1e6 * sum(cpu[1:]) / moves, cpu[0] / elapsed, own / elapsed, stats,
+                 woken / moves)
 
 
 async def echo_phase(echo_url: str, echo_pid: int, conns: int, rate: float, duration: float,
@@ -592,6 +610,7 @@ async def main() -> int:
     print(f"CPU per move       server {m.server_us:.0f} us ({100 * m.server_core:.0f}% of a core), "
           f"redis-server {m.redis_us:.0f} us; echo {ecpu:.0f} us per round trip -> "
           f"{m.server_us / ecpu:.2f}x echo")
+    print(f"wake-ups           server {m.server_wakeups:.2f} per move (it slept with nothing to do and was woken)")
     if floor_phase is not None:
         f50, f99, fcpu, fredis, _ = floor_phase
         print(f"I/O floor          p50 {f50:6.3f}  p99 {f99:6.3f} ms; CPU {fcpu:.0f} us per move "
