@@ -30,9 +30,10 @@ from typing import Any, ClassVar, Generic, TypeVar
 Seat = int
 View = dict[str, Any]
 Event = dict[str, Any]
-# How a list in a state's view was made from one in the view of the state it was played
-# from (`Engine.view_edits`): (that list, this one, the indexes where they may differ).
-ViewEdit = tuple[list[Any], list[Any], tuple[int, ...]]
+# How a list or map in a state's view was made from one in the view of the state it was
+# played from (`Engine.view_edits`): (that one, this one, the indexes or keys where they
+# may differ).
+ViewEdit = tuple[list[Any] | dict[str, Any], list[Any] | dict[str, Any], tuple[Any, ...]]
 
 S = TypeVar("S")
 A = TypeVar("A")
@@ -390,11 +391,14 @@ class Engine(ABC, Generic[S, A]):
         Each edit (base, value, at) says: `value`, a list in `view(state, seat)`, was
         made from `base`, the list at the same place in the previous state's view, and
         holds base's very objects at every index below both lengths but those in `at`
-        (ascending, each once). The server's diff (protocol.compact.diff_view) then looks
-        only at `at` and past the shorter length, and only where a member's old view
-        holds `base` and its new one `value` (by identity); the ops are the same as a
-        walk of the whole list. An edit must be exact: a changed index left out of
-        `at` is a change no member is sent. The default: none, every list walked whole.
+        (ascending, each once). Or `value` and `base` are maps with str keys only, and
+        `value` holds base's very keys and values but at the keys in `at` (each once, in
+        the maps' order; a key may be new in `value` or gone from it). The server's diff
+        (protocol.compact.diff_view) then looks only at `at` (and, in a list, past the
+        shorter length), and only where a member's old view holds `base` and its new
+        one `value` (by identity); the ops are the same as a walk of the whole list or
+        map. An edit must be exact: a changed index or key left out of `at` is a change
+        no member is sent. The default: none, every list and map walked whole.
         """
         return ()
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import compress, count
-from operator import is_, is_not
+from operator import is_, is_not, lt
 from typing import Any, Final
 
 from protocol.errors import PatchError
@@ -176,7 +176,7 @@ def diff_compact(old: Any, new: Any, refs: Mapping[str, int], shared: Shared | N
 
 
 def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any, changed: Sequence[str],
-              edits: Sequence[tuple[list[Any], list[Any], Sequence[int]]] = ()) -> list[list[Any]]:
+              edits: Sequence[tuple[Any, Any, Sequence[Any]]] = ()) -> list[list[Any]]:
     """`diff_compact(old, new, refs)` when the caller knows what its `room` entry changed:
     the same ops, op for op, with no look at the entries it did not.
 
@@ -188,9 +188,9 @@ def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any,
     named are the same objects, so the walk would find nothing there: the ops are the
     same, and so is the choice of one whole `set` made on them.)
 
-    `edits` are the engine's (`Engine.view_edits`): a list of the `game` map that is an
-    edit's value where the old game map holds its base is walked at the edit's indexes
-    (and past the shorter length) only (`_walk_at`).
+    `edits` are the engine's (`Engine.view_edits`): a list or map of the `game` map that
+    is an edit's value where the old game map holds its base is walked at the edit's
+    indexes (and past the shorter length) or keys only (`_walk_at`, `_walk_keys_at`).
     """
     if type(old) is not dict or len(old) != len(new) or old.get("room") is not part:
         return diff_compact(old, new, refs)
@@ -248,7 +248,7 @@ def _walk_keys(old: Any, new: Any, keys: Sequence[str], cpath: list[Any],
 
 
 def _walk_edited(old: Any, new: Any, cpath: list[Any], refs: Mapping[str, int], cops: list[list[Any]],
-                 edits: Sequence[tuple[list[Any], list[Any], Sequence[int]]]) -> int:
+                 edits: Sequence[tuple[Any, Any, Sequence[Any]]]) -> int:
     # _walk of a map whose entries may be edits' values where `old` holds their bases:
     # its dict walk (the same key objects in the same order; else _walk does it), those
     # entries walked by _walk_at.
@@ -278,7 +278,7 @@ def _walk_edited(old: Any, new: Any, cpath: list[Any], refs: Mapping[str, int], 
     return _whole_compact(cpath, new, refs, cops, start, 0)
 
 
-def _walk_at(old: Any, new: Any, at: Sequence[int], cpath: list[Any], refs: Mapping[str, int],
+def _walk_at(old: Any, new: Any, at: Sequence[Any], cpath: list[Any], refs: Mapping[str, int],
              cops: list[list[Any]]) -> int:
     # _walk of two lists where `new` holds old's very objects at every index below both
     # lengths but those in `at` (ascending, each once): its list walk over those only.
@@ -286,6 +286,8 @@ def _walk_at(old: Any, new: Any, at: Sequence[int], cpath: list[Any], refs: Mapp
     # _walk's, its `old == new` short cut included (equal lists of such entries give no
     # ops here either); anything else, _walk walks whole.
     if type(old) is not list or type(new) is not list:
+        if type(old) is dict and type(new) is dict:
+            return _walk_keys_at(old, new, at, cpath, refs, cops)
         return _walk(old, new, cpath, refs, cops)
     start, direct, last = len(cops), 0, -1
     lo, ln = len(old), len(new)
@@ -313,6 +315,66 @@ def _walk_at(old: Any, new: Any, at: Sequence[int], cpath: list[Any], refs: Mapp
     if len(cops) - start < _WHOLE_CHECK or 2 * (direct + own) < len(new):
         return own
     return _whole_compact(cpath, new, refs, cops, start, own)
+
+
+def _walk_keys_at(old: dict[Any, Any], new: dict[Any, Any], at: Sequence[Any], cpath: list[Any],
+                  refs: Mapping[str, int], cops: list[list[Any]]) -> int:
+    # _walk of two maps with str keys only where `new` holds old's very keys and values
+    # but at the keys in `at` (which may be new, or gone from `new`): its dict walk over
+    # those only, gone keys' `del`s first, as the walk's own order has them. `at` must
+    # name them once each in the maps' order (checked on their places in `new`, and in
+    # `old` for gone ones, when it names more than one), and the count of keys must add
+    # up; anything else, _walk walks whole. Plain loops: `at` names a key or two.
+    gone: list[str] = []
+    kept: list[str] = []
+    count = len(old)
+    for k in at:
+        if type(k) is not str:
+            return _walk(old, new, cpath, refs, cops)
+        if k in new:
+            kept.append(k)
+            if k not in old:
+                count += 1
+        elif k in old:
+            gone.append(k)
+            count -= 1
+        else:
+            return _walk(old, new, cpath, refs, cops)
+    if count != len(new) or not at:
+        return _walk(old, new, cpath, refs, cops)
+    if len(kept) > 1:  # in the maps' order?
+        keys = list(new)
+        places = [keys.index(k) for k in kept]
+        if not all(map(lt, places[:-1], places[1:])):
+            return _walk(old, new, cpath, refs, cops)
+    start, direct = len(cops), 0
+    if gone:
+        if len(gone) > 1:
+            keys = list(old)
+            places = [keys.index(k) for k in gone]
+            if not all(map(lt, places[:-1], places[1:])):
+                return _walk(old, new, cpath, refs, cops)
+        for k in gone:
+            cops.append([DEL, *cpath, refs.get(k, k)])
+            direct += 1
+    for k in kept:
+        v = new[k]
+        if k not in old:
+            cops.append([SET, *cpath, refs.get(k, k), v])
+            direct += 1
+            continue
+        w = old[k]
+        if w is v:
+            continue
+        if type(v) in _PLAIN:
+            if type(w) is not type(v) or w != v:
+                cops.append([SET, *cpath, refs.get(k, k), v])
+                direct += 1
+            continue
+        direct += _walk(w, v, [*cpath, refs.get(k, k)], refs, cops)
+    if len(cops) - start < _WHOLE_CHECK or 2 * direct < len(new):
+        return 0
+    return _whole_compact(cpath, new, refs, cops, start, 0)
 
 
 def _walk_root(old: Any, new: Any, refs: Mapping[str, int], cops: list[list[Any]], shared: Shared) -> None:

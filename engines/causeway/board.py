@@ -182,8 +182,9 @@ class CausewayState:
     # "giants", "won", "destroyed" -> (that map, its parts...), `views.view_of`): kept
     # with the state, so they live and die with it, and handed to the next state for
     # each map a move passes on unchanged (`engine.pass_on`); and "frontier"
-    # (`frontier_of`), carried to the next state (`carry_frontier`). Not an argument,
-    # never compared.
+    # (`frontier_of`), carried to the next state (`carry_frontier`); "edit", how the
+    # move that made this state changed the last view's stacks (`view_edits`). Not an
+    # argument, never compared.
     memo: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def occupied(self, cell: Hex) -> bool:

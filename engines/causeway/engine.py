@@ -30,6 +30,7 @@ from engines.base import (
     Seat,
     Transition,
     View,
+    ViewEdit,
 )
 from engines.causeway import legal_text, notation, views
 from engines.causeway.board import (
@@ -383,7 +384,7 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         phase = PHASE_SETUP if any(setup_left) else PHASE_PLAY
         supply = (work.supply[0], work.supply[1])
         stacks = work.stacks if place.piece == BLANK_PIECE else state.stacks
-        part = views.next_stacks_part(state, stacks, (place.cell,))
+        part, edit = views.next_stacks_part(state, stacks, (place.cell,))
         after = CausewayState(  # the map not placed on stays the state's very object (see _finish)
             stacks,
             state.giants if place.piece == BLANK_PIECE else work.giants,
@@ -400,6 +401,8 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         )
         pass_on(state, after)
         after.memo["stacks"] = part
+        if edit is not None:  # for the room's diff (view_edits)
+            after.memo["edit"] = edit
         carry_frontier(state, after, (place.cell,), ())
         return Transition(after, tuple(work.events))
 
@@ -413,7 +416,7 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         ply = state.ply + 1
         stacks = state.stacks if work.stacks == state.stacks else work.stacks
         changed = _stacks_changed(action)
-        part = views.next_stacks_part(state, stacks, changed)
+        part, edit = views.next_stacks_part(state, stacks, changed)
         history: tuple[str, ...] = ()  # if a stone was added: earlier positions are gone for good
         if stacks is state.stacks:
             history = (*state.history, views.digest(state))
@@ -460,6 +463,8 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         )
         pass_on(state, after)
         after.memo["stacks"] = part
+        if edit is not None:  # for the room's diff (view_edits)
+            after.memo["edit"] = edit
         if key is not None:
             after.memo["key"] = key
         if "frontier" in state.memo:  # kept for barrier's steps: the cells filled or emptied
@@ -502,6 +507,11 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
 
     def view_keys(self) -> tuple[str, ...]:
         return views.VIEW_KEYS
+
+    def view_edits(self, state: CausewayState) -> tuple[ViewEdit, ...]:
+        # The stacks' view, as the move's `views.next_stacks_part` changed it
+        edit = state.memo.get("edit")
+        return () if edit is None else (edit,)
 
     def view(self, state: CausewayState, seat: Seat | None) -> View:
         # Perfect information: every seat and spectator gets the same document.

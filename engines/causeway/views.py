@@ -18,7 +18,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Any
 
-from engines.base import BadSnapshotError, View
+from engines.base import BadSnapshotError, View, ViewEdit
 from engines.causeway.board import (
     COLOUR_NAMES,
     GIANT,
@@ -157,20 +157,27 @@ def stacks_part(stacks: dict[Hex, str]) -> StacksPart:
     return stacks, {name(c): stacks[c] for c in cells}, specials, cells
 
 
-def next_stacks_part(before: CausewayState, stacks: dict[Hex, str], changed: tuple[Hex, ...]) -> StacksPart:
+def next_stacks_part(before: CausewayState, stacks: dict[Hex, str],
+                     changed: tuple[Hex, ...]) -> tuple[StacksPart, ViewEdit | None]:
     """The "stacks" entry for `stacks`, the map of the position after `before` in which
     a move changed or added the stacks on some of the cells `changed` (and no other):
     `before`'s entry changed there, so the stacks are sorted and named once per game
-    rather than twice per move (the view and the repetition key both read it)."""
+    rather than twice per move (the view and the repetition key both read it).
+
+    And how its view was made from `before`'s (`Engine.view_edits`, for the room's
+    diff): (that map, this one, the names of the cells `changed`, in the maps' order,
+    which is the cells' order), every other entry the old map's very key and value;
+    None when it was not made from it (or is it)."""
     entry: StacksPart | None = before.memo.get("stacks")
     if entry is None or entry[0] is not before.stacks:
-        return stacks_part(stacks)
+        return stacks_part(stacks), None
     if stacks is entry[0]:
-        return entry
+        return entry, None
     _, old_view, specials, cells = entry
     view = dict(old_view)
     white = counts_white = specials["white"]
     black = counts_black = specials["black"]
+    text = ""
     for cell in changed:
         stack = stacks[cell]
         text = known_name(cell) or name(cell)
@@ -191,7 +198,9 @@ def next_stacks_part(before: CausewayState, stacks: dict[Hex, str], changed: tup
             black += (stack[-1] == SPECIAL[1]) - (was[-1] == SPECIAL[1])
     if white != counts_white or black != counts_black:
         specials = _pair((white, black))
-    return stacks, view, specials, cells
+    # the names written, in the cells' order (a drop's cell may come again as a choice)
+    names = (text,) if len(changed) == 1 else tuple([known_name(c) or name(c) for c in sorted(set(changed))])
+    return (stacks, view, specials, cells), (old_view, view, names)
 
 
 def _giants_view(memo: dict[str, Any], giants: dict[Hex, tuple[int, str]]) -> dict[str, list[str]]:

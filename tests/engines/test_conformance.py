@@ -152,7 +152,8 @@ class Checker:
                 assert not contains_value(event, self.seed)
         # what the server's diff trusts (Engine.view_edits): each edit's value is a list
         # of the new view made from the very list at the same key of the old one, holding
-        # its objects everywhere but `at` (ascending)
+        # its objects everywhere but `at` (ascending); or such a map with str keys, holding
+        # the old one's keys and values everywhere but `at` (in the maps' order)
         edits = engine.view_edits(transition.state)
         if edits:
             assert not engine.info.hidden_information
@@ -160,6 +161,17 @@ class Checker:
             for base, value, at in edits:
                 keys = [k for k in new if new[k] is value]
                 assert keys and all(old[k] is base for k in keys), keys
+                if type(value) is dict:
+                    assert type(base) is dict and all(type(k) is str for k in (*base, *value))
+                    assert len(set(at)) == len(at)
+                    for order in (list(base), list(value)):  # `at` in each map's order
+                        named = [k for k in at if k in order]
+                        assert named == sorted(named, key=order.index)
+                    same = [k for k in base if k not in at]
+                    assert [k for k in value if k not in at] == same  # the same keys, in order
+                    assert all(value[k] is base[k] for k in same)
+                    assert all(vk is bk for vk, bk in zip([k for k in value if k not in at], same, strict=True))
+                    continue
                 assert list(at) == sorted(set(at))
                 assert all(value[i] is base[i] for i in range(min(len(base), len(value))) if i not in at)
         # purity: the input state is unchanged

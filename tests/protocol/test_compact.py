@@ -173,6 +173,61 @@ def test_diff_view_with_edits_is_diff_compact(base: list[Any], game: dict[Any, A
         assert exact(diff_view(old, new, refs, part, [], edits), want)
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from(KEY_POOL) | st.text(max_size=4), scalars | any_views, max_size=40),
+       st.integers(0, 2**32), st.sampled_from([0.05, 0.3, 0.9]), tables)
+def test_diff_view_with_map_edits_is_diff_compact(base: dict[str, Any], seed: int, rate: float,
+                                                  keys: tuple[str, ...]) -> None:
+    """`diff_view` told how a map of the game map was made from the old one's
+    (`Engine.view_edits`: Causeway's stacks) gives `diff_compact`'s ops, op for op:
+    entries rewritten (another value, the same, an equal copy, 1 for True, a container),
+    keys added anywhere in the order or gone, keys named needlessly, a whole `set` of the
+    map; and edits it may not use (keys out of the maps' order, a gone key the old map
+    lacks, a count of keys that does not add up, a base the old view does not hold,
+    another value) change nothing."""
+    rng = random.Random(seed)
+    refs = key_refs(keys)
+    items = list(base.items())
+    at: set[str] = set()
+    for i, (k, v) in enumerate(items):
+        if rng.random() < rate:
+            items[i] = (k, rng.choice([*TRICKY, v, copy.deepcopy(v), "x", 7]))
+            at.add(k)
+    for k in list(base):
+        if rng.random() < rate / 3:
+            items = [item for item in items if item[0] != k]
+            at.add(k)
+    for _ in range(rng.randrange(3)):
+        k = rng.choice(["new", "0,1", "-1,2", *KEY_POOL]) + str(rng.randrange(5))
+        if k not in base and k not in dict(items):
+            items.insert(rng.randrange(len(items) + 1), (k, rng.choice(TRICKY)))
+            at.add(k)
+    at |= {k for k in base if rng.random() < 0.1}
+    value = dict(items)
+    order = {k: i for i, k in enumerate([*value, *(k for k in base if k not in value)])}
+    named = tuple(sorted(at, key=order.__getitem__))  # the gone ones last: `del`s come first anyway
+    old_game = {"stacks": base, "ply": 1}
+    new_game = {"stacks": value, "ply": 2}
+    part = {"id": "r1"}
+    old = {"room": part, "game": old_game, "outcome": None}
+    new = {"room": part, "game": new_game, "outcome": None}
+    want = diff_compact(old, new, refs)
+    assert exact(want, compact_ops(diff(old, new), refs, new))
+    other: dict[str, Any] = {"x": 1}
+    shuffled = list(named)
+    rng.shuffle(shuffled)
+    stray = ("no such key",) if rng.random() < 0.5 else ()
+    for edits in ([(base, value, named)], [(other, other, ("x",)), (base, value, named)],
+                  [(base, value, tuple(shuffled))], [(base, value, (*named, *stray))],
+                  [(dict(base), value, named)], [(base, dict(value), named)], []):
+        assert exact(diff_view(old, new, refs, part, [], edits), want), edits
+    if named:  # a key left out: the counts of keys no longer add up, or it was a plain rewrite
+        short = named[1:]
+        if len(value) != len(base) - len([k for k in short if k not in value]) + len(
+                [k for k in short if k not in base]):
+            assert exact(diff_view(old, new, refs, part, [], [(base, value, short)]), want)
+
+
 def test_diff_compact_replaces_a_container_as_diff_does_with_any_refs() -> None:
     """The whole-container choice is made on the plain ops' sizes, whatever the table
     (here one with a key twice, whose first reference is never used)."""

@@ -9,11 +9,13 @@ from typing import Any
 
 import msgpack
 import pytest
+from causeway_position import position as picture_position
 
 from engines import IllegalActionError, NotationError, hexgrid
 from engines.causeway import CausewayState, Drop, Leap, Place, format_action
 from engines.causeway.board import DIRECTIONS
 from engines.registry import get_engine
+from protocol.compact import diff_compact, diff_view, key_refs, key_table
 
 
 def afresh(state: CausewayState) -> CausewayState:
@@ -150,3 +152,67 @@ def test_apply_takes_exactly_the_listed_placements(rules: str) -> None:
                     accepted += ok
             state = engine.apply(state, seat, engine.parse_action(state, seat, rng.choice(sorted(listed)))).state
     assert tried and accepted
+
+
+@pytest.mark.parametrize("rules", ["barrier", "spellstone", "quick"])
+def test_the_diff_told_the_stacks_edit_is_the_whole_diff(rules: str) -> None:
+    """`view_edits` (the stacks' view as a move changed it: a step's laid blank, GC-B4 /
+    GC-S2; a leap's drops and the towers its choices take a barrier from or turn a
+    spellstone on, GC-B6 / B7, GC-S5 / S6; a setup blank, GC-B2 / GC-S1): the room's
+    diff told of it gives the ops of the whole walk, op for op, on every move of random
+    games viewed as a room views them (its room part unchanged here), and the edit is
+    the one `next_stacks_part` made: the cells it changed, in the stacks' order."""
+    engine = get_engine("causeway", rules)
+    refs = key_refs(list(key_table(engine.view_keys())))
+    rng = random.Random(17)
+    used = added = 0
+    part = {"id": "r"}
+    for seed in range(6):
+        state = engine.new_game(2, {}, seed)
+        old = {"room": part, "game": engine.view(state, None), "outcome": None}
+        while engine.outcome(state) is None:
+            seat = state.to_move
+            state = engine.apply(state, seat, engine.parse_action(state, seat, rng.choice(
+                engine.legal_notation(state, seat)))).state
+            new = {"room": part, "game": engine.view(state, None), "outcome": None}
+            edits = engine.view_edits(state)
+            assert diff_view(old, new, refs, part, [], edits) == diff_compact(old, new, refs)
+            for base, value, at in edits:
+                assert base is old["game"]["stacks"] and value is new["game"]["stacks"]
+                changed = [k for k in value if k not in base or value[k] != base[k]]
+                assert set(changed) <= set(at) and list(at) == [k for k in value if k in at]
+                used += 1
+                added += len(value) > len(base)
+            old = new
+    assert used and added
+
+
+@pytest.mark.parametrize(("rules", "picture"), [
+    ("barrier", "-1,0:@w 0,0:bb 1,0:bb 0,-1:@b 1,-1:bbW 2,-1:bbW 2,-2:bbW"),
+    ("spellstone", "-1,0:@wt 0,0:bb 1,0:bb 0,-1:@bs 1,-1:bbW 2,-1:bbW 2,-2:bbW -2,0:@ws 1,1:@bt"),
+])
+def test_the_stacks_edit_of_a_fourth_special_names_every_cell_in_order(rules: str, picture: str) -> None:
+    """GC-B7 / GC-S6: a drop completing a tower on two opponent stones with three
+    barriers / spellstones out changes a cell further on, the one chosen (before or
+    after the drops in the stacks' order): the edit names each changed cell once, in
+    the stacks' order, and the diff told of it is the whole walk's, after every legal
+    move."""
+    engine = get_engine("causeway", rules)
+    refs = key_refs(list(key_table(engine.view_keys())))
+    state = picture_position(rules, picture)
+    part = {"id": "r"}
+    old = {"room": part, "game": engine.view(state, None), "outcome": None}
+    several = 0
+    for text in engine.legal_notation(state, 0):
+        after = engine.apply_text(state, 0, text).state
+        new = {"room": part, "game": engine.view(after, None), "outcome": None}
+        edits = engine.view_edits(after)
+        if not edits:  # a leap dropping nothing (GC-S5): the stacks' view is the last one
+            assert new["game"]["stacks"] is old["game"]["stacks"]
+            continue
+        (base, value, at), = edits
+        assert base is old["game"]["stacks"] and value is new["game"]["stacks"]
+        assert list(at) == [k for k in value if k in at] and len(set(at)) == len(at)
+        assert diff_view(old, new, refs, part, [], edits) == diff_compact(old, new, refs)
+        several += len(at) > 2
+    assert several
