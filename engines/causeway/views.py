@@ -95,13 +95,16 @@ def view_of(state: CausewayState, rules: str, special: str | None, ply_cap: int)
         "ply": state.ply,
         "ply_cap": ply_cap,
         "passes": state.passes,
-        "history": list(state.history),  # not the current position's digest (`digest`)
+        # not the current position's digest (`digest`); no earlier one (most positions):
+        # one list for every view, which the room's diff passes by identity
+        "history": list(state.history) if state.history else NO_HISTORY,
         "end": state.end,
     }
 
 
 # Parts shared by every view that shows them: constants, and small maps by value.
 SEATS = {"white": 0, "black": 1}
+NO_HISTORY: list[str] = []  # never changed
 _GIANT_VIEWS = {(c, kind): [COLOUR_NAMES[c], kind] for c in (0, 1) for kind in KINDS}
 _PAIRS: dict[tuple[int, int], dict[str, int]] = {}  # supplies and counts: a few hundred
 _PARTS_MAX = 4096

@@ -14,6 +14,7 @@ from causeway_position import position as picture_position
 from engines import IllegalActionError, NotationError, hexgrid
 from engines.causeway import CausewayState, Drop, Leap, Place, format_action
 from engines.causeway.board import DIRECTIONS
+from engines.causeway.views import NO_HISTORY
 from engines.registry import get_engine
 from protocol.compact import diff_compact, diff_view, key_refs, key_table
 
@@ -37,8 +38,9 @@ def applies(engine: Any, state: CausewayState, seat: int, action: Any) -> bool:
 def test_views_over_games_are_those_built_afresh(rules: str) -> None:
     """A view hands back the last view's parts for the maps a move left alone (the room's
     diff skips them by identity): every view over whole games, viewed as a room does
-    after each change, is exactly (msgpack bytes) the view built with nothing kept, and
-    a map the move did not change is the last view's very object."""
+    after each change, is exactly (msgpack bytes) the view built with nothing kept, a
+    map the move did not change is the last view's very object, and an empty history
+    is one shared list."""
     engine = get_engine("causeway", rules)
     rng = random.Random(13)
     kept = 0
@@ -49,6 +51,8 @@ def test_views_over_games_are_those_built_afresh(rules: str) -> None:
             view = engine.view(state, None)  # as a room views it, after the last state's view
             assert msgpack.packb(view) == msgpack.packb(engine.view(afresh(state), None))
             assert engine.view(state, seat=0) == view  # one document for every seat
+            if not state.history:  # GC-B11 / GC-S7: no earlier position to repeat
+                assert view["history"] is NO_HISTORY == []  # one list, never changed
             if last is not None:
                 for key in ("stacks", "giants", "won", "destroyed"):
                     if last[key] == view[key]:
