@@ -242,28 +242,7 @@ def _routes_from(start_hex: Hex, enter: Mapping[Hex, Cost | None],
     """`routes` of a statue on `start_hex` whose size gave `enter`. With `fill`, `enter`
     holds the costs worked out so far (None: too weak) and `fill` works out the cost of a
     hex not in it, which is kept there: a search looks at a few hexes of the board only."""
-    best: dict[Hex, Cost] = {start_hex: ZERO}
-    parent: dict[Hex, Hex] = {}
-    heap: list[tuple[Cost, Hex]] = [(ZERO, start_hex)]
-    while heap:
-        cost, cell = heapq.heappop(heap)
-        if best.get(cell) != cost:
-            continue
-        for nb in ISLAND.neighbors[cell]:
-            step = enter.get(nb, _UNKNOWN)
-            if step is _UNKNOWN:
-                if fill is None:
-                    continue
-                step = fill(nb)
-                cast("dict[Hex, Cost | None]", enter)[nb] = step  # `fill`'s callers pass a dict
-            if step is None or nb == start_hex:
-                continue
-            new = (cost[0] + step[0], cost[1] + step[1], cost[2] + step[2], cost[3] + step[3])
-            old = best.get(nb)
-            if old is None or new < old:
-                best[nb] = new
-                parent[nb] = cell
-                heapq.heappush(heap, (new, nb))
+    best, parent, _ = _search(start_hex, enter, fill)
     out: dict[Hex, list[Hex]] = {}
     for cell in best:
         if cell == start_hex:
@@ -273,6 +252,43 @@ def _routes_from(start_hex: Hex, enter: Mapping[Hex, Cost | None],
             path.append(parent[path[-1]])
         out[cell] = path[::-1]
     return out
+
+
+def _search(start_hex: Hex, enter: Mapping[Hex, Cost | None], fill: Callable[[Hex], Cost | None] | None,
+            ) -> tuple[dict[Hex, Cost], dict[Hex, Hex], list[Hex]]:
+    """`_routes_from`'s search (Dijkstra over entering costs): the least cost of every hex
+    reached (the start's ZERO first), each one's previous hex, and the hexes reached in
+    the order their cost was settled, so each after its previous hex (costs never
+    decrease along a route: every entering cost is >= ZERO, entry by entry)."""
+    best: dict[Hex, Cost] = {start_hex: ZERO}
+    parent: dict[Hex, Hex] = {}
+    settled: list[Hex] = []
+    heap: list[tuple[Cost, Hex]] = [(ZERO, start_hex)]
+    neighbors = ISLAND.neighbors
+    kept = cast("dict[Hex, Cost | None]", enter)  # `fill`'s callers pass a dict
+    while heap:
+        cost, cell = heapq.heappop(heap)
+        if best[cell] is not cost:  # a hex's cost only ever falls, each time a new tuple
+            continue
+        settled.append(cell)
+        for nb in neighbors[cell]:
+            step = enter.get(nb, _UNKNOWN)
+            if step is _UNKNOWN:
+                if fill is None:
+                    continue
+                step = kept[nb] = fill(nb)
+            if step is None:
+                continue
+            # (the start, ZERO in `best`, is never bettered: every entering cost enters
+            # at least one piece)
+            new = (cost[0] + step[0], cost[1] + step[1], cost[2] + step[2], cost[3] + step[3])
+            old = best.get(nb)
+            if old is None or new < old:
+                best[nb] = new
+                parent[nb] = cell
+                heapq.heappush(heap, (new, nb))
+    del settled[0]  # the start
+    return best, parent, settled
 
 
 def _worker_next_to(state: GameState, seat: int, ahu_id: str) -> bool:
@@ -296,6 +312,10 @@ def notation(state: GameState, seat: int) -> list[str]:
 
 # Every land hex in notation, written once (transport paths are made of them).
 _HEX_TEXT = {cell: format_hex(cell) for cell in ISLAND.land_order}
+# A route's step onto each land hex in notation, and each land hex's place in the
+# listing order (`_row_col`'s): a search reaches land hexes only (`ISLAND.neighbors`).
+_STEP_TEXT = {cell: ">" + text for cell, text in _HEX_TEXT.items()}
+_LAND_RANK = {cell: i for i, cell in enumerate(ISLAND.land_order)}
 
 
 def _row_col(cell: Hex) -> tuple[int, int]:
@@ -306,11 +326,12 @@ def _collect(state: GameState, seat: int, text: bool) -> list[Any]:
     p = state.seats[seat]
     out: list[Any] = []
     statues = state.statues
-    sids = sorted(statues, key=_SID_KEYS.__getitem__) if len(_SID_KEYS) < _SID_KEYS_MAX else sorted(statues, key=_sid_key)
-    # may_move, inlined (GI-18): in front of the seat's screen, or on the board unmarked or marked by it
-    movable = [(sid, statue) for sid in sids
-               if (statue.front == seat if (statue := statues[sid]).front is not None
-                   else statue.marker is None or statue.marker == seat)]
+    # may_move, inlined (GI-18): in front of the seat's screen, or on the board unmarked
+    # or marked by it; in listing order (the statue ids' order, `_sid_key`)
+    sids = [sid for sid, statue in statues.items()
+            if (statue.front == seat if statue.front is not None else statue.marker is None or statue.marker == seat)]
+    if len(sids) > 1:
+        sort_sids(sids)
     # Entering costs per size, worked out for the hexes the searches look at (a few of
     # the board's): each hex's pieces sorted out once for all sizes (enter_costs_by_size,
     # lazily).
@@ -332,28 +353,43 @@ def _collect(state: GameState, seat: int, text: bool) -> list[Any]:
 
     # Statues of one size on one hex (the Moai in front of a screen all stand at Q)
     # reach the same hexes by the same routes: found once, in listing order, as
-    # notation or as path tuples.
+    # notation or as path tuples. Most phase-4 lists are short (a seat's pieces used
+    # up: the searches reach nothing), so a statue without a route or an Ahu beside it
+    # costs a look-up.
     reached: dict[tuple[Hex, int], list[Any]] = {}
-    for sid, statue in movable:
-        paths = reached.get((statue.hex, statue.size))
+    ahu_near = ISLAND.ahu_near
+    for sid in sids:
+        statue = statues[sid]
+        at = statue.hex
+        paths = reached.get((at, statue.size))
         if paths is None:
             size = statue.size
             if size not in costs:
                 costs[size], fills[size] = {}, fill_for(size)
-            reach = _routes_from(statue.hex, costs[size], fills[size])
-            cells = sorted(reach, key=_row_col)
             if text:
-                hexes = _HEX_TEXT
-                paths = [">".join([hexes.get(c) or format_hex(c) for c in reach[cell]]) for cell in cells]
+                # Each route's text is its previous hex's route text and one step (the
+                # search settles a hex after its previous one): no route walked back
+                _, parent, settled = _search(at, costs[size], fills[size])
+                paths = []
+                if settled:
+                    texts = {at: _HEX_TEXT.get(at) or format_hex(at)}
+                    for cell in settled:
+                        texts[cell] = texts[parent[cell]] + _STEP_TEXT[cell]
+                    paths = list(map(texts.__getitem__, sorted(settled, key=_LAND_RANK.__getitem__)))
             else:
-                paths = [tuple(reach[cell]) for cell in cells]
-            reached[statue.hex, statue.size] = paths
-        if text:
-            head = f"transport {sid} "
-            out.extend([head + path for path in paths])
-        else:
-            out.extend([Transport(sid, path, None) for path in paths])
-        for ahu_id in ISLAND.ahu_near.get(statue.hex, ()):
+                reach = _routes_from(at, costs[size], fills[size])
+                paths = [tuple(reach[cell]) for cell in sorted(reach, key=_row_col)]
+            reached[at, size] = paths
+        if paths:
+            if text:
+                head = f"transport {sid} "
+                out += [head + path for path in paths]
+            else:
+                out += [Transport(sid, path, None) for path in paths]
+        near = ahu_near.get(at)
+        if near is None:
+            continue
+        for ahu_id in near:
             st = state.ahu[ahu_id]
             if not _worker_next_to(state, seat, ahu_id):
                 continue
@@ -363,7 +399,7 @@ def _collect(state: GameState, seat: int, text: bool) -> list[Any]:
             if statue.kind == "H" and st.size > 0 and not st.headdress:
                 out.append(f"headdress {sid} {ahu_id}" if text else Crown(sid, ahu_id))
     if p.markers > 0:
-        for sid in sids:
+        for sid in sids:  # (a statue one may mark is one the seat may move)
             statue = statues[sid]
             if statue.front is None and statue.marker is None:
                 out.append(f"mark {sid}" if text else Mark(sid))
@@ -380,17 +416,37 @@ def _sid_key(sid: str) -> tuple[str, int]:
     return (sid[0], int(sid[1:]))
 
 
-class _SidKeys(dict[str, tuple[str, int]]):
-    """`_sid_key` of each statue id seen (a game makes a few dozen: M1.., H1..), so
-    sorting the statues calls no Python function per id; bounded by _SID_KEYS_MAX."""
+def sort_sids(sids: list[str]) -> None:
+    """Sort statue ids in place in listing order (`_sid_key`: kind, then number)."""
+    try:
+        sids.sort(key=_SID_RANKS.__getitem__)
+    except _NoRank:
+        sids.sort(key=_sid_key)
 
-    def __missing__(self, sid: str) -> tuple[str, int]:
-        key = self[sid] = _sid_key(sid)
-        return key
+
+class _NoRank(Exception):
+    """A statue id whose `_sid_key` has no `_SID_RANKS` int (never one the engine makes)."""
 
 
-_SID_KEYS = _SidKeys()
-_SID_KEYS_MAX = 1024
+class _SidRanks(dict[str, int]):
+    """`_sid_key` of each statue id seen as one int in the same order (the kind's code
+    point, then the number), so sorting the statues calls no Python function per id and
+    compares ints, not tuples (a game makes a few dozen ids: M1.., H1..); emptied when it
+    reaches _SID_RANKS_MAX. Raises _NoRank for a number outside 0..2**40-1."""
+
+    def __missing__(self, sid: str) -> int:
+        kind, number = _sid_key(sid)
+        if not 0 <= number < _NUMBERS:
+            raise _NoRank(sid)
+        if len(self) >= _SID_RANKS_MAX:
+            self.clear()
+        rank = self[sid] = (ord(kind) << 40) + number
+        return rank
+
+
+_NUMBERS = 1 << 40
+_SID_RANKS = _SidRanks()
+_SID_RANKS_MAX = 1024
 
 
 def _statue(state: GameState, sid: str, seat: int) -> Statue:

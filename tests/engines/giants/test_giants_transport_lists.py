@@ -12,11 +12,22 @@ from typing import Any
 
 import pytest
 from giants_builders import ENGINE
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engines.giants.actions import Crown, Erect, Look, Mark, Pass, Transport, format_action
-from engines.giants.board import ISLAND
+from engines.giants.board import ISLAND, format_hex
 from engines.giants.state import TRANSPORT, GameState
-from engines.giants.transport import _unit_key, best_use, enter_costs_by_size, may_move, routes
+from engines.giants.transport import (
+    _routes_from,
+    _search,
+    _unit_key,
+    best_use,
+    enter_costs_by_size,
+    may_move,
+    routes,
+    sort_sids,
+)
 
 Cost = tuple[int, int, int, int]
 
@@ -114,3 +125,87 @@ def test_no_size_asked_costs_no_look_at_the_board() -> None:
     state = ENGINE.new_game(2, {}, 5)
     assert enter_costs_by_size(state, 0, ()) == {}
     assert enter_costs_by_size(state, 0, (1, 2)) == {1: {}, 2: {}}  # nobody stands anywhere yet
+
+
+def _plain_routes(start: Any, enter: dict[Any, Cost]) -> dict[Any, list[Any]]:
+    """The search as written before `_search` (session 17): Dijkstra over entering costs
+    (GI-18: every hex entered must carry the statue; the default pieces' cost), each
+    route walked back from its end."""
+    import heapq
+
+    zero = (0, 0, 0, 0)
+    best: dict[Any, Cost] = {start: zero}
+    parent: dict[Any, Any] = {}
+    heap: list[tuple[Cost, Any]] = [(zero, start)]
+    while heap:
+        cost, cell = heapq.heappop(heap)
+        if best.get(cell) != cost:
+            continue
+        for nb in ISLAND.neighbors[cell]:
+            step = enter.get(nb)
+            if step is None or nb == start:
+                continue
+            new = (cost[0] + step[0], cost[1] + step[1], cost[2] + step[2], cost[3] + step[3])
+            old = best.get(nb)
+            if old is None or new < old:
+                best[nb] = new
+                parent[nb] = cell
+                heapq.heappush(heap, (new, nb))
+    out: dict[Any, list[Any]] = {}
+    for cell in best:
+        if cell != start:
+            path = [cell]
+            while path[-1] != start:
+                path.append(parent[path[-1]])
+            out[cell] = path[::-1]
+    return out
+
+
+@pytest.mark.parametrize(("players", "seed"), [(2, 4), (2, 11), (3, 5), (4, 9), (5, 2)])
+def test_searches_and_route_texts_are_the_plain_search(players: int, seed: int) -> None:
+    """GI-18: `_search` (settled order, routes as texts built from the previous hex's)
+    gives the plain search's routes, dict order included, from every hex a statue stands
+    on, for every mover and size, with costs given whole or filled in as looked at; and
+    the notation list is `actions` formatted, entry for entry."""
+    rng = random.Random(seed)
+    state = ENGINE.new_game(players, {}, seed)
+    seen = reached = 0
+    while ENGINE.outcome(state) is None:
+        seat = rng.choice(sorted(ENGINE.to_act(state)))
+        legal = ENGINE.legal_notation(state, seat)
+        if state.phase == TRANSPORT:
+            assert legal == [format_action(a) for a in ENGINE.legal_actions(state, seat)]
+            starts = {st.hex for st in state.statues.values()}
+            for mover in range(players):
+                by_size = enter_costs_by_size(state, mover, (1, 2, 3))
+                for size in (1, 2, 3):
+                    for start in starts:
+                        plain = _plain_routes(start, by_size[size])
+                        got = _routes_from(start, by_size[size])
+                        assert list(got.items()) == list(plain.items())
+                        filled: dict[Any, Any] = {}
+                        cells: dict[Any, Cost] = by_size[size]
+                        best, parent, settled = _search(start, filled, cells.get)
+                        assert best.keys() - {start} == set(settled) == set(plain)
+                        assert all(filled[c] == cells.get(c) for c in filled)
+                        order = {start: -1, **{cell: i for i, cell in enumerate(settled)}}
+                        assert all(order[parent[cell]] < order[cell] for cell in settled)  # each after its previous hex
+                        texts = {start: format_hex(start)}
+                        for cell in settled:
+                            texts[cell] = texts[parent[cell]] + ">" + format_hex(cell)
+                        assert {c: texts[c] for c in plain} == {c: ">".join(map(format_hex, p)) for c, p in plain.items()}
+                        reached += len(plain)
+            seen += 1
+        state = ENGINE.apply_text(state, seat, rng.choice(legal)).state
+    assert seen > 10 and reached > 20
+
+
+@given(st.lists(st.tuples(st.sampled_from("MHXa\u00e9"), st.integers(-3, 2**42)), max_size=30))
+@settings(max_examples=300, deadline=None)
+def test_statue_ids_sort_in_listing_order(ids: list[tuple[str, int]]) -> None:
+    """`sort_sids` puts statue ids in `_sid_key` order (kind, then number), numbers
+    beyond its int ranks (negative, 2**40 and up) included."""
+    sids = [f"{kind}{number}" for kind, number in ids]
+    got = list(sids)
+    sort_sids(got)
+    assert got == sorted(sids, key=lambda s: (s[0], int(s[1:])))
