@@ -262,6 +262,18 @@ class NotationList(list[str]):
     runs: tuple[Sequence[str], ...]
 
 
+class FixedNotation(list[str]):
+    """A non-empty legal list in notation (`Engine.legal_notation`) whose entries are
+    all ASCII strs of `width` characters (1 to 31), so a room packs it in one join of
+    its entries (server.legal_lists.pack_legal) instead of packing each entry
+    (tests/engines/test_conformance.py checks the promise on every such list). A list
+    like any other to everything else."""
+
+    __slots__ = ("width",)
+
+    width: int
+
+
 class Engine(ABC, Generic[S, A]):
     """One game under one rule set. Rule-set variants are subclasses, not `if` chains.
 

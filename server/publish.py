@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from engines.base import Engine, NotationList, Seat
-from protocol.packer import packb
 from server.legal_lists import (
     EDIT_FROM,
     LEGAL_SEP,
     join_legal,
     joined_legal,
     legal_change,
+    pack_legal,
     with_legal,
 )
 from server.packing import PackedState, dictionaries, share_initial
@@ -227,7 +227,9 @@ class RoomPublish(RoomViews):
                 found = legals.get(seat)
                 if found is None:  # `legal_for`, whose checks `to_act` has made
                     legal = engine.legal_notation(state, seat)
-                    found = legals[seat] = (legal, hash(tuple(legal)) if legal else EMPTY_HASH)
+                    # (`tuple` copies a list subclass item by item, a list's slice at once)
+                    found = legals[seat] = (legal, hash(tuple(legal if type(legal) is list else legal[:]))
+                                            if legal else EMPTY_HASH)
                 legal, legal_hash = found
             else:
                 legal, legal_hash, seat = NO_LEGAL, EMPTY_HASH, None  # frames alike for every idle member
@@ -258,11 +260,11 @@ class RoomPublish(RoomViews):
                     if len(key) == 4:  # the member's list is unchanged: none sent
                         frame = patch_bytes(prefix, version, body, None)
                     else:
-                        edit = legal_change(member, legal, edits) if base is not None else None
+                        edit = legal_change(member, legal, edits, engine.plain_notation) if base is not None else None
                         if edit is None:  # the list whole, packed once a seat
                             packed = packs.get(seat)
                             if packed is None:
-                                packed = packs[seat] = packb(legal)
+                                packed = packs[seat] = pack_legal(legal)
                             frame = patch_bytes(prefix, version, body, None, None, packed)
                         else:
                             frame = patch_bytes(prefix, version, body, None, edit)
@@ -279,7 +281,7 @@ class RoomPublish(RoomViews):
                         if packed is not None and len(packed) + len(legal) <= EDIT_FROM:
                             member.legal_base = None
                         else:
-                            member.legal_base = joined_legal(legal, edits, seat)  # an empty list leaves the base
+                            member.legal_base = joined_legal(legal, edits, seat, engine.plain_notation)  # an empty list leaves the base
             else:
                 if ops_cache is None:
                     ops_cache = {}

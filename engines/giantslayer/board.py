@@ -19,6 +19,7 @@ from typing import Any
 
 from engines import hexgrid
 from engines.base import (
+    FixedNotation,
     NotationError,
 )
 
@@ -260,10 +261,12 @@ def _white_notation_source() -> str:
     one below: `+=` costs about three appends). A loop over table rows costs ~12
     bytecodes a ray (the row unpacked, the cell looked up) and ~13 a free cell; the
     unrolled code 4 and 4-8, no table read (tests/engines/giantslayer/
-    test_giantslayer_fast_paths.py checks it against `white_moves`)."""
+    test_giantslayer_fast_paths.py checks it against `white_moves`). The list is a
+    FixedNotation: every slide's text has SLIDE_WIDTH characters."""
     lines = [
         "def white_notation(board: bytes) -> list[str]:",
-        "    out: list[str] = []",
+        "    out = FixedNotation()",
+        f"    out.width = {SLIDE_WIDTH}",
         "    cells = list(board)  # a list's items are read faster than a bytes object's",
     ]
 
@@ -292,8 +295,15 @@ def _white_notation_source() -> str:
     return "\n".join(lines) + "\n"
 
 
+# Every slide's text is a letter and a digit, a dash, a letter and a digit (`a5-b5`):
+# the white list is a FixedNotation of this width, which a room packs in one join.
+SLIDE_WIDTH = 5
+if {len(text) for rays in RAY_STEPS for ray in rays for _, text in ray} != {SLIDE_WIDTH}:
+    raise RuntimeError("a slide's text is not SLIDE_WIDTH characters")  # FixedNotation's promise
+
+
 def _compile_white_notation() -> Callable[[bytes], list[str]]:
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, Any] = {"FixedNotation": FixedNotation}
     exec(compile(_white_notation_source(), f"<{__name__}.white_notation>", "exec"), namespace)
     function: Callable[[bytes], list[str]] = namespace["white_notation"]
     function.__doc__ = "`white_moves` in notation, same order, without building Move objects."

@@ -33,6 +33,7 @@ from engines import (
     NotYourTurnError,
     all_engines,
 )
+from engines.base import FixedNotation
 from engines.playout import random_playout, replay
 
 # Large seeds, so the "seed never visible" check cannot match an ordinary count.
@@ -121,6 +122,9 @@ class Checker:
         assert notation == [engine.format_action(before, a) for a in legal]
         if engine.plain_notation:  # what it promises the room (server.legal_lists)
             assert len(set(notation)) == len(notation) and not any("\n" in text for text in notation)
+        if type(notation) is FixedNotation:  # what it promises the room (server.legal_lists.pack_legal)
+            assert notation and 1 <= notation.width <= 31
+            assert all(type(text) is str and len(text) == notation.width and text.isascii() for text in notation)
         # notation round trip on a sample of the listed actions
         for candidate in [*self.rng.sample(legal, min(len(legal), 8)), action]:
             text = engine.format_action(before, candidate)

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engines import registry
-from engines.base import NotationList
+from engines.base import FixedNotation, NotationList
 from protocol import legal_edit
 from protocol.packer import packb
 from server.legal_lists import (
@@ -138,3 +138,36 @@ def test_long_notation_lists_pack_with_their_headers() -> None:
         legal = NotationList([*run, "pass"])
         legal.runs = (run, ["pass"])
         assert pack_legal(legal) == packb(list(legal))
+
+
+def fixed(entries: list[str], width: int) -> FixedNotation:
+    legal = FixedNotation(entries)
+    legal.width = width
+    return legal
+
+
+@given(st.integers(1, 31).flatmap(lambda width: st.tuples(
+    st.just(width), st.lists(st.text(st.characters(max_codepoint=127), min_size=width, max_size=width), max_size=40))),
+       st.dictionaries(st.sampled_from(["type", "room", "from", "ops", "act", "events"]), st.integers(-(2**63), 2**64 - 1), max_size=6))
+def test_a_fixed_width_list_packs_as_its_entries_do(case: tuple[int, list[str]], frame: dict[str, int]) -> None:
+    """pack_legal and with_legal on a FixedNotation (ASCII entries of one width, 1 to
+    31 characters: each a fixstr; the entries joined with its header byte) give packb of
+    the plain list and the frame packed whole, empty lists and lists around msgpack's
+    fixarray bound included."""
+    width, entries = case
+    legal = fixed(entries, width)
+    assert pack_legal(legal) == packb(entries)
+    assert with_legal(frame, legal) == packb({**frame, "legal": entries})
+
+
+def test_long_fixed_width_lists_pack_with_their_headers() -> None:
+    """Lists of 15/16 and 65,535/65,536 entries (msgpack's array headers change there),
+    and Giantslayer's own white lists (its slides: SLIDE_WIDTH characters)."""
+    for n in (15, 16, 65_535, 65_536):
+        entries = [f"{i:07d}" for i in range(n)]
+        assert pack_legal(fixed(entries, 7)) == packb(entries)
+    engine = registry.get_engine("giantslayer")
+    state = engine.new_game(2, {}, 0)
+    legal = engine.legal_notation(state, 0)
+    assert type(legal) is FixedNotation and len(legal) == 144  # GS-5's opening list
+    assert pack_legal(legal) == packb(list(legal))

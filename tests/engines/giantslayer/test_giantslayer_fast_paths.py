@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from engines import get_engine
-from engines.base import NotationError, Transition
+from engines.base import FixedNotation, NotationError, Transition
 from engines.giantslayer import (
     BLACK,
     CELLS,
@@ -38,6 +38,7 @@ from engines.giantslayer.board import (
     NEIGHBOURS,
     NO_CELL,
     PATH_TEXTS,
+    SLIDE_WIDTH,
     SYMBOLS,
     WHITE_NEIGHBOURS,
     _parse_move,
@@ -150,7 +151,12 @@ def test_legal_notation_lists_every_move_in_order_on_random_boards() -> None:
     # GS-5 (slides stop before a stone, the centre or the edge), GS-6 (steps and every
     # prefix of every trample chain), GS-14 (notation): the order of move generation.
     for board in random_boards(3, 4000):
-        assert white_notation(board) == [format_move(m) for m in white_moves(board)]
+        white = white_notation(board)
+        assert white == [format_move(m) for m in white_moves(board)]
+        # GS-14: every slide is `from-to`, SLIDE_WIDTH ASCII characters (the white list
+        # promises it as a FixedNotation, which a room packs in one join)
+        assert type(white) is FixedNotation and white.width == SLIDE_WIDTH
+        assert all(len(text) == SLIDE_WIDTH and text.isascii() for text in white)
         assert black_notation(board) == [format_move(m) for m in black_moves(board)]
 
 
