@@ -19,6 +19,8 @@ is sent as such and does not replace the base; a snapshot resets it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import compress
+from operator import not_
 from typing import Any
 
 from protocol.errors import PatchError
@@ -166,11 +168,49 @@ def legal_edit_joined(base: str, new: Sequence[str], sep: str, text: str | None 
     # rest of `added` is fresh.
     if 2 * (len(added) - len(shared)) > len(new):
         return None  # mostly new actions
-    at_cut = dict(zip(cut, range(len(cut)), strict=True))
-    at_added = dict(zip(added, range(len(added)), strict=True))
-    if len(at_cut) != len(cut) or not shared <= at_added.keys():
-        return None  # the base repeats an entry (within the run, or one of the ends')
-    return _edit(cut, added, at_cut, at_added, p, len(new), chars)
+    return _edit_shared(cut, added, shared, p, len(new), chars)
+
+
+def _edit_shared(cut: list[str], added: Sequence[str], shared: set[str], offset: int, count: int,
+                 chars: int) -> list[Splice] | None:
+    # legal_edit_joined's run (`cut` of the base, `added` of the new list, which repeats
+    # no entry) when `shared`, the entries of the new list found in `cut`, is neither
+    # none nor all of `added`: `_edit`'s splices, from which entries are kept (a flag
+    # per entry, at C speed) instead of each list's index by entry (changes spread over
+    # a Giantslayer white list: ~40% fewer instructions). Kept entries in the same order
+    # in both runs mean the splices give `added`, so `_edit`'s final check is not needed.
+    in_cut = list(map(shared.__contains__, cut))
+    in_added = list(map(shared.__contains__, added))
+    # A shared entry outside `added` (then also one of the ends'), a kept entry twice or
+    # moved, or a removed one twice: the base repeats an entry or changed order (None).
+    if sum(in_added) != len(shared) or list(compress(cut, in_cut)) != list(compress(added, in_added)):
+        return None
+    gone = list(compress(cut, map(not_, in_cut)))
+    if len(set(gone)) != len(gone):
+        return None
+    removed = list(compress(range(len(cut)), map(not_, in_cut)))  # ascending, as `_edit` sorts them
+    fresh = list(compress(range(len(added)), map(not_, in_added)))
+    splices: list[Splice] = []
+    inserted = r = a = 0
+    nr, na = len(removed), len(fresh)
+    end = len(cut) + 1
+    cut_at = removed[0] if nr else end
+    put = fresh[0] if na else end
+    while r < nr or a < na:  # `_edit`'s loop
+        gap = cut_at if cut_at < put else put
+        splice: Splice = [gap + inserted + offset, 0]
+        while cut_at == gap:
+            splice[1] += 1
+            r += 1
+            cut_at = removed[r] - r if r < nr else end
+        while put == gap:
+            splice.append(added[fresh[a]])
+            inserted += 1
+            a += 1
+            put = fresh[a] - a if a < na else end
+        splices.append(splice)
+    cost = 4 * len(splices) + sum(map(len, map(added.__getitem__, fresh))) + 2 * na
+    return None if cost >= chars + 2 * count else splices
 
 
 _OTHER = object()  # _removals' answer for a change it does not work out

@@ -125,6 +125,8 @@ def test_the_joined_base_edit_is_legal_edit_with_changes_spread_over_the_list() 
             (base if rng.random() < 0.5 else new).append(rng.choice(base))  # repeated
         text = "\n".join(base)
         assert legal_edit_joined(text, new, "\n") == legal_edit(base, new), (base, new)
+        if _plain(new):  # a Giantslayer or Causeway seat's base (not known distinct) and list
+            assert legal_edit_joined(text, new, "\n", plain=True) == legal_edit(base, new), (base, new)
 
 
 @pytest.mark.parametrize("odd", ["a\nb", "\nb", "a\n", "\n", "\n\n"])
@@ -160,6 +162,7 @@ def test_the_joined_base_edit_is_legal_edit_in_real_games(game: str, rules: str 
                 assert legal_edit_joined(text, legal, "\n", distinct=True) == legal_edit(last[seat], legal)
                 if engine.plain_notation:  # what the server then passes (server.legal_lists)
                     assert legal_edit_joined(text, legal, "\n", distinct=True, plain=True) == legal_edit(last[seat], legal)
+                    assert legal_edit_joined(text, legal, "\n", plain=True) == legal_edit(last[seat], legal)
             last[seat] = legal
             state = engine.apply_text(state, seat, rng.choice(legal)).state
 
