@@ -140,6 +140,35 @@ MASK_BITS: tuple[tuple[int, ...], ...] = tuple(tuple(i for i in range(6) if m >>
 # cell), and the slide rule's gates in that order (step lists are sorted by cell).
 RING_ORDER: tuple[int, ...] = tuple(sorted(range(6), key=DIRECTIONS.__getitem__))
 SLIDES_SORTED: tuple[tuple[int, ...], ...] = tuple(tuple(i for i in RING_ORDER if i in gates) for gates in SLIDES)
+# By ring mask, for each gap of empty cells between two arcs (`ARC_STARTS`): the cells
+# two steps from the centre that go round the gap's outside, as offsets from it, from
+# the one beside the last cell of the arc before the gap to the one beside the first
+# cell of the arc after it (each beside the next). All of them occupied, the two arcs
+# stay linked without the centre (`split_without`). Empty for masks of one arc or none.
+def _outer_paths(mask: int) -> tuple[tuple[Hex, ...], ...]:
+    arcs = ARC_STARTS[mask]
+    if len(arcs) < 2:
+        return ()
+    paths = []
+    for start in arcs:  # the gap before this arc: back from it to the previous arc's end
+        k = start
+        j = (k - 1) % 6
+        while not mask >> j & 1:
+            j = (j - 1) % 6
+        path = []
+        i = j
+        while True:  # O + d_i + d_(i+1), then O + 2 d_(i+1), ... up to O + d_(k-1) + d_k
+            (a, b), (c, d) = DIRECTIONS[i], DIRECTIONS[(i + 1) % 6]
+            path.append((a + c, b + d))
+            i = (i + 1) % 6
+            if i == k:
+                break
+            path.append((2 * c, 2 * d))
+        paths.append(tuple(path))
+    return tuple(paths)
+
+
+OUTER_PATHS: tuple[tuple[tuple[Hex, ...], ...], ...] = tuple(_outer_paths(m) for m in range(64))
 # ... and the empty cells of a ring whose neighbours on it are empty too (GC-S3's trap
 # steps: the cell's own ring shares those two with the trapped giant's).
 TRAP_GATES: tuple[tuple[int, ...], ...] = tuple(
@@ -336,10 +365,11 @@ def split_without(
     A leap lands next to the run it passed over, so only the emptied origin can split
     the group, and the landing cell may join the parts again: `joins_all` decides. When
     the origin's occupied neighbours form one unbroken arc around it they stay linked
-    and nothing can split. With two arcs (or three), searches from each take turns:
-    they meet when the arcs are linked, and the first to run out has found a smaller
-    part, so none walks the whole Causeway. `mask` is the origin's `ring_mask` if the caller
-    has it (else worked out here).
+    and nothing can split; nor when the cells two steps out round every gap between
+    arcs but one are occupied (`OUTER_PATHS`: looked at first). Else searches from each
+    arc take turns: they meet when the arcs are linked, and the first to run out has
+    found a smaller part, so none walks the whole Causeway. `mask` is the origin's
+    `ring_mask` if the caller has it (else worked out here).
     """
     ring = _AROUND.get(origin) or around(origin)
     if mask < 0:
@@ -350,6 +380,20 @@ def split_without(
     arcs = ARC_STARTS[mask]
     if len(arcs) <= 1:
         return None
+    # The arcs linked round a gap's outside (OUTER_PATHS, two steps from the origin: no
+    # search needed), the commonest way a Causeway stays one group: each such gap joins
+    # the two arcs beside it, and all but one of the gaps so joined join every arc.
+    q, r = origin
+    linked = 1 - len(arcs)
+    for path in OUTER_PATHS[mask]:
+        for dq, dr in path:
+            x = (q + dq, r + dr)
+            if x not in stacks and x not in giants:
+                break
+        else:
+            linked += 1
+            if not linked:
+                return None
     starts = [ring[i] for i in arcs]
     if len(starts) == 2:
         return _split_two(stacks, giants, origin, starts[0], starts[1])
@@ -452,12 +496,24 @@ def joins_all(
     origin: Hex,
 ) -> bool:
     """Does a giant leaving `origin` for `landing` leave one Causeway (see
-    `split_without`): does `landing` touch every part?"""
+    `split_without`): does `landing` touch every part (and, a part being all but one
+    group, the group left out)?"""
     if split is None:
+        return True
+    ring = _AROUND.get(landing) or around(landing)
+    if len(split) == 1:  # two arcs, the usual split: one part, and the rest
+        part = split[0]
+        if part.isdisjoint(ring):  # (a part holds occupied cells, never the origin)
+            return False
+        for n in ring:  # and the rest (a loop: `any` over a generator costs twice as much)
+            if n not in part and n != origin and (n in stacks or n in giants):
+                break
+        else:
+            return False
         return True
     touched: set[int] = set()
     last = False  # the part `split` leaves out
-    for n in _AROUND.get(landing) or around(landing):
+    for n in ring:
         if n == origin or not (n in stacks or n in giants):
             continue
         for i, part in enumerate(split):
