@@ -96,6 +96,11 @@ class RoomPublish(RoomViews):
         # and what else the views share, once per pair of parts (`subdiffs`).
         splits = SplitDiffs(key_tables(engine)[1], {}, self._hidden_sent, engine.view_shared_start)
         plain = engine.plain_notation
+        # Members share a view only with members of their seat (each seat's view is its
+        # own object, the spectators' one): with one member a seat, no frame or diff of
+        # one member is another's, so none is kept for the others
+        seats_held = {member.seat for member in ordered}
+        alone = len(seats_held) == len(ordered)
         handed: dict[Seat | None, Any] = {}  # the views handed out (kept for the next change)
         # The caches key on (id(old view), id(new view), ...). Every old view is held by its
         # member when the loop starts, so no two share an id, and one freed in the loop
@@ -147,15 +152,22 @@ class RoomPublish(RoomViews):
             base = member.legal_base if wire >= 3 and resend else None
             # Members with equal old and new views share a frame unless they need their
             # own legal list or (the actor) the unredacted events.
-            variant = ("legal", seat) if acting else ("actor",) if redacted is not None and not hide else None
-            key = (id(old), id(view), version, variant, wire, resend, id(base))  # (a base's text unhashed)
-            frame = frames.get(key)
+            if alone:  # no other member's view is this one's: nothing to share
+                key, frame = None, None
+            else:
+                variant = ("legal", seat) if acting else ("actor",) if redacted is not None and not hide else None
+                key = (id(old), id(view), version, variant, wire, resend, id(base))  # (a base's text unhashed)
+                frame = frames.get(key)
             if frame is None:
-                pair = (id(old), id(view))
                 if wire >= 2:
-                    compact = compact_cache.get(pair)
-                    if compact is None:  # the diff in protocol 2's form (old None: the whole view)
-                        compact = compact_cache[pair] = splits.ops(seat, old, view)
+                    if alone:  # the diff in protocol 2's form (old None: the whole view)
+                        compact = splits.ops(seat, old, view)
+                    else:
+                        pair = (id(old), id(view))
+                        cached = compact_cache.get(pair)
+                        if cached is None:  # the diff in protocol 2's form (old None: the whole view)
+                            cached = compact_cache[pair] = splits.ops(seat, old, view)
+                        compact = cached
                     shown = compact_shown.get(hide)
                     if shown is None:
                         shown = redacted if hide and redacted is not None else events
@@ -169,12 +181,14 @@ class RoomPublish(RoomViews):
                         sent = legal if resend and edit is None else None
                         frame = encode(compact_patch_frame(self.id, version, compact, shown, sent, edit))
                 else:
+                    pair = (id(old), id(view))
                     ops = ops_cache.get(pair)
                     if ops is None:
                         ops = ops_cache[pair] = diff(old, view) if old is not None else [["set", [], view]]
                     shown = redacted if hide and redacted is not None else events
                     frame = encode(patch_frame(self.id, version, version + 1, ops, shown, legal))
-                frames[key] = frame
+                if key is not None:
+                    frames[key] = frame
             # Each member's sequence moves only on changes it is sent (GI-8).
             if wire >= 3 and legal and resend:
                 member.legal_base = kept = joined_legal(legal, edits, seat, plain)  # an empty list leaves the base

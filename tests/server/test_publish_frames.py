@@ -172,3 +172,35 @@ def test_giants_sessions_keep_lists_as_bases_and_pass_unchanged_ones() -> None:
     for seed in range(6):
         play(BaseCountingRoom, "giants", "standard", 2, seed, steps=150, deadline=None)
     assert BaseCountingRoom.kept > 20 and BaseCountingRoom.unchanged > 0
+
+
+class SeatCountingRoom(Room):
+    """Counts the hidden-information publishes whose members each hold a seat of their own
+    (`publish` keeps no frame or diff for another member then) and those where a seat has
+    two connections or several spectators watch (frames and diffs shared)."""
+
+    alone = 0
+    shared = 0
+
+    def publish(self, events: list[dict[str, Any]], skip: Member | None = None) -> None:
+        if self.engine.info.hidden_information and self.members:
+            if len({m.seat for m in self.members}) == len(self.members):
+                SeatCountingRoom.alone += 1
+            else:
+                SeatCountingRoom.shared += 1
+        super().publish(events, skip)
+
+
+@pytest.mark.parametrize("players", [2, 3, 5])
+def test_hidden_rooms_send_the_plain_frames_with_one_member_a_seat_or_more(players: int) -> None:
+    """GIANTS (GI-8, GI-28: each seat's view its own) with members alone on their seat and
+    with second connections and spectators: every peer gets the plain room's bytes, and
+    both kinds of publish happen (the first keeps no frame or diff for another member)."""
+    SeatCountingRoom.alone = SeatCountingRoom.shared = 0
+    for seed in range(4):
+        fast = play(SeatCountingRoom, "giants", "standard", players, 200 + seed, steps=200,
+                    deadline=600.0 if seed % 2 else None)
+        plain = play(PlainRoom, "giants", "standard", players, 200 + seed, steps=200,
+                     deadline=600.0 if seed % 2 else None)
+        assert fast == plain
+    assert SeatCountingRoom.alone > 20 and SeatCountingRoom.shared > 20
