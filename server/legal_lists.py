@@ -76,6 +76,10 @@ def joined_legal(legal: list[str], cache: dict[Any, Any] | None = None, seat: Se
     if len(text) + len(legal) + 1 < EDIT_FROM or (not plain and text.count(LEGAL_SEP) != len(legal) - 1):
         return None
     if len(text) < CHECK_FROM:
+        if plain and type(legal) is FixedNotation:  # its entries, for the edit from it (legal_change)
+            if len(_BASES) >= _BASES_MAX:
+                _BASES.clear()
+            _BASES[id(text)] = (text, legal)
         return text
     # A list this long sent whole is mostly edited next, by removals (GIANTS: 44 of 45
     # such lists): checking it for repeats now (~60,000 instructions for 260 entries)
@@ -107,7 +111,9 @@ def legal_change(member: Member, legal: list[str], cache: dict[Any, Any], plain:
     if len(text) + len(legal) + 1 < EDIT_FROM:  # list_bytes(legal), from the joined text
         edit = None
     else:
-        edit = legal_edit_joined(base, legal, LEGAL_SEP, text, type(base) is DistinctBase, plain)
+        known = _BASES.get(id(base))
+        entries = known[1] if known is not None and known[0] is base else None
+        edit = legal_edit_joined(base, legal, LEGAL_SEP, text, type(base) is DistinctBase, plain, entries)
         if edit is not None and type(text) is not DistinctBase and all(len(splice) == 2 for splice in edit):
             # Only removals: `legal` is some of the base's entries, so none holds
             # LEGAL_SEP, and none repeats (legal_edit would have given None). (A list
@@ -116,6 +122,16 @@ def legal_change(member: Member, legal: list[str], cache: dict[Any, Any], plain:
             cache[seat, None] = DistinctBase(text)
     cache[key] = (base, edit)  # the base kept with its edit: its id is its own while the cache lives
     return edit
+
+
+# The FixedNotation lists of plain engines (short entries, e.g. Giantslayer's slides,
+# the engine's own strs: a list costs about its joined text again) that bases under
+# CHECK_FROM were joined from, by the base's id: id(base) -> (the base, held so that its
+# id stays its own; the list). `legal_change` hands the list to the edit, which then
+# takes the base's entries from it instead of splitting the base. Bounded (~1.5 MB of
+# Giantslayer lists): emptied when full.
+_BASES: dict[int, tuple[str, list[str]]] = {}
+_BASES_MAX = 1024
 
 
 # An engine's kept runs (NotationList.runs' tuples), joined and packed once: id(run) ->

@@ -15,6 +15,7 @@ from engines.base import FixedNotation, NotationList
 from protocol import legal_edit
 from protocol.packer import packb
 from server.legal_lists import (
+    _BASES,
     CHECK_FROM,
     EDIT_FROM,
     LEGAL_SEP,
@@ -105,6 +106,35 @@ def test_edits_from_flagged_and_plain_bases_are_legal_edit_in_giants_games() -> 
             last[seat] = legal
             state = engine.apply_text(state, seat, rng.choice(legal)).state
     assert flagged > 50
+
+
+def test_edits_from_bases_kept_with_their_lists_are_legal_edit_in_giantslayer_games() -> None:
+    """Each seat's lists in random Giantslayer games (slides GS-5, steps and tramples
+    GS-6; a long white list, FixedNotation, is kept with its base in `_BASES`): the edit
+    from the kept base is legal_edit's on the last list, whether its list is known (then
+    its entries are not split off the text) or not."""
+    engine = registry.get_engine("giantslayer")
+    known = 0
+    for seed in range(4):
+        rng = random.Random(seed)
+        state = engine.new_game(2, {}, seed)
+        members = {s: Member(None, s) for s in (0, 1)}  # type: ignore[arg-type]
+        last: dict[int, list[str]] = {}
+        while engine.outcome(state) is None:
+            seat = min(engine.waiting_for(state))
+            legal = engine.legal_notation(state, seat)
+            member = members[seat]
+            if member.legal_base is not None:
+                want = legal_edit(last[seat], legal) if list_bytes(legal) >= EDIT_FROM else None  # short: whole
+                found = _BASES.get(id(member.legal_base))
+                known += found is not None and found[0] is member.legal_base
+                assert legal_change(member, legal, {}, True) == want
+                _BASES.clear()  # the same edit from the text alone
+                assert legal_change(member, legal, {}, True) == want
+            member.legal_base = joined_legal(legal, {}, seat, True)
+            last[seat] = legal
+            state = engine.apply_text(state, seat, rng.choice(legal)).state
+    assert known > 5  # (10 in these games)
 
 
 _ENTRY = st.text(st.characters(codec="utf-8"), max_size=40)
