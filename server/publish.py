@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from engines.base import Engine, NotationList, Seat
+from protocol.packer import packb
 from server.legal_lists import (
     EDIT_FROM,
     LEGAL_SEP,
@@ -278,7 +279,7 @@ class RoomPublish(RoomViews):
                         if edit is None:  # the list whole, packed once a seat
                             packed = packs.get(seat)
                             if packed is None:
-                                packed = packs[seat] = pack_legal(legal)
+                                packed = packs[seat] = packb(legal) if type(legal) is list else pack_legal(legal)
                             frame = patch_bytes(prefix, version, body, None, None, packed)
                         else:
                             frame = patch_bytes(prefix, version, body, None, edit)
