@@ -19,8 +19,6 @@ is sent as such and does not replace the base; a snapshot resets it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import compress
-from operator import not_
 from typing import Any
 
 from protocol.errors import PatchError
@@ -143,14 +141,13 @@ def legal_edit_joined(base: str, new: Sequence[str], sep: str, text: str | None 
     distinct_new = set(new)
     if not plain and (len(distinct_new) != len(new) or sep in "".join(new)):
         return legal_edit(base.split(sep), new)  # repeated entries (None), or ambiguous
-    p = b.count(sep, 0, k)  # entries before k: the same in both
-    added = new[p:p + b.count(sep, k, j)]
-    if ja <= k:
-        cut: list[str] = []
-    elif entries is None:
-        cut = a[k + 1:ja].split(sep)
+    cut: Sequence[str]
+    if entries is not None and not distinct:  # the run is both lists whole (no ends searched)
+        p, added, cut = 0, new[:], entries[:]  # (a list subclass's slice is a list, copied at once)
     else:
-        cut = list(entries[p:p + a.count(sep, k + 1, ja) + 1])
+        p = b.count(sep, 0, k)  # entries before k: the same in both
+        added = new[p:p + b.count(sep, k, j)]
+        cut = a[k + 1:ja].split(sep) if ja > k else []
     # base is new's first p entries, `cut`, new's last ones; new is those with `added`
     # between. Every kept entry outside the run keeps its place.
     chars = len(text) - len(new) + 1
@@ -187,25 +184,34 @@ def legal_edit_joined(base: str, new: Sequence[str], sep: str, text: str | None 
     return _edit_shared(cut, added, shared, p, len(new), chars)
 
 
-def _edit_shared(cut: list[str], added: Sequence[str], shared: set[str], offset: int, count: int,
+def _edit_shared(cut: Sequence[str], added: Sequence[str], shared: set[str], offset: int, count: int,
                  chars: int) -> list[Splice] | None:
     # legal_edit_joined's run (`cut` of the base, `added` of the new list, which repeats
     # no entry) when `shared`, the entries of the new list found in `cut`, is neither
     # none nor all of `added`: `_edit`'s splices, from which entries are kept (a flag
-    # per entry, at C speed) instead of each list's index by entry (changes spread over
-    # a Giantslayer white list: ~40% fewer instructions). Kept entries in the same order
-    # in both runs mean the splices give `added`, so `_edit`'s final check is not needed.
+    # per entry, at C speed) instead of each list's index by entry, the changed ones
+    # found flag by flag (`_falses`), so only they cost Python work (changes spread over
+    # a Giantslayer white list: ~half the instructions). The runs without their changes
+    # must be the same list (kept in the same order, none twice): then the splices give
+    # `added`, so `_edit`'s final check is not needed.
     in_cut = list(map(shared.__contains__, cut))
     in_added = list(map(shared.__contains__, added))
     # A shared entry outside `added` (then also one of the ends'), a kept entry twice or
     # moved, or a removed one twice: the base repeats an entry or changed order (None).
-    if sum(in_added) != len(shared) or list(compress(cut, in_cut)) != list(compress(added, in_added)):
+    if len(added) != count and sum(in_added) != len(shared):  # (all of the new list: shared lies in it)
         return None
-    gone = list(compress(cut, map(not_, in_cut)))
+    removed = _falses(in_cut, len(cut) - sum(in_cut))  # ascending, as `_edit` sorts them
+    fresh = _falses(in_added, len(added) - len(shared))
+    gone = list(map(cut.__getitem__, removed))
     if len(set(gone)) != len(gone):
         return None
-    removed = list(compress(range(len(cut)), map(not_, in_cut)))  # ascending, as `_edit` sorts them
-    fresh = list(compress(range(len(added)), map(not_, in_added)))
+    kept_cut, kept_added = list(cut), list(added)  # each run without its changes
+    for i in reversed(removed):
+        del kept_cut[i]
+    for i in reversed(fresh):
+        del kept_added[i]
+    if kept_cut != kept_added:
+        return None
     splices: list[Splice] = []
     inserted = r = a = 0
     nr, na = len(removed), len(fresh)
@@ -227,6 +233,19 @@ def _edit_shared(cut: list[str], added: Sequence[str], shared: set[str], offset:
         splices.append(splice)
     cost = 4 * len(splices) + sum(map(len, map(added.__getitem__, fresh))) + 2 * na
     return None if cost >= chars + 2 * count else splices
+
+
+def _falses(flags: list[bool], count: int) -> list[int]:
+    # The indexes of the `count` False entries of `flags`, ascending: one `index` call
+    # each (a scan at C speed, by identity), where a pass over every entry costs a call
+    # an entry.
+    out: list[int] = []
+    i = -1
+    find = flags.index
+    for _ in range(count):
+        i = find(False, i + 1)
+        out.append(i)
+    return out
 
 
 _OTHER = object()  # _removals' answer for a change it does not work out
