@@ -28,6 +28,7 @@ from protocol import (
     key_table,
     snapshot_frame,
 )
+from protocol.compact import _whole_compact
 from protocol.messages import Patch, Snapshot
 from tests.protocol.test_patch import scalars
 from tests.protocol.test_patch import tagged as tagged_value
@@ -330,3 +331,33 @@ def test_a_patch_with_a_bad_act_is_a_bad_message() -> None:
 
     with pytest.raises(BadMessage):
         decode_server(msgpack.packb({"type": "patch", "room": "r", "from": 1, "ops": [], "act": [1]}))
+
+
+plain_keys = st.sampled_from(KEY_POOL) | st.text(max_size=20)
+containers = st.lists(any_views, max_size=20) | st.dictionaries(plain_keys, any_views, max_size=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(containers, st.integers(0, 2**32), st.sampled_from([0.5, 0.9, 1.0]), tables,
+       st.lists(st.sampled_from(KEY_POOL) | st.integers(0, 300) | st.text(max_size=40), max_size=3))
+def test_whole_compact_chooses_as_the_plain_ops_sizes_do(old: Any, seed: int, rate: float, keys: tuple[str, ...],
+                                                          path: list[Any]) -> None:
+    """The whole-container choice on a container's compact ops is the plain ops' choice
+    (patch._whole's) exactly: one whole set when it packs to fewer bytes than the
+    container's plain ops, else the ops as they are, whatever the path, key table and
+    values (str keys and values up to 40 characters, up to 20 entries changed): the
+    check for any way of deciding it without packing the plain ops."""
+    refs = key_refs(keys)
+    new = mutate(old, random.Random(seed), rate)
+    plain = [[op[0], [*path, *op[1]], *op[2:]] for op in diff(old, new)]
+    cops = compact_ops(plain, refs, new)
+    if not plain or cops == [[0, new]]:
+        return
+    cpath = [refs.get(e, e) for e in path]
+    sized = len(msgpack.packb(["set", path, new], use_bin_type=True)) < len(msgpack.packb(plain, use_bin_type=True))
+    mine = [[9], *cops]
+    got = _whole_compact(cpath, new, refs, mine, 1, 7)
+    if sized:
+        assert got == 1 and mine == [[9], [0, *cpath, new]]
+    else:
+        assert got == 7 and mine == [[9], *cops]
