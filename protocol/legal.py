@@ -92,8 +92,7 @@ def _edit(base: Sequence[str], new: Sequence[str], at_base: dict[str, int], at_n
 
 
 def legal_edit_joined(base: str, new: Sequence[str], sep: str, text: str | None = None,
-                      distinct: bool = False, plain: bool = False,
-                      entries: Sequence[str] | None = None) -> list[Splice] | None:
+                      distinct: bool = False, plain: bool = False) -> list[Splice] | None:
     """`legal_edit(base.split(sep), new)`, the same splices or None, for a base kept as
     one joined str (the server's per-member base).
 
@@ -110,11 +109,7 @@ def legal_edit_joined(base: str, new: Sequence[str], sep: str, text: str | None 
     — one run, or two around a kept block — are counted on the joined texts, not split
     and hashed (a GIANTS seat's placements of a figure gone: ~300,000 instructions
     less), with the same splices. `plain` says the caller knows `new` repeats no entry
-    and none holds `sep` (`Engine.plain_notation`): then neither is checked. `entries`
-    is `base.split(sep)` when the caller has it (the list the base was joined from): the
-    entries between the ends are then taken from it, not split off the text (an
-    engine's own strs, their hashes known: a Giantslayer white list's edit ~20% fewer
-    instructions).
+    and none holds `sep` (`Engine.plain_notation`): then neither is checked.
     """
     if not new:
         return legal_edit(base.split(sep), new)
@@ -126,13 +121,7 @@ def legal_edit_joined(base: str, new: Sequence[str], sep: str, text: str | None 
             return edit
     # Both lists with a separator at each end: every entry lies between two seps.
     a, b = f"{sep}{base}{sep}", f"{sep}{text}{sep}"
-    if entries is not None and not distinct:
-        # The base's entries at hand: the run is the whole of both lists (no ends
-        # searched on the texts: ~65,000 instructions for a Giantslayer white list,
-        # whose changes lie near both ends), one set operation covers them.
-        k, j = 0, len(b) - 1
-    else:
-        k, j = _ends(a, b, sep)
+    k, j = _ends(a, b, sep)
     ja = j - len(b) + len(a)
     if distinct:
         edit = _removals(a, b, k, j, ja, len(new), sep, plain)
@@ -141,13 +130,9 @@ def legal_edit_joined(base: str, new: Sequence[str], sep: str, text: str | None 
     distinct_new = set(new)
     if not plain and (len(distinct_new) != len(new) or sep in "".join(new)):
         return legal_edit(base.split(sep), new)  # repeated entries (None), or ambiguous
-    cut: Sequence[str]
-    if entries is not None and not distinct:  # the run is both lists whole (no ends searched)
-        p, added, cut = 0, new[:], entries[:]  # (a list subclass's slice is a list, copied at once)
-    else:
-        p = b.count(sep, 0, k)  # entries before k: the same in both
-        added = new[p:p + b.count(sep, k, j)]
-        cut = a[k + 1:ja].split(sep) if ja > k else []
+    p = b.count(sep, 0, k)  # entries before k: the same in both
+    added = new[p:p + b.count(sep, k, j)]
+    cut = a[k + 1:ja].split(sep) if ja > k else []
     # base is new's first p entries, `cut`, new's last ones; new is those with `added`
     # between. Every kept entry outside the run keeps its place.
     chars = len(text) - len(new) + 1

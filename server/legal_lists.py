@@ -6,11 +6,14 @@ section 6). The room keeps that base per member as one joined str (`Member.legal
 a list of a hundred strings costs several KiB, the joined str a tenth of it. The base
 is the member's own (its seat's lists only), so an edit tells it nothing of another seat.
 
-Only long lists are edited. Computing an edit costs about twice what building a
-Giantslayer list does (≈ 270k instructions a move when every list was edited,
-`bench/server.py --callgrind`), while a list under EDIT_FROM bytes saves at most that
-many bytes sent whole; so a shorter list is sent whole and no base is kept for it (no
-memory either). GIANTS' lists (1–5 KB) are the ones edits are for.
+Only long lists are edited: a list under EDIT_FROM bytes is sent whole and no base is
+kept for it (no memory either). Editing lists of 1–2 KB (Giantslayer's white lists,
+Causeway's barrier lists) cost more than it saved: ~14,500 instructions a Giantslayer
+move (`bench/move_instructions.py`, room part 287,799 with EDIT_FROM at 1,024 against
+273,239 at 2,048) for ~200 bytes more in the frames that carry such a list (median
+patch frame unchanged, `bench/server.py --patches`). No Giantslayer, Causeway or Tara
+list seen in random full games reached 2 KB, so in practice GIANTS' long lists
+(2–22 KB) are the ones edits are for.
 
 A base is kept DistinctBase when its entries are known to be distinct: a GIANTS seat's
 next list then mostly loses a run of placements, and that edit is counted on the joined
@@ -28,7 +31,7 @@ from server.seats import Member
 from server.wire import legal_edit_joined
 
 LEGAL_SEP = "\n"  # joins a Member.legal_base (no action's notation holds a line break)
-EDIT_FROM = 1024  # about the packed bytes of a legal list worth editing
+EDIT_FROM = 2048  # about the packed bytes of a legal list worth editing (see the docstring)
 # A list sent whole from this many characters is checked for repeats (its next edit may
 # then take legal_edit_joined's fast path). GIANTS' long lists (4-22 KB) lose entries
 # from one turn to the next; Giantslayer's and Causeway's (1-2 KB) mostly gain some
@@ -76,10 +79,6 @@ def joined_legal(legal: list[str], cache: dict[Any, Any] | None = None, seat: Se
     if len(text) + len(legal) + 1 < EDIT_FROM or (not plain and text.count(LEGAL_SEP) != len(legal) - 1):
         return None
     if len(text) < CHECK_FROM:
-        if plain and type(legal) is FixedNotation:  # its entries, for the edit from it (legal_change)
-            if len(_BASES) >= _BASES_MAX:
-                _BASES.clear()
-            _BASES[id(text)] = (text, legal)
         return text
     # A list this long sent whole is mostly edited next, by removals (GIANTS: 44 of 45
     # such lists): checking it for repeats now (~60,000 instructions for 260 entries)
@@ -111,9 +110,7 @@ def legal_change(member: Member, legal: list[str], cache: dict[Any, Any], plain:
     if len(text) + len(legal) + 1 < EDIT_FROM:  # list_bytes(legal), from the joined text
         edit = None
     else:
-        known = _BASES.get(id(base))
-        entries = known[1] if known is not None and known[0] is base else None
-        edit = legal_edit_joined(base, legal, LEGAL_SEP, text, type(base) is DistinctBase, plain, entries)
+        edit = legal_edit_joined(base, legal, LEGAL_SEP, text, type(base) is DistinctBase, plain)
         if edit is not None and type(text) is not DistinctBase and all(len(splice) == 2 for splice in edit):
             # Only removals: `legal` is some of the base's entries, so none holds
             # LEGAL_SEP, and none repeats (legal_edit would have given None). (A list
@@ -122,16 +119,6 @@ def legal_change(member: Member, legal: list[str], cache: dict[Any, Any], plain:
             cache[seat, None] = DistinctBase(text)
     cache[key] = (base, edit)  # the base kept with its edit: its id is its own while the cache lives
     return edit
-
-
-# The FixedNotation lists of plain engines (short entries, e.g. Giantslayer's slides,
-# the engine's own strs: a list costs about its joined text again) that bases under
-# CHECK_FROM were joined from, by the base's id: id(base) -> (the base, held so that its
-# id stays its own; the list). `legal_change` hands the list to the edit, which then
-# takes the base's entries from it instead of splitting the base. Bounded (~1.5 MB of
-# Giantslayer lists): emptied when full.
-_BASES: dict[int, tuple[str, list[str]]] = {}
-_BASES_MAX = 1024
 
 
 # An engine's kept runs (NotationList.runs' tuples), joined and packed once: id(run) ->

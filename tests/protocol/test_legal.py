@@ -95,9 +95,8 @@ def test_the_joined_base_edit_is_legal_edit_on_random_lists() -> None:
                 new[0], new[-1] = new[-1], new[0]
         text = "\n".join(base)
         assert legal_edit_joined(text, new, "\n") == legal_edit(text.split("\n"), new), (base, new)
-        if _plain(new):  # the base's entries given (its list), or split off its text
-            for entries in (None, text.split("\n")):
-                assert legal_edit_joined(text, new, "\n", plain=True, entries=entries) == legal_edit(text.split("\n"), new)
+        if _plain(new):  # an engine's promise (plain_notation): the same splices
+            assert legal_edit_joined(text, new, "\n", plain=True) == legal_edit(text.split("\n"), new), (base, new)
 
 
 def test_the_joined_base_edit_is_legal_edit_with_changes_spread_over_the_list() -> None:
@@ -130,7 +129,6 @@ def test_the_joined_base_edit_is_legal_edit_with_changes_spread_over_the_list() 
         assert legal_edit_joined(text, new, "\n") == legal_edit(base, new), (base, new)
         if _plain(new):  # a Giantslayer or Causeway seat's base (not known distinct) and list
             assert legal_edit_joined(text, new, "\n", plain=True) == legal_edit(base, new), (base, new)
-            assert legal_edit_joined(text, new, "\n", plain=True, entries=base) == legal_edit(base, new), (base, new)
 
 
 @pytest.mark.parametrize("odd", ["a\nb", "\nb", "a\n", "\n", "\n\n"])
@@ -167,7 +165,6 @@ def test_the_joined_base_edit_is_legal_edit_in_real_games(game: str, rules: str 
                 if engine.plain_notation:  # what the server then passes (server.legal_lists)
                     assert legal_edit_joined(text, legal, "\n", distinct=True, plain=True) == legal_edit(last[seat], legal)
                     assert legal_edit_joined(text, legal, "\n", plain=True) == legal_edit(last[seat], legal)
-                    assert legal_edit_joined(text, legal, "\n", plain=True, entries=last[seat]) == legal_edit(last[seat], legal)
             last[seat] = legal
             state = engine.apply_text(state, seat, rng.choice(legal)).state
 

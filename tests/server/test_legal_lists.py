@@ -15,7 +15,6 @@ from engines.base import FixedNotation, NotationList
 from protocol import legal_edit
 from protocol.packer import packb
 from server.legal_lists import (
-    _BASES,
     CHECK_FROM,
     EDIT_FROM,
     LEGAL_SEP,
@@ -41,7 +40,7 @@ def test_a_long_list_sent_whole_is_flagged_and_a_short_or_odd_one_is_not() -> No
     assert joined_legal(long) == LEGAL_SEP.join(long)
     assert type(joined_legal([*long, long[5]])) is str  # repeats an entry: unflagged
     assert joined_legal([*long[:-1], "a\nb"]) is None  # a separator inside: no base
-    mid = entries(60)  # editable (over EDIT_FROM) but under CHECK_FROM: not checked
+    mid = entries(100)  # editable (over EDIT_FROM) but under CHECK_FROM: not checked
     assert type(joined_legal(mid)) is str
     assert joined_legal(entries(5)) is None
     # An engine's promise (Engine.plain_notation): the same base, without the checks
@@ -51,7 +50,7 @@ def test_a_long_list_sent_whole_is_flagged_and_a_short_or_odd_one_is_not() -> No
 
 
 def test_a_removal_flags_the_next_base_and_an_addition_does_not() -> None:
-    base, cache = entries(100), {}  # type: ignore[var-annotated]
+    base, cache = entries(150), {}  # type: ignore[var-annotated]
     assert len(LEGAL_SEP.join(base)) < CHECK_FROM  # so only an edit can flag it
     member = Member(None, 0)  # type: ignore[arg-type]
     member.legal_base = joined_legal(base)
@@ -108,33 +107,32 @@ def test_edits_from_flagged_and_plain_bases_are_legal_edit_in_giants_games() -> 
     assert flagged > 50
 
 
-def test_edits_from_bases_kept_with_their_lists_are_legal_edit_in_giantslayer_games() -> None:
-    """Each seat's lists in random Giantslayer games (slides GS-5, steps and tramples
-    GS-6; a long white list, FixedNotation, is kept with its base in `_BASES`): the edit
-    from the kept base is legal_edit's on the last list, whether its list is known (then
-    its entries are not split off the text) or not."""
-    engine = registry.get_engine("giantslayer")
-    known = 0
-    for seed in range(4):
-        rng = random.Random(seed)
-        state = engine.new_game(2, {}, seed)
-        members = {s: Member(None, s) for s in (0, 1)}  # type: ignore[arg-type]
-        last: dict[int, list[str]] = {}
-        while engine.outcome(state) is None:
-            seat = min(engine.waiting_for(state))
-            legal = engine.legal_notation(state, seat)
-            member = members[seat]
-            if member.legal_base is not None:
-                want = legal_edit(last[seat], legal) if list_bytes(legal) >= EDIT_FROM else None  # short: whole
-                found = _BASES.get(id(member.legal_base))
-                known += found is not None and found[0] is member.legal_base
-                assert legal_change(member, legal, {}, True) == want
-                _BASES.clear()  # the same edit from the text alone
-                assert legal_change(member, legal, {}, True) == want
-            member.legal_base = joined_legal(legal, {}, seat, True)
-            last[seat] = legal
-            state = engine.apply_text(state, seat, rng.choice(legal)).state
-    assert known > 5  # (10 in these games)
+def test_lists_under_edit_from_are_sent_whole_and_keep_no_base() -> None:
+    """Giantslayer's lists (slides GS-5, steps and tramples GS-6) and Causeway barrier's
+    (GC-B2..B7) stay under EDIT_FROM in random games, long ones of 1 KB and more
+    included: each is sent whole (legal_change gives None) and no base is kept for it
+    (joined_legal gives None), so a protocol 3 member of these games costs no base's
+    memory and no edit's work."""
+    long_lists = 0
+    for game, rules in (("giantslayer", None), ("causeway", "barrier")):
+        engine = registry.get_engine(game, rules)
+        for seed in range(3):
+            rng = random.Random(seed)
+            state = engine.new_game(2, {}, seed)
+            member = Member(None, 0)  # type: ignore[arg-type]
+            member.legal_base = LEGAL_SEP.join(entries(150))  # as if a long list came before
+            for _ in range(400):
+                if engine.outcome(state) is not None:
+                    break
+                seat = min(engine.waiting_for(state))
+                legal = engine.legal_notation(state, seat)
+                assert list_bytes(legal) < EDIT_FROM, (game, seed, len(legal))
+                long_lists += list_bytes(legal) >= 1024
+                member.seat = seat
+                assert legal_change(member, legal, {}, engine.plain_notation) is None
+                assert joined_legal(legal, {}, seat, engine.plain_notation) is None
+                state = engine.apply_text(state, seat, rng.choice(legal)).state
+    assert long_lists > 5  # lists an EDIT_FROM of 1 KB would have edited
 
 
 _ENTRY = st.text(st.characters(codec="utf-8"), max_size=40)
