@@ -9,8 +9,8 @@ is the member's own (its seat's lists only), so an edit tells it nothing of anot
 Only long lists are edited: a list under EDIT_FROM bytes is sent whole and no base is
 kept for it (no memory either). Editing lists of 1–2 KB (Giantslayer's white lists,
 Causeway's barrier lists) cost more than it saved: ~14,500 instructions a Giantslayer
-move (`bench/move_instructions.py`, room part 287,799 with EDIT_FROM at 1,024 against
-273,239 at 2,048) for ~200 bytes more in the frames that carry such a list (median
+move (`bench/move_instructions.py`, room part 287,654 with EDIT_FROM at 1,024 against
+273,244 at 2,048) for ~200 bytes more in the frames that carry such a list (median
 patch frame unchanged, `bench/server.py --patches`). No Giantslayer, Causeway or Tara
 list seen in random full games reached 2 KB, so in practice GIANTS' long lists
 (2–22 KB) are the ones edits are for.
