@@ -58,25 +58,7 @@ def _edit(base: Sequence[str], new: Sequence[str], at_base: dict[str, int], at_n
     # per gap, in gap order; its index is g plus the entries the splices before it put in.
     removed = sorted(map(at_base.__getitem__, gone))
     added = sorted(map(at_new.__getitem__, fresh))
-    splices: list[Splice] = []
-    inserted = r = a = 0
-    nr, na = len(removed), len(added)
-    end = len(base) + 1
-    cut = removed[0] if nr else end
-    put = added[0] if na else end
-    while r < nr or a < na:
-        gap = cut if cut < put else put
-        splice: Splice = [gap + inserted, 0]
-        while cut == gap:
-            splice[1] += 1
-            r += 1
-            cut = removed[r] - r if r < nr else end
-        while put == gap:
-            splice.append(new[added[a]])
-            inserted += 1
-            a += 1
-            put = added[a] - a if a < na else end
-        splices.append(splice)
+    splices = _splices(removed, added, new, len(base) + 1, 0)
     out = list(base)
     for splice in splices:
         out[splice[0]:splice[0] + splice[1]] = splice[2:]
@@ -197,27 +179,34 @@ def _edit_shared(cut: Sequence[str], added: Sequence[str], shared: set[str], off
         del kept_added[i]
     if kept_cut != kept_added:
         return None
+    splices = _splices(removed, fresh, added, len(cut) + 1, offset)
+    cost = 4 * len(splices) + sum(map(len, map(added.__getitem__, fresh))) + 2 * len(fresh)
+    return None if cost >= chars + 2 * count else splices
+
+
+def _splices(removed: list[int], put: list[int], new: Sequence[str], end: int, offset: int) -> list[Splice]:
+    # The splices that remove the base's entries at `removed` and put the new list's
+    # entries at `put` (both ascending), one a gap (see `_edit`), indexes plus `offset`;
+    # `end` is past every gap.
     splices: list[Splice] = []
     inserted = r = a = 0
-    nr, na = len(removed), len(fresh)
-    end = len(cut) + 1
+    nr, na = len(removed), len(put)
     cut_at = removed[0] if nr else end
-    put = fresh[0] if na else end
-    while r < nr or a < na:  # `_edit`'s loop
-        gap = cut_at if cut_at < put else put
+    put_at = put[0] if na else end
+    while r < nr or a < na:
+        gap = cut_at if cut_at < put_at else put_at
         splice: Splice = [gap + inserted + offset, 0]
         while cut_at == gap:
             splice[1] += 1
             r += 1
             cut_at = removed[r] - r if r < nr else end
-        while put == gap:
-            splice.append(added[fresh[a]])
+        while put_at == gap:
+            splice.append(new[put[a]])
             inserted += 1
             a += 1
-            put = fresh[a] - a if a < na else end
+            put_at = put[a] - a if a < na else end
         splices.append(splice)
-    cost = 4 * len(splices) + sum(map(len, map(added.__getitem__, fresh))) + 2 * na
-    return None if cost >= chars + 2 * count else splices
+    return splices
 
 
 def _falses(flags: list[bool], count: int) -> list[int]:

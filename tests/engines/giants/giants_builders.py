@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterator
 from typing import Any
 
 from engines import get_engine
@@ -16,6 +18,19 @@ def fresh(players: int = 3, seed: int = 12345) -> GameState:
     state: GameState = ENGINE.new_game(players, {}, seed).clone()
     state.first = 0
     return state
+
+
+def random_turns(players: int, seed: int) -> Iterator[tuple[GameState, int, list[str]]]:
+    """The turns of a random full game (`seed` for the game and for the choices): the
+    state, the seat asked (one of those to act, at random) and its legal list, before
+    that seat's move, a random entry of the list, is played."""
+    rng = random.Random(seed)
+    state = ENGINE.new_game(players, {}, seed)
+    while ENGINE.outcome(state) is None:
+        seat = rng.choice(sorted(ENGINE.to_act(state)))
+        legal = ENGINE.legal_notation(state, seat)
+        yield state, seat, legal
+        state = ENGINE.apply_text(state, seat, rng.choice(legal)).state
 
 
 def act(state: GameState, seat: int, text: str) -> tuple[GameState, tuple[dict[str, Any], ...]]:

@@ -5,10 +5,8 @@ is made of (NotationList.runs)."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
-from giants_builders import ENGINE
+from giants_builders import ENGINE, random_turns
 
 from engines.base import NotationList
 from engines.giants.actions import Action, Neutral, Pass, Place, Power, Tablet, format_action
@@ -65,12 +63,8 @@ def _plain_list(state: GameState, seat: int) -> list[str]:
 
 @pytest.mark.parametrize(("players", "seed"), [(2, 1), (2, 9), (3, 4), (5, 2)])
 def test_placement_lists_are_the_rule(players: int, seed: int) -> None:
-    rng = random.Random(seed)
-    state = ENGINE.new_game(players, {}, seed)
     seen = neutral_moves = 0
-    while ENGINE.outcome(state) is None:
-        seat = rng.choice(sorted(ENGINE.to_act(state)))
-        legal = ENGINE.legal_notation(state, seat)
+    for state, seat, legal in random_turns(players, seed):
         if state.phase == PLACE:
             assert legal == _plain_list(state, seat), (state.turn, seat)
             # the runs it says it is made of (NotationList): the list, in order; the
@@ -82,5 +76,4 @@ def test_placement_lists_are_the_rule(players: int, seed: int) -> None:
             assert {id(run) for run in again.runs if type(run) is tuple} == tables  # type: ignore[attr-defined]
             seen += 1
             neutral_moves += any(">" in a for a in legal if a.startswith("neutral"))
-        state = ENGINE.apply_text(state, seat, rng.choice(legal)).state
     assert seen > 50 and (players != 2 or neutral_moves > 0)

@@ -7,11 +7,10 @@ size, written directly as notation) against each statue's own search, formatted.
 from __future__ import annotations
 
 import itertools
-import random
 from typing import Any
 
 import pytest
-from giants_builders import ENGINE
+from giants_builders import ENGINE, random_turns
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -98,12 +97,8 @@ def _plain_list(state: GameState, seat: int) -> list[str]:
 
 @pytest.mark.parametrize(("players", "seed"), [(2, 3), (3, 17), (5, 8)])
 def test_transport_lists_and_default_pieces_are_the_rule(players: int, seed: int) -> None:
-    rng = random.Random(seed)
-    state = ENGINE.new_game(players, {}, seed)
     seen = shared = 0
-    while ENGINE.outcome(state) is None:
-        seat = rng.choice(sorted(ENGINE.to_act(state)))
-        legal = ENGINE.legal_notation(state, seat)
+    for state, seat, legal in random_turns(players, seed):
         if state.phase == TRANSPORT:
             assert legal == _plain_list(state, seat)
             for mover in range(players):
@@ -116,7 +111,6 @@ def test_transport_lists_and_default_pieces_are_the_rule(players: int, seed: int
             seen += 1
             movable = [(st.hex, st.size) for st in state.statues.values() if may_move(st, seat)]
             shared += len(movable) > len(set(movable))
-        state = ENGINE.apply_text(state, seat, rng.choice(legal)).state
     assert seen > 20 and shared > 0  # some statues of one size shared a hex
 
 
@@ -167,12 +161,8 @@ def test_searches_and_route_texts_are_the_plain_search(players: int, seed: int) 
     gives the plain search's routes, dict order included, from every hex a statue stands
     on, for every mover and size, with costs given whole or filled in as looked at; and
     the notation list is `actions` formatted, entry for entry."""
-    rng = random.Random(seed)
-    state = ENGINE.new_game(players, {}, seed)
     seen = reached = 0
-    while ENGINE.outcome(state) is None:
-        seat = rng.choice(sorted(ENGINE.to_act(state)))
-        legal = ENGINE.legal_notation(state, seat)
+    for state, seat, legal in random_turns(players, seed):
         if state.phase == TRANSPORT:
             assert legal == [format_action(a) for a in ENGINE.legal_actions(state, seat)]
             starts = {st.hex for st in state.statues.values()}
@@ -196,7 +186,6 @@ def test_searches_and_route_texts_are_the_plain_search(players: int, seed: int) 
                         assert {c: texts[c] for c in plain} == {c: ">".join(map(format_hex, p)) for c, p in plain.items()}
                         reached += len(plain)
             seen += 1
-        state = ENGINE.apply_text(state, seat, rng.choice(legal)).state
     assert seen > 10 and reached > 20
 
 
