@@ -432,6 +432,95 @@ class Store(LeaseStore, RoomReads):
         benches) takes `(room_id, *args, **fields)`.
         """
         wid = next_write_id()
+        command = b""
+        # A plain move (the most common write: one more action and its log entry, every
+        # field as stored, no snapshot; its deadline derived from the move, or unchanged)
+        # on the commits' own channel: its command written in one piece (what
+        # `commit_pipe.pack` makes of it), the room's part of it kept (`move_head`), no
+        # field compared twice, no list of fields or keys made. Any other write, and a
+        # move whose command cannot be written so (a long entry, a key not ASCII: its
+        # entry packed again), takes the general path, `_write_args`, which makes the
+        # same command of a plain move (tests/server/test_stored_moves.py).
+        if (before is not None and log_entry is not None and snapshot is None and seats is None
+                and actions == before.actions + 1 and status == before.status and outcome == before.outcome
+                and answered == before.answered and start_key == before.start_key and hidden == before.hidden
+                and (deadline == before.deadline if not move_seconds else
+                     isinstance(ts := log_entry.get("ts"), float) and deadline == ts + move_seconds)
+                and self.plain_moves and self._direct):
+            entry = self._packb(log_entry)
+            sha = self._commit.sha or ""
+            heads = self._move_heads
+            if sha != self._heads_sha:
+                heads.clear()
+                self._heads_sha = sha
+            head = heads.get(room_id)
+            if head is None:
+                if len(heads) >= MOVE_HEADS:
+                    heads.clear()
+                head = heads[room_id] = move_head(sha, self.k_room(room_id), self.k_log(room_id))
+            count = before.actions
+            hashed = expected - before.logged
+            if head and len(entry) < 1024:  # the write id is ours: short hex digits
+                n = _LENGTHS
+                if 0 <= hashed < BULK_INTS and 0 <= count < BULK_INTS and 0 <= fence < BULK_INTS:
+                    ints = _BULK_INTS  # the three guards of most rooms, no int formatted
+                    text = f"{head}{ints[hashed]}{ints[count]}{ints[fence]}{n[len(wid)]}{wid}\r\n{n[len(entry)]}"
+                else:
+                    h, c, f = str(hashed), str(count), str(fence)
+                    text = (f"{head}{n[len(h)]}{h}\r\n{n[len(c)]}{c}\r\n{n[len(f)]}{f}\r\n{n[len(wid)]}{wid}\r\n"
+                            f"{n[len(entry)]}")
+                command = b"".join((text.encode(), entry, b"\r\n"))  # one copy, not two concatenations
+                args: list[Any] = [hashed, count, fence, wid, entry]
+                keys: list[str] = []
+                move = True
+        if not command:
+            args, keys, move, entry = self._write_args(
+                room_id, expected, version, fence, status, seats, deadline, outcome, actions, log_entry, snapshot,
+                answered, start_key, hidden, before, move_seconds, wid)
+        try:
+            try:
+                if command:
+                    result = await self._commits.add(command)  # an int: what the pipe parses
+                else:
+                    result = int(await self._submit(keys, args))
+            except NoScriptError:
+                # Redis lost its script cache (restarted): load it and run this write again.
+                keys = keys or [self.k_room(room_id), self.k_log(room_id)]
+                result = int(await self._commit(keys=keys, args=args))
+        except NotReplicated as exc:
+            if int(exc.result) == 1:
+                raise OutcomeUnknown(f"room {room_id}: write {wid} is in at the master, but {exc}") from exc
+            result = int(exc.result)  # refused: nothing to replicate
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            log.warning("room %s: no answer to write %s (%r); settling it", room_id, wid, exc)
+            result = await self.settle(room_id, [*args[:4], entry if move else b""])
+            if result == 1 and self.replica_acks:
+                # In at the master, but no WAIT followed it on its connection.
+                raise OutcomeUnknown(f"room {room_id}: write {wid} settled as applied, not known to be replicated") from exc
+        if result != 1:
+            if result == -4:
+                raise StorageUnavailable(f"room {room_id}: the write was settled as not applied")
+            reason = {0: "version moved on", -1: "fence lost", -2: "version moved on", -3: "room missing"}
+            raise StaleWriteError(f"room {room_id}: {reason.get(result, str(result))}")
+        if status == "finished":
+            try:
+                await self.mark_finished(room_id, now or time.time())
+            except Exception:
+                # The change itself is stored; the next restore finishes the move.
+                log.warning("room %s: finished, but the lobby index was not updated", room_id)
+        return move
+
+    def _write_args(
+        self, room_id: str, expected: int, version: int, fence: int, status: str, seats: list[dict[str, Any]] | None,
+        deadline: float | None, outcome: dict[str, Any] | None, actions: int, log_entry: dict[str, Any] | None,
+        snapshot: Any, answered: Iterable[int], start_key: str, hidden: int, before: StoredFields | None,
+        move_seconds: float, wid: str,
+    ) -> tuple[list[Any], list[str], bool, bytes]:
+        """The commit script's arguments and keys of any write `commit` was given, whether
+        it is a plain move (its log entry only), and its packed log entry (b"" for none):
+        `commit` submits them as they are (`_submit`)."""
         # The guards: the hash's version as of the room's last write that was not a
         # plain move, and the log's length (the action count) before this write.
         # Integers are sent as they are (RESP writes them in decimal, as str() would).
@@ -465,32 +554,7 @@ class Store(LeaseStore, RoomReads):
         if seats is not None:
             fields += ["seats", packb(seats)]
         move = self.plain_moves and not fields and derived and snapshot is None and log_entry is not None and actions == count + 1
-        command = b""
-        if move and self._direct:
-            # The most common write: the command written in one piece (what
-            # `commit_pipe.pack` makes of it), the room's part of it kept (`move_head`),
-            # no key or tuple made; `move_command` is the same without the table.
-            sha = self._commit.sha or ""
-            heads = self._move_heads
-            if sha != self._heads_sha:
-                heads.clear()
-                self._heads_sha = sha
-            head = heads.get(room_id)
-            if head is None:
-                if len(heads) >= MOVE_HEADS:
-                    heads.clear()
-                head = heads[room_id] = move_head(sha, self.k_room(room_id), self.k_log(room_id))
-            n = _LENGTHS
-            if head and len(entry) < 1024:  # the write id is ours: short hex digits
-                hashed = args[0]
-                if 0 <= hashed < BULK_INTS and 0 <= count < BULK_INTS and 0 <= fence < BULK_INTS:
-                    ints = _BULK_INTS  # the three guards of most rooms, no int formatted
-                    text = f"{head}{ints[hashed]}{ints[count]}{ints[fence]}"
-                else:
-                    h, c, f = str(hashed), str(count), str(fence)
-                    text = f"{head}{n[len(h)]}{h}\r\n{n[len(c)]}{c}\r\n{n[len(f)]}{f}\r\n"
-                command = f"{text}{n[len(wid)]}{wid}\r\n{n[len(entry)]}".encode() + entry + b"\r\n"
-        keys = [self.k_room(room_id), self.k_log(room_id)] if not command else []
+        keys = [self.k_room(room_id), self.k_log(room_id)]
         if not move:
             # The hash too: the new version, the write id, the action count, what changed.
             if send_deadline:
@@ -500,40 +564,7 @@ class Store(LeaseStore, RoomReads):
                 keys.append(self.k_snap(room_id))
                 args += [actions, packb(snapshot)]
             args += ["actions", actions, *fields]
-        try:
-            try:
-                if command:
-                    result = await self._commits.add(command)  # an int: what the pipe parses
-                else:
-                    result = int(await self._submit(keys, args))
-            except NoScriptError:
-                # Redis lost its script cache (restarted): load it and run this write again.
-                keys = keys or [self.k_room(room_id), self.k_log(room_id)]
-                result = int(await self._commit(keys=keys, args=args))
-        except NotReplicated as exc:
-            if int(exc.result) == 1:
-                raise OutcomeUnknown(f"room {room_id}: write {wid} is in at the master, but {exc}") from exc
-            result = int(exc.result)  # refused: nothing to replicate
-        except Exception as exc:
-            if not is_transient(exc):
-                raise
-            log.warning("room %s: no answer to write %s (%r); settling it", room_id, wid, exc)
-            result = await self.settle(room_id, [*args[:4], entry if move else b""])
-            if result == 1 and self.replica_acks:
-                # In at the master, but no WAIT followed it on its connection.
-                raise OutcomeUnknown(f"room {room_id}: write {wid} settled as applied, not known to be replicated") from exc
-        if result == -4:
-            raise StorageUnavailable(f"room {room_id}: the write was settled as not applied")
-        if result != 1:
-            reason = {0: "version moved on", -1: "fence lost", -2: "version moved on", -3: "room missing"}
-            raise StaleWriteError(f"room {room_id}: {reason.get(result, str(result))}")
-        if status == "finished":
-            try:
-                await self.mark_finished(room_id, now or time.time())
-            except Exception:
-                # The change itself is stored; the next restore finishes the move.
-                log.warning("room %s: finished, but the lobby index was not updated", room_id)
-        return move
+        return args, keys, move, entry
 
     async def settle(self, room_id: str, guards: list[Any]) -> int:
         """Find out whether a write is in Redis, retrying while Redis is away.

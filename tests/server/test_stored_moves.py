@@ -375,3 +375,82 @@ async def test_a_commit_redis_does_not_know_the_script_of_loads_it_and_is_stored
         assert record is not None and (record.version, record.actions, record.moves_in_log) == (2, 1, 1)
     finally:
         await store.close()
+
+
+
+# What may make a write other than a plain move, or a plain move not written in one
+# piece: `test_a_commit_writes_what_the_general_path_makes_of_it` applies up to two.
+_TWISTS = ["status", "deadline", "outcome", "answered", "start_key", "hidden", "no move", "two actions", "snapshot",
+           "seats", "no before", "long entry", "no entry", "room not ascii", "long room", "not plain_moves",
+           "ts not float", "no ts", "move deadline", "large guards", "logged"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(twists=st.lists(st.sampled_from(_TWISTS), max_size=2), stored=st.sampled_from([0, 1]),
+       guards=st.tuples(st.integers(0, 2047), st.integers(0, 2047), st.integers(1, 2047)),
+       large=st.tuples(st.integers(2048, 10**9), st.integers(0, 10**9), st.integers(1, 10**6)),
+       logged=st.integers(1, 60), move_seconds=st.sampled_from([0.0, 30.0]))
+def test_a_commit_writes_what_the_general_path_makes_of_it(twists, stored, guards, large, logged,
+                                                          move_seconds) -> None:
+    """`Store.commit` writes a plain move from its own short path (the fields compared
+    once, the command in one piece): every write, plain or not, is written as the bytes
+    `commit_pipe.pack` makes of the command `_write_args` (the general path, any write)
+    gives, and is told plain exactly when that path says so. Plain moves (in rooms with
+    and without move deadlines), and each thing that makes a write something else or
+    keeps its command from being written in one piece, alone and two together."""
+    expected, count, fence = large if "large guards" in twists else guards
+    fields = [{"status": "playing", "deadline": None, "outcome": None, "answered": frozenset(), "start_key": "",
+               "hidden": 0},
+              {"status": "playing", "deadline": 130.5, "outcome": {"draw_offer": 1}, "answered": frozenset({1}),
+               "start_key": "k", "hidden": 2}][stored]
+    write = dict(fields)
+    changed = {"status": "finished", "deadline": 999.0, "outcome": {"winner": 0}, "answered": frozenset({0}),
+               "start_key": "j", "hidden": 3}
+    for name in set(twists) & set(changed):
+        write[name] = changed[name]
+    ts: Any = 100.5
+    if "ts not float" in twists:
+        ts = 100
+    seconds = 30.0 if "move deadline" in twists else move_seconds
+    if seconds and "deadline" not in twists:
+        write["deadline"] = ts + seconds  # derived from the move: plain, when all else is
+    log_entry: dict[str, Any] | None = {"v": expected + 1, "seat": 0, "ts": ts,
+                                        "action": "x" * 1100 if "long entry" in twists else "c3-d4"}
+    if "no ts" in twists:
+        del log_entry["ts"]
+    if "no entry" in twists:
+        log_entry = None
+    before = (None if "no before" in twists else
+              SimpleNamespace(**fields, actions=count, logged=logged if "logged" in twists else 0))
+    room_id = "é-12" if "room not ascii" in twists else "r" * 1100 if "long room" in twists else "AbCdEf12"
+    more = 0 if "no move" in twists else 2 if "two actions" in twists else 1
+
+    async def run() -> None:
+        store = Store("redis://127.0.0.1:1/0", prefix="giants-test:")  # never connects: the pipe is ours
+        store.plain_moves = "not plain_moves" not in twists
+        store._commit.sha = "0123456789abcdef0123456789abcdef01234567"
+        pipe = CommitPipe(5.0)
+        pipe.transport = capture = CaptureTransport()  # type: ignore[assignment]
+        store._commits._pipe = pipe
+        store.mark_finished = lambda *_: asyncio.sleep(0)  # type: ignore[method-assign,assignment]  # a lobby index
+        wid = next_write_id()
+        arguments = (room_id, expected, expected + 1, fence, write["status"],
+                     [{"name": "a"}] if "seats" in twists else None, write["deadline"], write["outcome"],
+                     count + more, log_entry, {"s": 1} if "snapshot" in twists else None, 1.0, write["answered"],
+                     write["start_key"], write["hidden"], before, seconds)
+        args, keys, move, entry = store._write_args(*arguments[:11], *arguments[12:], wid)  # type: ignore[arg-type]
+        with patch("server.store.next_write_id", lambda: wid):
+            task = asyncio.ensure_future(store.commit(*arguments))  # type: ignore[arg-type]
+            await asyncio.sleep(0)  # the commit waits for its reply
+            await asyncio.sleep(0)  # the sender's flush wrote the batch
+        pipe.data_received(b":1\r\n")
+        assert await task is move
+        # Plain unless a twist changes what is stored (a deadline not derived from the
+        # move included); the guards, the entry's size and the keys only change how.
+        harmless = {"large guards", "long entry", "room not ascii", "long room", "logged", "move deadline"}
+        assert move == (set(twists) <= (harmless if seconds else harmless | {"ts not float", "no ts"}))
+        command = ("EVALSHA", store._commit.sha, len(keys), *keys, *args)
+        assert capture.written == [pack([command])] == [_pack_python([command])]
+        assert entry == (b"" if log_entry is None else packb(log_entry))
+
+    asyncio.run(run())
