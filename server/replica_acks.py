@@ -46,6 +46,7 @@ class ReplicatedSender(GroupSender):
     def __init__(self, client: aioredis.Redis, timeout: float | None,
                  on_batch: Callable[[int, float], None] | None, replicas: int, wait_ms: int) -> None:
         super().__init__(client, timeout, on_batch)
+        self.own_send = True  # each batch through `_send`, which adds the WAIT
         self.replicas = replicas
         self.wait_ms = wait_ms
         self.short_batches = 0  # batches whose WAIT answered fewer than `replicas`

@@ -5,6 +5,7 @@ connection failing the batch with the exception types the store classifies."""
 from __future__ import annotations
 
 import asyncio
+import random
 
 import pytest
 import redis.asyncio as aioredis
@@ -219,3 +220,34 @@ async def test_send_for_completes_each_future_as_its_reply_arrives() -> None:
     refused = [loop.create_future()]
     pipe.send_for([("A",)], refused, None)  # closed: refused at once
     assert isinstance(refused[0].exception(), RedisConnectionError)
+
+
+@pytest.mark.parametrize("seed", range(20))
+async def test_a_turns_batch_is_sent_as_send_sends_it(seed: int) -> None:
+    """The sender's flush writes a turn's batch itself (no `_send` call): the same
+    writes, the same replies to the same callers and the same batches told to
+    `on_batch` as through `_send` (`own_send`, a subclass's way: replica acks), over
+    turns of commands in RESP already and not, with error replies among them."""
+    rng = random.Random(seed)
+    turns = [[rng.choice([b"*1\r\n$1\r\nA\r\n", ("SET", "k", rng.randrange(100)), ("INCR", "n")])
+              for _ in range(rng.randrange(1, 5))] for _ in range(rng.randrange(1, 6))]
+    replies = [[rng.choice([b":1\r\n", b":%d\r\n" % rng.randrange(-5, 50), b"-ERR no\r\n"]) for _ in turn]
+               for turn in turns]
+
+    async def run(own_send: bool) -> tuple[list[bytes], list[object], list[int]]:
+        heard: list[int] = []
+        sender = GroupSender(None, timeout=5.0, on_batch=lambda size, _: heard.append(size))  # type: ignore[arg-type]
+        sender.own_send = own_send
+        sender._pipe = pipe = CommitPipe(5.0)
+        pipe.transport = capture = CaptureTransport()  # type: ignore[assignment]
+        results: list[object] = []
+        for turn, answers in zip(turns, replies, strict=True):
+            futures = [sender.add(command) for command in turn]
+            await asyncio.sleep(0)  # the turn's flush
+            pipe.data_received(b"".join(answers))
+            for fut in futures:
+                results.append(repr(fut.exception()) if fut.exception() else fut.result())
+        pipe.close()
+        return capture.written, results, heard
+
+    assert await run(False) == await run(True)
