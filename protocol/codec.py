@@ -285,36 +285,30 @@ def act_frame(frame: bytes, max_size: int = MAX_FRAME, known: Container[str] = (
     if type(frame) is not bytes or len(frame) > ACT_FRAME_MAX or len(frame) > max_size:
         return None
     try:
+        # Subscripts, not `get` (a method call each): a key missing, or a value that is
+        # no map (a list, a str... : no str subscript), raises, and this is no act.
         data = _unpackb(frame)
+        if data["type"] != "act":
+            return None
+        rid, room, action = data["id"], data["room"], data["action"]
+        size = len(data)  # 4: those keys only; 5: and `version`
+        version = None if size == 4 else data["version"] if size == 5 else -1
     except Exception:  # msgpack raises many types: unpack_map says which
         return None
-    if type(data) is not dict:
-        return None
-    if data.get("type") != "act":
-        return None
-    rid = data.get("id")
     kind = type(rid)
     if kind is int:
-        if not _INT64_MIN <= rid < _INT64_MAX:  # type: ignore[operator]
+        if not _INT64_MIN <= rid < _INT64_MAX:
             return None
-    elif kind is not str or len(rid) > MAX_ID_LEN:  # type: ignore[arg-type]
+    elif kind is not str or len(rid) > MAX_ID_LEN:
         return None
-    room = data.get("room")
     if type(room) is not str or (room not in known and (not 0 < len(room) <= MAX_ROOM_LEN or not (
         (room.isascii() and room.isalnum()) or _ROOM_ID_FULL(room) is not None
     ))):
         return None
-    action = data.get("action")
     if type(action) is not str or not 0 < len(action) <= MAX_ACTION_LEN:
         return None
-    size = len(data)
-    if size == 4:
-        return rid, room, action, None  # type: ignore[return-value]
-    if size != 5:
-        return None
-    version = data.get("version", -1)
     if version is None or (type(version) is int and version >= 0):
-        return rid, room, action, version  # type: ignore[return-value]
+        return rid, room, action, version
     return None
 
 

@@ -185,6 +185,10 @@ def test_act_at_its_bounds() -> None:
     for room in ["a" * 64, "a" * 65, "a-b_C9", "a b", "ab\n", "\nab", "a\u0660", "Ab\u212a"]:
         check(msgpack.packb({**base, "room": room}, use_bin_type=True))
     assert check(msgpack.packb(base))[0] == "model"
+    # No map (act_frame reads a frame's fields by subscript: a list, str, bin... raises)
+    for value in ["act", "type", b"type", ["type", "act"], [base], 17, None, 1.5, True, {1: "act"},
+                  {"type": ["act"]}, {"type": b"act"}, {b"type": "act", "id": 1, "room": "AbCdEfGh12", "action": "x"}]:
+        check(msgpack.packb(value, use_bin_type=True))
 
 
 json_like = st.recursive(
