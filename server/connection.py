@@ -41,7 +41,7 @@ from protocol.packer import ok_version, packb
 from server import replays
 from server.config import Config
 from server.errors import RequestError, RoomMoved
-from server.limits import AddressQuotas, FrameBudget, GuessLimiter
+from server.limits import ACCEPT, AddressQuotas, FrameBudget, GuessLimiter
 from server.metrics import Metrics
 from server.reading import Inbox
 from server.router import RoomHandle, Router
@@ -361,7 +361,7 @@ class Connection:
         """Charge, decode, validate and dispatch one frame; exactly one reply."""
         self.metrics.frames_in += 1
         verdict = self.budget.charge()
-        if verdict != FrameBudget.ACCEPT:
+        if verdict != ACCEPT:
             self._refuse(frame, verdict)
             return
         req_id: Any = None

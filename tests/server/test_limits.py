@@ -8,6 +8,9 @@ import time
 import pytest
 
 from server.limits import (
+    ACCEPT,
+    FLOOD,
+    REFUSE,
     AddressQuotas,
     FrameBudget,
     TokenBucket,
@@ -25,6 +28,9 @@ def test_refusals_do_not_reset_when_a_token_refills() -> None:
     budget = FrameBudget(rate=50.0, burst=100, flood=400)
     t0 = budget.bucket.stamp
     verdicts = [budget.charge(t0 + i / 1000) for i in range(3000)]
+    # The module's verdicts (what Connection.handle compares with) are the class's
+    assert (ACCEPT, REFUSE, FLOOD) == (FrameBudget.ACCEPT, FrameBudget.REFUSE, FrameBudget.FLOOD)
+    assert {*verdicts} == {ACCEPT, REFUSE, FLOOD}
     first_flood = verdicts.index(FrameBudget.FLOOD)
     served_after_burst = verdicts[100:first_flood].count(FrameBudget.ACCEPT)
     assert served_after_burst > 0  # tokens did refill in between
