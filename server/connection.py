@@ -240,7 +240,9 @@ class Connection:
         ws = self.ws
         protocol = ws.protocol
         chunks, protocol.writes = protocol.writes, []  # `protocol.data_to_send()` without its call
-        if all(chunks):
+        if len(chunks) == 1 and chunks[0]:  # one frame (most connections' turn): no scan, no join
+            ws.transport.write(chunks[0])
+        elif all(chunks):
             if chunks:
                 ws.transport.write(b"".join(chunks))
         else:  # an end-of-stream marker is among them: let websockets handle it

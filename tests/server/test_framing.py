@@ -101,3 +101,52 @@ def test_push_leaves_an_extensions_frames_to_websockets() -> None:
     conn.push(bytes(2000))
     assert sent == [b"abc", bytes(2000)] and protocol.writes == []
     assert not conn.plain_frames and Connection(SimpleNamespace(request=None, response=None), server).plain_frames  # type: ignore[arg-type]
+
+
+class _Recorder:  # a transport that records what flush does with it
+    def __init__(self, eof: bool) -> None:
+        self.calls: list[Any] = []
+        self.eof = eof
+
+    def write(self, data: bytes) -> None:
+        self.calls.append(("write", data))
+
+    def can_write_eof(self) -> bool:
+        return self.eof
+
+    def write_eof(self) -> None:
+        self.calls.append(("eof",))
+
+    def close(self) -> None:
+        self.calls.append(("close",))
+
+
+def plain_flush(chunks: list[bytes], transport: _Recorder) -> None:
+    """Connection.flush's writes as written before a lone frame was written as it is."""
+    if all(chunks):
+        if chunks:
+            transport.write(b"".join(chunks))
+    else:
+        for chunk in chunks:
+            if chunk:
+                transport.write(chunk)
+            elif transport.can_write_eof():
+                transport.write_eof()
+            else:
+                transport.close()
+
+
+@given(st.lists(st.sampled_from([b"", b"\x82\x01a", b"\x88\x02\x03\xe8", bytes(300)]), max_size=4), st.booleans())
+def test_flush_writes_as_it_wrote_every_list(chunks: list[bytes], eof: bool) -> None:
+    """flush writes a lone frame as it is (no scan, no join): the same writes, the same
+    end of stream (an empty chunk: websockets' marker), as the whole list's path, for
+    lists of no chunk, one, several, the marker among them."""
+    server = SimpleNamespace(config=Config(), metrics=Metrics(), dirty=[], schedule_flush=lambda conn: None, router=None)
+    ws = SimpleNamespace(request=None, response=None, protocol=_Protocol(), transport=_Recorder(eof),
+                         send_in_progress=None)  # fmt: skip
+    conn = Connection(ws, server)  # type: ignore[arg-type]
+    ws.protocol.writes = list(chunks)
+    conn.flush()
+    expected = _Recorder(eof)
+    plain_flush(chunks, expected)
+    assert ws.transport.calls == expected.calls and ws.protocol.writes == [] and not conn.corked
