@@ -13,17 +13,19 @@ from engines.base import Engine, NotationList, Seat
 from protocol.packer import packb
 from server.legal_lists import (
     EDIT_FROM,
+    EMPTY_HASH,
     LEGAL_SEP,
     join_legal,
     joined_legal,
     legal_change,
+    open_legal,
     pack_legal,
     with_legal,
 )
 from server.packing import PackedState, dictionaries, share_initial
 from server.seats import NO_SEATS, Member
 from server.split_diffs import SplitDiffs
-from server.views import AS_BASE, EMPTY_HASH, NO_LEGAL, PACKED_NO_LEGAL, RoomViews, key_tables
+from server.views import AS_BASE, NO_LEGAL, PACKED_NO_LEGAL, RoomViews, key_tables
 from server.wire import (
     compact_patch_frame,
     diff,
@@ -228,7 +230,7 @@ class RoomPublish(RoomViews):
         # old view; the new view is held by `view` until the end.
         bodies: dict[int, Any] = {}
         frames: dict[tuple[Any, ...], bytes] = {}
-        legals: dict[Seat, tuple[list[str], int]] = {}
+        legals: dict[Seat, tuple[list[str], int]] = {}  # each acting seat's list and `open_legal` hash
         packs: dict[Seat | None, bytes] = {None: PACKED_NO_LEGAL}  # packb of each seat's legal list (None: idle seats')
         edits: dict[tuple[Seat | None, str], Any] = {}
         ops_cache: dict[int, list[Any]] | None = None
@@ -242,9 +244,10 @@ class RoomPublish(RoomViews):
                 found = legals.get(seat)
                 if found is None:  # `legal_for`, whose checks `to_act` has made
                     legal = engine.legal_notation(state, seat)
-                    # (`tuple` copies a list subclass item by item, a list's slice at once)
-                    found = legals[seat] = (legal, hash(tuple(legal if type(legal) is list else legal[:]))
-                                            if legal else EMPTY_HASH)
+                    packed, legal_hash = open_legal(legal)  # packed once, hashed and sent
+                    if packed is not None:
+                        packs[seat] = packed
+                    found = legals[seat] = (legal, legal_hash)
                 legal, legal_hash = found
             else:
                 legal, legal_hash, seat = NO_LEGAL, EMPTY_HASH, None  # frames alike for every idle member

@@ -78,8 +78,9 @@ class Member:
     seat: Seat | None
     view: dict[str, Any] | bytes | None = None
     version: int = -1
-    # hash(tuple(...)) of the legal list it was last sent: protocol 2 resends a list only
-    # when it changed. A 64-bit hash, not the list, which the room does not keep (memory);
+    # A hash of the legal list it was last sent (hash(tuple(...)); in a room without hidden
+    # information that of its packed bytes, server.legal_lists.open_legal): protocol 2
+    # resends a list only when it changed. A 64-bit hash, not the list, which the room does not keep (memory);
     # or AS_BASE (server.views, hidden-information rooms): the list is `legal_base`'s entries.
     legal_hash: int | None = None
     # Protocol 3: the last non-empty legal list it was sent, joined with LEGAL_SEP (one

@@ -15,6 +15,7 @@ from engines.base import Engine, Seat
 from protocol.packer import packb
 from server.legal_lists import (
     joined_legal,
+    open_legal,
 )
 from server.packing import (
     deflate,
@@ -50,7 +51,6 @@ def seat_list(seats: frozenset[Seat]) -> list[Seat]:
             _SEAT_LISTS[frozenset()] = NO_SEATS_LIST
         found = _SEAT_LISTS[seats] = sorted(seats)
     return found
-EMPTY_HASH = hash(())  # Member.legal_hash of an empty legal list
 PACKED_NO_LEGAL = packb(NO_LEGAL)  # an idle member's list as a patch sends it whole
 _TO_ACT = ("to_act",)  # `_room_part`'s changed keys when only the turn moved
 # Member.legal_hash of a list whose entries are its member's base (`legal_base`, joined;
@@ -422,7 +422,8 @@ class RoomViews:
         member.view = view
         self.touched, self.compacted = True, False
         legal = self.legal_for(member.seat)
-        member.legal_hash = hash(tuple(legal))
+        # the hash publish compares the member's next list with (each kind of room its own)
+        member.legal_hash = hash(tuple(legal)) if self.engine.info.hidden_information else open_legal(legal)[1]
         member.legal_base = joined_legal(legal, plain=self.engine.plain_notation)  # a snapshot resets the base of legal edits
         keys = key_tables(self.engine)[0] if member.peer.protocol >= 2 else None
         member.peer.push(encode(snapshot_frame(self.id, member.version, member.seat, view, legal, keys)))

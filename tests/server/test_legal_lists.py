@@ -17,12 +17,14 @@ from protocol.packer import packb
 from server.legal_lists import (
     CHECK_FROM,
     EDIT_FROM,
+    EMPTY_HASH,
     LEGAL_SEP,
     DistinctBase,
     join_legal,
     joined_legal,
     legal_change,
     list_bytes,
+    open_legal,
     pack_legal,
     with_legal,
 )
@@ -133,6 +135,36 @@ def test_lists_under_edit_from_are_sent_whole_and_keep_no_base() -> None:
                 assert joined_legal(legal, {}, seat, engine.plain_notation) is None
                 state = engine.apply_text(state, seat, rng.choice(legal)).state
     assert long_lists > 5  # lists an EDIT_FROM of 1 KB would have edited
+
+
+def test_open_rooms_hash_a_list_by_its_packed_bytes() -> None:
+    """`open_legal` (a room without hidden information: the list packed once, for its hash
+    and its frame): the bytes are msgpack's of the list as a plain list, whatever its kind
+    (Giantslayer's white lists are FixedNotation, GS-5), the hash theirs, and an empty
+    list None and EMPTY_HASH; two lists of a seat hash alike exactly when they are equal
+    (the only lists publish then leaves unsent) over random games."""
+    assert open_legal([]) == (None, EMPTY_HASH)
+    kinds: set[type] = set()
+    for game, rules in (("giantslayer", None), ("tara", None), ("causeway", "barrier")):
+        engine = registry.get_engine(game, rules)
+        for seed in range(3):
+            rng = random.Random(seed)
+            state = engine.new_game(2, {}, seed)
+            last: dict[int, tuple[list[str], int]] = {}
+            for _ in range(300):
+                if engine.outcome(state) is not None:
+                    break
+                seat = min(engine.waiting_for(state))
+                legal = engine.legal_notation(state, seat)
+                packed, legal_hash = open_legal(legal)
+                assert packed == packb(list(legal)) and legal_hash == hash(packed)
+                kinds.add(type(legal))
+                before = last.get(seat)
+                if before is not None:
+                    assert (legal_hash == before[1]) == (list(legal) == before[0])
+                last[seat] = (list(legal), legal_hash)
+                state = engine.apply_text(state, seat, rng.choice(legal)).state
+    assert FixedNotation in kinds and list in kinds
 
 
 _ENTRY = st.text(st.characters(codec="utf-8"), max_size=40)

@@ -34,7 +34,16 @@ from tests.server.game_cases import CASES
 class PlainRoom(Room):
     """A room whose views and patches follow the rule plainly: nothing shared, reused or
     cached (GI-8 for hidden information: redacted actions, nothing sent for a change a
-    member cannot see)."""
+    member cannot see), a legal list resent when it is not the very list the member was
+    last sent (the lists kept, not hashed)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sent_legal: dict[Member, tuple[str, ...]] = {}  # member -> its last list
+
+    def send_snapshot(self, member: Member) -> None:
+        super().send_snapshot(member)
+        self.sent_legal[member] = tuple(self.legal_for(member.seat))
 
     def _views(self, state: Any = None) -> Callable[[Seat | None], dict[str, Any]]:
         def view(seat: Seat | None) -> dict[str, Any]:
@@ -70,8 +79,8 @@ class PlainRoom(Room):
                 continue
             legal = self.legal_for(member.seat) if acting(member) else []
             wire = member.peer.protocol
-            legal_hash = hash(tuple(legal))
-            resend = wire < 2 or legal_hash != member.legal_hash
+            resend = wire < 2 or tuple(legal) != self.sent_legal.get(member)
+            self.sent_legal[member] = tuple(legal)
             shown = redacted if hide and redacted is not None else events
             ops = diff(old, view) if old is not None else [["set", [], view]]
             if wire >= 2:
@@ -82,7 +91,7 @@ class PlainRoom(Room):
                 frame = encode(compact_patch_frame(self.id, member.version, compact_ops(ops, refs, view), shown, sent, edit))
             else:
                 frame = encode(patch_frame(self.id, member.version, member.version + 1, ops, shown, legal))
-            member.view, member.version, member.legal_hash = view, member.version + 1, legal_hash
+            member.view, member.version = view, member.version + 1
             if wire >= 3 and legal and resend:
                 base = joined_legal(legal)  # a plain str: never the flagged base's fast path
                 member.legal_base = None if base is None else str(base)
