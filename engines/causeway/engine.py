@@ -77,10 +77,6 @@ REASONS = {
 NOBODY: frozenset[Seat] = frozenset()
 ACTING: tuple[frozenset[Seat], frozenset[Seat]] = (frozenset((0,)), frozenset((1,)))
 
-# The longest legal list a state keeps joined for `_illegal` (spellstone's and quick's
-# hold 10-16 moves; barrier's 60, mostly GC-B4's teleport steps, which `_illegal` checks
-# cheaply: joining those would cost about what it saves, and ~0.7 KiB a room).
-LISTED_MAX = 32
 
 # Each rule set's opening position (`CausewayEngine.new_game`), built on first use.
 _INITIAL: dict[type, CausewayState] = {}
@@ -233,10 +229,12 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
 
     def legal_notation(self, state: CausewayState, seat: Seat) -> list[str]:
         legal = legal_text.legal_notation(self, state, seat)
-        if 0 < len(legal) <= LISTED_MAX and state.phase == PHASE_PLAY:  # the mover's moves
+        if legal and state.phase == PHASE_PLAY:  # the mover's moves
             # Kept for `_illegal`, which then finds a move by one search of this text
-            # instead of walking its leap or its step targets again (a room lists every
-            # position before a move is applied to it).
+            # instead of working out its giant's trap and walking its leap or its step
+            # targets again (a room lists every position before a move is applied to
+            # it). Barrier's lists too (~60 moves, ~0.6 KiB of text a playing room):
+            # its checks cost ~20,000 instructions a move, the join ~3,000.
             state.memo["legal"] = "\n" + "\n".join(legal) + "\n"
         return legal
 
@@ -295,6 +293,13 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
     def _illegal(self, state: CausewayState, seat: int, action: Action) -> str | None:
         """Why `action` is not legal now, or None if it is (checked without listing all)."""
         phase = state.phase
+        kind = type(action)
+        if (kind is Step or kind is Leap) and phase == PHASE_PLAY:  # most moves: found listed?
+            listed = state.memo.get("legal")  # the position's list, if it was asked for
+            if listed is not None and seat == state.to_move:
+                text = _listed_text(action)  # type: ignore[arg-type]
+                if text is not None and text in listed:
+                    return None
         if isinstance(action, Place):
             if phase != PHASE_SETUP:
                 return "placements happen only during setup (GC-B2, GC-S1)"
@@ -311,11 +316,6 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
             return None if self.legal_actions(state, seat) == [PASS] else "you have a legal move"
         if not isinstance(action, Step | Leap):
             return "not a Giant's Causeway action"
-        listed = state.memo.get("legal")  # the position's list, if it was asked for
-        if listed is not None and seat == state.to_move:
-            text = _listed_text(action)
-            if text is not None and text in listed:
-                return None
         giant = state.giants.get(action.start)
         if giant is None or giant[0] != seat:
             return f"no {COLOUR_NAMES[seat]} giant on {cell_name(action.start)}"

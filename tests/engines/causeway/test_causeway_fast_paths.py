@@ -592,19 +592,22 @@ def near_misses(state: CausewayState, legal: list[Action]) -> Iterator[Action]:
 @pytest.mark.parametrize("rules", RULES)
 def test_moves_found_in_the_kept_legal_list_are_judged_as_the_plain_checks_judge(rules: str) -> None:
     """Once a position's legal list was asked for, `apply` finds a step or leap in it
-    (kept joined) before checking it the plain way (GC-B4..B7, GC-S2..S6: the giant's
-    own, its targets, its run, the GC-3 split, its drops and choices): over random
-    games, every listed move and near miss is judged (accepted, or refused with the
-    same reason) as on the same position never listed, and plays out alike."""
+    (kept joined, however long: barrier's lists of ~60 too) before checking it the plain
+    way (GC-B3..B7, GC-S2..S6: the giant's own, its trap, its targets, its run, the GC-3
+    split, its drops and choices): over random games, every listed move and near miss
+    is judged (accepted, or refused with the same reason) as on the same position never
+    listed, and plays out alike."""
     engine = get_engine("causeway", rules)
     assert isinstance(engine, CausewayEngine)
-    kept = judged = refused = 0
+    kept = judged = refused = plays = longest = 0
     for state in positions(engine, range(70, 76)):
         if state.phase != "play":
             continue
+        plays += 1
         seat = state.to_move
         texts = engine.legal_notation(state, seat)
         kept += "legal" in state.memo
+        longest = max(longest, len(texts))
         plain = dataclasses.replace(state)  # the same position, nothing kept
         legal = [engine.parse_action(state, seat, text) for text in texts]
         for action in [*legal, *near_misses(state, legal)]:
@@ -616,7 +619,8 @@ def test_moves_found_in_the_kept_legal_list_are_judged_as_the_plain_checks_judge
             listed, unlisted = engine.apply(state, seat, action), engine.apply(plain, seat, action)
             assert listed.events == unlisted.events
             assert engine.snapshot(listed.state) == engine.snapshot(unlisted.state)
-    assert kept and judged > 1000 and refused > 500
+    assert kept == plays and judged > 1000 and refused > 500
+    assert longest > 40 if rules == "barrier" else longest > 10
 
 
 @pytest.mark.parametrize("rules", RULES)
