@@ -190,7 +190,9 @@ def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any,
 
     `edits` are the engine's (`Engine.view_edits`): a list or map of the `game` map that
     is an edit's value where the old game map holds its base is walked at the edit's
-    indexes (and past the shorter length) or keys only (`_walk_at`, `_walk_keys_at`).
+    indexes (and past the shorter length) or keys only (`_walk_at`, `_walk_keys_at`),
+    and so is the `game` map itself when it is the last edit's value, made from the old
+    one (`_walk_map_edited`: its entries still walked by their own edits).
     """
     if type(old) is not dict or len(old) != len(new) or old.get("room") is not part:
         return diff_compact(old, new, refs)
@@ -254,6 +256,9 @@ def _walk_edited(old: Any, new: Any, cpath: list[Any], refs: Mapping[str, int], 
     # entries walked by _walk_at.
     if type(old) is not dict or type(new) is not dict or old is new or len(old) != len(new):
         return _walk(old, new, cpath, refs, cops)
+    base, value, at = edits[-1]  # the map itself an edit's value (the last edit): its `at` keys only
+    if value is new and base is old:
+        return _walk_map_edited(old, new, at, cpath, refs, cops, edits)
     start, direct = len(cops), 0
     for ok, k, w, v in zip(old, new, old.values(), new.values()):  # noqa: B905 (the same lengths)
         if ok is not k:
@@ -270,6 +275,39 @@ def _walk_edited(old: Any, new: Any, cpath: list[Any], refs: Mapping[str, int], 
         for base, value, at in edits:
             if value is v and base is w:
                 direct += _walk_at(w, v, at, [*cpath, ck], refs, cops)
+                break
+        else:
+            direct += _walk(w, v, [*cpath, ck], refs, cops)
+    if len(cops) - start < _WHOLE_CHECK or 2 * direct < len(new):
+        return 0
+    return _whole_compact(cpath, new, refs, cops, start, 0)
+
+
+def _walk_map_edited(old: dict[Any, Any], new: dict[Any, Any], at: Sequence[Any], cpath: list[Any],
+                     refs: Mapping[str, int], cops: list[list[Any]],
+                     edits: Sequence[tuple[Any, Any, Sequence[Any]]]) -> int:
+    # _walk_edited of two maps of as many entries where `new` holds old's very keys and
+    # values but at the str keys in `at` (an edit's, in the maps' order): its walk over
+    # those only, their entries walked by their own edits where they have one. Keys new
+    # or gone (`at` may name them) go to the walk of the whole map instead.
+    start, direct = len(cops), 0
+    for k in at:
+        if k not in old or k not in new:
+            del cops[start:]
+            return _walk(old, new, cpath, refs, cops)
+        v = new[k]
+        w = old[k]
+        if w is v:
+            continue
+        ck = refs.get(k, k)
+        if type(v) in _PLAIN:
+            if type(w) is not type(v) or w != v:
+                cops.append([SET, *cpath, ck, v])
+                direct += 1
+            continue
+        for base, value, entries in edits:
+            if value is v and base is w:
+                direct += _walk_at(w, v, entries, [*cpath, ck], refs, cops)
                 break
         else:
             direct += _walk(w, v, [*cpath, ck], refs, cops)

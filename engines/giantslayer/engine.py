@@ -129,6 +129,13 @@ class GiantslayerState:
     # cells written, ascending) and (that list, `quiet_texts`, none: one pushed), made
     # by `_play`; () for a state made any other way.
     edits: tuple[ViewEdit, ...] = field(default=(), init=False, compare=False, repr=False)
+    # The view (`Giantslayer.view`), made on first use and then handed out again (views
+    # are read, never changed), and what `_play` knew of it: the view of the state this
+    # one was played from, if it was made, and the keys whose entries the move changed
+    # (in the view's order). The view is then that one's copy with those entries new,
+    # and `view_edits` names them (the room's diff looks at no other key).
+    view_made: View | None = field(default=None, init=False, compare=False, repr=False)
+    view_from: tuple[View, tuple[str, ...]] | None = field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         finished = len(self.results) == self.rounds
@@ -222,6 +229,7 @@ def _made(
     state.view_parts = view_parts
     state.blacks = blacks
     state.edits = edits
+    state.view_made = state.view_from = None
     _become(state, "__class__", GiantslayerState)
     made: GiantslayerState = state
     return made
@@ -276,6 +284,10 @@ def explain_illegal(state: GiantslayerState, move: Move) -> str:
 
 # ----------------------------------------------------------------------------- engine
 
+# The keys of the view entries a move changes within a round (`_play`, `view_edits`), in
+# the view's order: a quiet move's, and one that captured (the stones left too).
+_MOVED_KEYS = ("board", "to_move", "quiet_plies", "quiet_moves", "last_move")
+_COUNTED_KEYS = ("board", "to_move", "black_left", "white_left", "quiet_plies", "quiet_moves", "last_move")
 # Every map key of a view (protocol 2's key table), those a move changes first.
 VIEW_KEYS = ("board", "to_move", "quiet_plies", "quiet_moves", "last_move", "white_left", "black_left",
              "round", "totals", "results", "white", "black", "rounds", "cells", "reason", "white_points",
@@ -452,6 +464,9 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         after.view_parts = (symbols, black_left, white_left, parts[3], parts[4])
         after.blacks = blacks
         after.edits = edits
+        made = state.view_made
+        after.view_made = None
+        after.view_from = None if made is None else (made, _COUNTED_KEYS if captured else _MOVED_KEYS)
         _become(after, "__class__", GiantslayerState)
         if end_reason is not None:
             after = self._end_round(after, end_reason, events)
@@ -504,16 +519,36 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         return VIEW_KEYS
 
     def view_edits(self, state: GiantslayerState) -> tuple[ViewEdit, ...]:
-        # The board, as `_play` wrote it (a new round's or a restored state's: none)
-        return state.edits
+        # The board, as `_play` wrote it (a new round's or a restored state's: none), and
+        # the view itself when it was made from the last one's (`view`)
+        made, view = state.view_from, state.view_made
+        if made is None or view is None:
+            return state.edits
+        return (*state.edits, (made[0], view, made[1]))
 
     def view(self, state: GiantslayerState, seat: Seat | None) -> View:
-        # Perfect information: every seat and spectator sees the same document. The
-        # state's properties are inlined (a view is built after every move).
+        # Perfect information: every seat and spectator sees the same document, made once
+        # a state. The state's properties are inlined (a view is built after every move).
+        view = state.view_made
+        if view is not None:
+            return view
         symbols, black_left, white_left, results, totals = state.view_parts
+        made = state.view_from
+        if made is not None:  # the last view's copy, the entries `_play` changed new
+            last, keys = made
+            view = last.copy()
+            view["board"] = symbols
+            view["to_move"] = "white" if state.white_to_move else "black"  # (not finished: `_play` made it)
+            if keys is _COUNTED_KEYS:
+                view["black_left"], view["white_left"] = black_left, white_left
+            view["quiet_plies"] = state.quiet_plies
+            view["quiet_moves"] = state.quiet_texts
+            view["last_move"] = state.last_move
+            object.__setattr__(state, "view_made", view)
+            return view
         white = state.round_index % 2
         texts = state.quiet_texts
-        return {
+        view = {
             "cells": CELL_NAMES,
             "board": symbols,
             "round": state.round_index + 1,
@@ -529,6 +564,8 @@ class Giantslayer(Engine[GiantslayerState, Move]):
             "totals": totals,
             "last_move": state.last_move,
         }
+        object.__setattr__(state, "view_made", view)
+        return view
 
     def state_from_view(self, view: View) -> GiantslayerState:
         try:
@@ -560,9 +597,9 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         return format_move(action)
 
     def snapshot(self, state: GiantslayerState) -> dict[str, Any]:
-        data = self.view(state, None)
-        del data["cells"]
-        return {"game": "giantslayer", "schema": 1, "players": 2, **data}
+        data = {"game": "giantslayer", "schema": 1, "players": 2, **self.view(state, None)}
+        del data["cells"]  # (of the copy: the view is kept)
+        return data
 
     def restore(self, data: Mapping[str, Any]) -> GiantslayerState:
         if data.get("game") != "giantslayer" or data.get("schema") != 1:

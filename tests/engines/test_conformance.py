@@ -157,14 +157,18 @@ class Checker:
         # what the server's diff trusts (Engine.view_edits): each edit's value is a list
         # of the new view made from the very list at the same key of the old one, holding
         # its objects everywhere but `at` (ascending); or such a map with str keys, holding
-        # the old one's keys and values everywhere but `at` (in the maps' order)
+        # the old one's keys and values everywhere but `at` (in the maps' order); or the
+        # new view itself, made from the old one so
         edits = engine.view_edits(transition.state)
         if edits:
             assert not engine.info.hidden_information
             old, new = engine.view(before, None), engine.view(transition.state, None)
-            for base, value, at in edits:
-                keys = [k for k in new if new[k] is value]
-                assert keys and all(old[k] is base for k in keys), keys
+            for n, (base, value, at) in enumerate(edits, 1):
+                if value is new:
+                    assert base is old and n == len(edits)  # the view itself: the last edit
+                else:
+                    keys = [k for k in new if new[k] is value]
+                    assert keys and all(old[k] is base for k in keys), keys
                 if type(value) is dict:
                     assert type(base) is dict and all(type(k) is str for k in (*base, *value))
                     assert len(set(at)) == len(at)

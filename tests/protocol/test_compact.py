@@ -229,6 +229,46 @@ def test_diff_view_with_map_edits_is_diff_compact(base: dict[str, Any], seed: in
             assert exact(diff_view(old, new, refs, part, [], [(base, value, short)]), want)
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from(KEY_POOL) | st.text(max_size=4), scalars | any_views, max_size=20),
+       st.lists(scalars, max_size=12), st.integers(0, 2**32), st.sampled_from([0.05, 0.3, 0.9]), tables)
+def test_diff_view_with_the_game_map_an_edit_is_diff_compact(game: dict[str, Any], base: list[Any], seed: int,
+                                                            rate: float, keys: tuple[str, ...]) -> None:
+    """`diff_view` told that the game map itself was made from the old one
+    (`Engine.view_edits`' last edit: Giantslayer's view a copy of the last with a few
+    entries new), a list of it made from the old one's too, gives `diff_compact`'s ops, op for op:
+    entries rewritten (another value, the same, an equal copy, 1 for True, a container),
+    keys named needlessly, the list's own edit used inside; and edits it may not use (not
+    the last, a base the old view does not hold, another value, a key the maps lack)
+    change nothing."""
+    rng = random.Random(seed)
+    refs = key_refs(keys)
+    old_game = {**game, "board": base}
+    value = base[:]
+    written = [i for i in range(len(value)) if rng.random() < rate]
+    for i in written:
+        value[i] = rng.choice([*TRICKY, value[i], copy.deepcopy(value[i]), "x", "."])
+    new_game = old_game.copy()  # the same keys in the same order
+    new_game["board"] = value
+    at = []
+    for k in new_game:
+        if k == "board" or rng.random() < rate:
+            if k != "board" and rng.random() < 0.7:
+                new_game[k] = rng.choice([*TRICKY, new_game[k], copy.deepcopy(new_game[k]), "x", 7])
+            at.append(k)
+    part = {"id": "r1"}
+    old = {"room": part, "game": old_game, "outcome": None}
+    new = {"room": part, "game": new_game, "outcome": None}
+    want = diff_compact(old, new, refs)
+    assert exact(want, compact_ops(diff(old, new), refs, new))
+    named = tuple(at)
+    board = (base, value, written)
+    for edits in ([(old_game, new_game, named), board], [board, (old_game, new_game, named)],
+                  [(old_game, new_game, named)], [(dict(old_game), new_game, named), board],
+                  [(old_game, dict(new_game), named), board], [(old_game, new_game, (*named, "no such key")), board]):
+        assert exact(diff_view(old, new, refs, part, [], edits), want), edits
+
+
 def test_diff_compact_replaces_a_container_as_diff_does_with_any_refs() -> None:
     """The whole-container choice is made on the plain ops' sizes, whatever the table
     (here one with a key twice, whose first reference is never used)."""

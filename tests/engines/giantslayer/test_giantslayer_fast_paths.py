@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import FrozenInstanceError, fields, replace
 from typing import Any
 
+import msgpack
 import pytest
 
 from engines import get_engine
@@ -230,6 +231,36 @@ def test_view_edits_name_every_board_cell_a_move_wrote() -> None:
             parent = state
     assert edited > 700 and tramples > 20, (edited, tramples)
     assert ENGINE.view_edits(ENGINE.restore(ENGINE.snapshot(state))) == ()  # a state made afresh: none
+
+
+def test_views_made_from_the_last_one_are_those_made_afresh() -> None:
+    # GS-14: a view made from the last state's (its copy, the entries the move changed
+    # new: the board and the moves, the stones left after a capture GS-6/GS-7) is the
+    # view of the state made afresh, key order included (msgpack bytes); a new round's
+    # (GS-13) and the match's last state are made whole. `view_edits` names the view
+    # itself then: every entry it does not name is the last view's very object.
+    made = captured = 0
+    for seed in range(12):
+        parent = None
+        for state in playout_states(seed, rounds=1 if seed % 3 == 0 else 2):
+            view = ENGINE.view(state, None)
+            assert ENGINE.view(state, 0) is view  # made once
+            fresh = ENGINE.view(replace(state), None)  # (a state made by the constructor: no last view)
+            assert fresh is not view and msgpack.packb(view) == msgpack.packb(fresh)
+            assert list(view) == list(fresh)
+            edits = [edit for edit in ENGINE.view_edits(state) if edit[1] is view]
+            if parent is not None and state.results is parent.results and not state.finished:
+                [(last, _, at)] = edits
+                assert last is ENGINE.view(parent, None)
+                assert [k for k in view if view[k] is not last[k]] == [k for k in at if view[k] is not last[k]]
+                made += 1
+                captured += "black_left" in at
+            else:
+                assert edits == []
+            snapshot = ENGINE.snapshot(state)
+            assert "cells" not in snapshot and "cells" in ENGINE.view(state, None)  # the kept view untouched
+            parent = state
+    assert made > 700 and captured > 100, (made, captured)
 
 
 def test_white_notation_on_every_stone_and_blocker_pair() -> None:
