@@ -572,12 +572,22 @@ def key_of(
     giants: dict[Hex, tuple[int, str]],
     supply: tuple[int, int] | list[int],
     to_move: int,
+    stacks_text: str | None = None,
 ) -> str:
     """`position_key` from the stacks' view (`views.stacks_part`: "q,r" -> stones in
     cell order), which a move works out anyway: the same text hashed, without sorting
-    and naming the stacks again."""
-    parts = [cell + stones for cell, stones in stacks_view.items()]  # (a comprehension: faster than map here)
+    and naming the stacks again. `stacks_text` is `stacks_key_text(stacks_view)` if
+    the caller kept it (moves that add no stone leave the view as it was)."""
     get = _GIANT_KEYS.get
-    parts.extend([get(item) or _giant_key(item) for item in sorted(giants.items())])
+    parts = [get(item) or _giant_key(item) for item in sorted(giants.items())]
     parts.append(f"{supply[0]}/{supply[1]}/{to_move}")
+    if stacks_text is None:
+        stacks_text = stacks_key_text(stacks_view)
+    if stacks_text:  # (no stacks: no text, and no separator after it)
+        parts.insert(0, stacks_text)
     return hashlib.blake2b(";".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def stacks_key_text(stacks_view: dict[str, str]) -> str:
+    """The stacks' part of `key_of`'s text: "q,r" and the stones, a stack after another."""
+    return ";".join([cell + stones for cell, stones in stacks_view.items()])  # (a comprehension: faster than map here)

@@ -414,8 +414,11 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
         supply = (work.supply[0], work.supply[1])
         passes = state.passes + 1 if isinstance(action, Pass) else 0
         ply = state.ply + 1
-        stacks = state.stacks if work.stacks == state.stacks else work.stacks
         changed = _stacks_changed(action)
+        # A step lays a blank (GC-B4 / GC-S2) and every drop adds a stone or tops a tower
+        # (GC-B6 / B7, GC-S5 / S6, GC-Q1): the stacks changed exactly when the move names
+        # a cell, so the maps (~20-60 entries) are not compared
+        stacks = work.stacks if changed else state.stacks
         part, edit = views.next_stacks_part(state, stacks, changed)
         history: tuple[str, ...] = ()  # if a stone was added: earlier positions are gone for good
         if stacks is state.stacks:
@@ -437,7 +440,9 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
             if end is not None and self.needs_destroy(work, mover):
                 phase, to_move = PHASE_DESTROY, mover
             elif end is None:
-                if len(history) >= 2 and history.count(key := key_of(part[1], work.giants, supply, to_move)) >= 2:
+                if len(history) >= 2 and history.count(key := key_of(
+                        part[1], work.giants, supply, to_move, views.key_text(state.memo, part[1])
+                        if stacks is state.stacks else None)) >= 2:
                     end = "repetition"
                 elif ply >= self.PLY_CAP:
                     end = "ply_limit"
@@ -467,6 +472,10 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
             after.memo["edit"] = edit
         if key is not None:
             after.memo["key"] = key
+        if stacks is state.stacks:  # the stacks' view too: its key text, if kept, goes on
+            text = state.memo.get("text")
+            if text is not None:
+                after.memo["text"] = text
         if "frontier" in state.memo:  # kept for barrier's steps: the cells filled or emptied
             if isinstance(action, Step):
                 carry_frontier(state, after, (action.to,), ())

@@ -37,6 +37,7 @@ from engines.causeway.board import (
     known_name,
     name,
     parse_cell,
+    stacks_key_text,
 )
 
 PHASES = (PHASE_SETUP, PHASE_PLAY, PHASE_DESTROY, PHASE_OVER)
@@ -132,12 +133,27 @@ def digest(state: CausewayState) -> str:
     """The current position's repetition digest (`board.position_key`, keyed with the
     side that moves next in play: a destroy step's player moves again, GC-B10), worked
     out from the stacks' view on first use and kept in the state's memo."""
-    key: str | None = state.memo.get("key")
+    memo = state.memo
+    key: str | None = memo.get("key")
     if key is None:
-        stacks, _ = _stacks_view(state.memo, state.stacks)
+        stacks, _ = _stacks_view(memo, state.stacks)
         keyed = 1 - state.to_move if state.phase == PHASE_DESTROY else state.to_move
-        key = state.memo["key"] = key_of(stacks, state.giants, state.supply, keyed)
+        key = memo["key"] = key_of(stacks, state.giants, state.supply, keyed, key_text(memo, stacks))
     return key
+
+
+def key_text(memo: dict[str, Any], stacks: dict[str, str]) -> str:
+    """`board.stacks_key_text` of `stacks`, the stacks' view of the state whose memo this
+    is, kept there ("text": the view and its text) for the next state with the same
+    view: a run of moves that add no stone (the ones whose positions are digested,
+    GC-B11 / GC-S7) mostly leaves the stacks as they were (GC-S5's drop-less leaps)."""
+    entry = memo.get("text")
+    if entry is not None and entry[0] is stacks:
+        text: str = entry[1]
+        return text
+    text = stacks_key_text(stacks)
+    memo["text"] = (stacks, text)
+    return text
 
 
 def _stacks_view(memo: dict[str, Any], stacks: dict[Hex, str]) -> tuple[dict[str, str], dict[str, int]]:
