@@ -243,6 +243,13 @@ def _walk_keys(old: Any, new: Any, keys: Sequence[str], cpath: list[Any],
                 cops.append([SET, *cpath, ck, v])
                 direct += 1
             continue
+        if type(v) is list and type(w) is list and len(v) == 1 and len(w) == 1 and type(v[0]) in _PLAIN:
+            # _walk of two one-entry lists (a turn passing: `to_act` [a] -> [b]), inlined:
+            # its entry set when it differs, nothing pushed or cut (it counts 0)
+            x, y = w[0], v[0]
+            if type(x) is not type(y) or x != y:
+                cops.append([SET, *cpath, ck, 0, y])
+            continue
         direct += _walk(w, v, [*cpath, ck], refs, cops)
     if len(cops) - start < _WHOLE_CHECK or 2 * direct < len(new):
         return 0

@@ -134,6 +134,35 @@ def test_diff_view_is_diff_compact(part: dict[str, Any], game: Any, outcome: Any
             assert exact(diff_view(other, new, refs, part, changed), diff_compact(other, new, refs))
 
 
+# (values equal across types among them: 1 and True, 0 and 0.0 and False)
+one_entry = st.lists(st.sampled_from([0, 1, True, False, 0.0, 1.0, -0.0, "1", None]) | scalars | any_views,
+                     min_size=1, max_size=1)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from(ROOM_POOL), one_entry | any_views, max_size=10),
+       st.lists(st.tuples(st.sampled_from(ROOM_POOL), one_entry), max_size=4), st.integers(0, 2**32), tables)
+def test_diff_view_of_one_entry_lists_in_the_room_part_is_diff_compact(
+        part: dict[str, Any], lists: list[tuple[str, list[Any]]], seed: int, keys: tuple[str, ...]) -> None:
+    """The room part's one-entry lists (a turn passing: `to_act` [0] -> [1]), which
+    `diff_view` sets by their entry without walking them: the same ops as `diff_compact`
+    for entries of every kind (equal, the same, 1 for True, 0.0 for 0, a container, which
+    is walked), next to other changes."""
+    rng = random.Random(seed)
+    refs = key_refs(keys)
+    room = dict(part)
+    for k, v in lists:
+        if k in room:
+            room[k] = rng.choice([v, [copy.deepcopy(room[k][0])] if type(room[k]) is list and room[k] else v,
+                                  [rng.choice(TRICKY)], [0.0], [0], [False], [True], [1], [1.0]])
+    changed = [k for k in room if room[k] is not part[k] or rng.random() < 0.2]
+    old = {"room": part, "game": {"a": 1}, "outcome": None}
+    new = {"room": room, "game": {"a": 1}, "outcome": None}
+    want = diff_compact(old, new, refs)
+    assert exact(want, compact_ops(diff(old, new), refs, new))
+    assert exact(diff_view(old, new, refs, part, changed), want)
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(scalars, max_size=70), st.dictionaries(map_keys, any_views, max_size=6), st.integers(0, 2**32),
        st.sampled_from([0.05, 0.3, 0.9]), tables)
