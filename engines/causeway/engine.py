@@ -273,8 +273,14 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
             except (TypeError, IndexError):  # not even writable: name it as Python sees it
                 text = repr(action)
             raise IllegalActionError(f"{text}: {problem}")
-        # `Work.of(state)`, written out (one call fewer a move)
-        work = Work(dict(state.stacks), dict(state.giants), list(state.supply), dict(state.won), dict(state.destroyed))
+        # `Work.of(state)`, written out (one call fewer a move); a step lays a blank and
+        # moves a giant (GC-B4 / GC-S2), so it is given the state's very maps of towers
+        # won and destroyed, which it never writes (only drops and destroy steps do)
+        if type(action) is Step:
+            work = Work(dict(state.stacks), dict(state.giants), list(state.supply), state.won, state.destroyed)
+        else:
+            work = Work(dict(state.stacks), dict(state.giants), list(state.supply), dict(state.won),
+                        dict(state.destroyed))
         if isinstance(action, Place):
             return self._after_place(state, work, action)
         if isinstance(action, Destroy):
@@ -457,8 +463,9 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
             state.giants if work.giants == state.giants else work.giants,
             supply,
             state.setup_left,
-            state.won if work.won == state.won else work.won,
-            state.destroyed if work.destroyed == state.destroyed else work.destroyed,
+            state.won if work.won is state.won or work.won == state.won else work.won,
+            state.destroyed if work.destroyed is state.destroyed or work.destroyed == state.destroyed
+            else work.destroyed,
             to_move,
             phase,
             ply,

@@ -16,6 +16,7 @@ played (the patch's `act`, the room's events) and the digest of the current posi
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import islice
 from typing import Any
 
 from engines.base import BadSnapshotError, View, ViewEdit
@@ -193,6 +194,31 @@ def next_stacks_part(before: CausewayState, stacks: dict[Hex, str],
     if stacks is entry[0]:
         return entry, None
     _, old_view, specials, cells = entry
+    if len(changed) == 1:  # a step's blank (GC-B4 / GC-S2), a setup blank, a lone drop
+        cell = changed[0]
+        text = known_name(cell) or name(cell)
+        stack = stacks[cell]
+        was = old_view.get(text)
+        if was is None:  # a new stack, at its place in the cells' order: the view's
+            # entries before it, it, then the rest, read off one iterator (no copy of the
+            # old view first, no list of its items)
+            cells = list(cells)
+            at = bisect_left(cells, cell)
+            cells.insert(at, cell)
+            rest = iter(old_view.items())
+            view = dict(islice(rest, at))
+            view[text] = stack
+            view.update(rest)
+            was = " "
+        else:
+            view = dict(old_view)
+            view[text] = stack
+        if was[-1] != stack[-1]:  # the top changed: a barrier / spellstone came or went?
+            white = specials["white"] + (stack[-1] == SPECIAL[0]) - (was[-1] == SPECIAL[0])
+            black = specials["black"] + (stack[-1] == SPECIAL[1]) - (was[-1] == SPECIAL[1])
+            if white != specials["white"] or black != specials["black"]:
+                specials = _pair((white, black))
+        return (stacks, view, specials, cells), (old_view, view, (text,))
     view = dict(old_view)
     white = counts_white = specials["white"]
     black = counts_black = specials["black"]
@@ -225,7 +251,8 @@ def next_stacks_part(before: CausewayState, stacks: dict[Hex, str],
 def _giants_view(memo: dict[str, Any], giants: dict[Hex, tuple[int, str]]) -> dict[str, list[str]]:
     entry = memo.get("giants")
     if entry is None or entry[0] is not giants:
-        entry = memo["giants"] = (giants, {known_name(c) or name(c): _GIANT_VIEWS[g] for c, g in sorted(giants.items())})
+        # (sorted by cell alone: sorting the items compares nested tuples, twice the cost)
+        entry = memo["giants"] = (giants, {known_name(c) or name(c): _GIANT_VIEWS[giants[c]] for c in sorted(giants)})
     return entry[1]
 
 

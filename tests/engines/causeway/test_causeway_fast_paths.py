@@ -643,3 +643,30 @@ def test_the_seats_to_act_are_the_side_to_move(rules: str) -> None:
         over = engine.outcome(state) is not None
         assert engine.to_act(state) == (frozenset() if over else frozenset({state.to_move}))
         assert engine.waiting_for(state) == engine.to_act(state)
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_a_step_shares_the_towers_maps_and_no_move_changes_the_position_it_left(rules: str) -> None:
+    """A step lays a blank and moves its giant (GC-B4 / GC-S2): it is played on the
+    state's very maps of towers won and destroyed (GC-B7 / B10, GC-S6), which the next
+    state then holds; drops (GC-B6 / GC-S5) and destroy steps (GC-B10) write copies. Over
+    random games no move changes the position it was played from (its snapshot)."""
+    engine = get_engine("causeway", rules)
+    assert isinstance(engine, CausewayEngine)
+    steps = others = 0
+    for seed in range(30, 36):
+        rng = random.Random(seed)
+        state = engine.new_game(2, {}, seed)
+        while engine.outcome(state) is None:
+            seat = state.to_move
+            before = engine.snapshot(state)
+            action = engine.parse_action(state, seat, rng.choice(engine.legal_notation(state, seat)))
+            after = engine.apply(state, seat, action).state
+            assert engine.snapshot(state) == before
+            if isinstance(action, Step):
+                assert after.won is state.won and after.destroyed is state.destroyed
+                steps += 1
+            else:
+                others += after.won != state.won or after.destroyed != state.destroyed
+            state = after
+    assert steps > 50 and (others or rules == "quick")
