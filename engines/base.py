@@ -408,7 +408,7 @@ class Engine(ABC, Generic[S, A]):
         the maps' order; a key may be new in `value` or gone from it); such a map may be
         the view itself, made from the previous state's view (the very object `view`
         gave for it), as the last edit, the others still applying to its entries. The
-        server's diff (protocol.compact.diff_view) then looks only at `at` (and, in a
+        server's diff (protocol.compact_view.diff_view) then looks only at `at` (and, in a
         list, past the shorter length), and only where a member's old view holds `base`
         and its new one `value` (by identity); the ops are the same as a walk of the
         whole list or map. An edit must be exact: a changed index or key left out of `at`

@@ -25,7 +25,8 @@ from protocol.codec import (
     snapshot_frame,
     unpack_map,
 )
-from protocol.compact import compact_ops, diff_compact, diff_view, expand_ops, key_refs, key_table
+from protocol.compact import compact_ops, diff_compact, expand_ops, key_refs, key_table
+from protocol.compact_view import diff_view
 from protocol.errors import (
     BadFrame,
     BadMessage,

@@ -16,7 +16,8 @@ from engines.causeway import CausewayState, Drop, Leap, Place, format_action
 from engines.causeway.board import DIRECTIONS
 from engines.causeway.views import NO_HISTORY
 from engines.registry import get_engine
-from protocol.compact import diff_compact, diff_view, key_refs, key_table
+from protocol.compact import diff_compact, key_refs, key_table
+from protocol.compact_view import diff_view
 
 
 def afresh(state: CausewayState) -> CausewayState:

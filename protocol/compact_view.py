@@ -1,0 +1,272 @@
+"""`diff_view`: the compact diff of a view (`protocol.compact.diff_compact`'s ops, op for
+op) when the caller knows what changed: which entries of the room part, and which
+indexes or keys of the game map's lists and maps the engine rewrote (`Engine.view_edits`).
+The walks here look at those only and hand everything else to `protocol.compact`'s walk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from operator import lt
+from typing import Any
+
+from protocol.compact import (
+    DEL,
+    PUSH,
+    SET,
+    TRUNC,
+    _ckey,
+    _Inexpressible,
+    _walk,
+    _whole_compact,
+    compact_ops,
+    diff_compact,
+)
+from protocol.patch import _PLAIN, _WHOLE_CHECK, diff
+
+
+def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any, changed: Sequence[str],
+              edits: Sequence[tuple[Any, Any, Sequence[Any]]] = ()) -> list[list[Any]]:
+    """`diff_compact(old, new, refs)` when the caller knows what its `room` entry changed:
+    the same ops, op for op, with no look at the entries it did not.
+
+    `new` is a map with str keys (a RoomView: room, game, outcome) whose `room` entry
+    is a map with the same keys as `part`, in any order, every entry the same object as
+    `part`'s but those named in `changed` (in `new["room"]`'s order). When `old` is a
+    map with `new`'s keys and `part` is its room entry, the room part's walk looks at
+    `changed` only; anything else is diffed as `diff_compact` does. (The entries not
+    named are the same objects, so the walk would find nothing there: the ops are the
+    same, and so is the choice of one whole `set` made on them.)
+
+    `edits` are the engine's (`Engine.view_edits`): a list or map of the `game` map that
+    is an edit's value where the old game map holds its base is walked at the edit's
+    indexes (and past the shorter length) or keys only (`_walk_at`, `_walk_keys_at`),
+    and so is the `game` map itself when it is the last edit's value, made from the old
+    one (`_walk_map_edited`: its entries still walked by their own edits).
+    """
+    if type(old) is not dict or len(old) != len(new) or old.get("room") is not part:
+        return diff_compact(old, new, refs)
+    cops: list[list[Any]] = []
+    direct = 0
+    try:
+        # _walk's dict walk, as either of its paths goes: `old` has `new`'s keys (as
+        # many, each found), so there is nothing to delete and the entries come in
+        # `new`'s order.
+        for k, v in new.items():
+            w = old[k]  # KeyError: another set of keys (diff_compact's walk then)
+            if w is v:
+                continue
+            ck = refs.get(k, k)  # a str key (the caller's promise; checked for the room part)
+            if type(v) in _PLAIN:
+                if type(w) is not type(v) or w != v:
+                    cops.append([SET, ck, v])
+                    direct += 1
+                continue
+            if w is part and type(k) is str:
+                direct += _walk_keys(w, v, changed, [ck], refs, cops)
+            elif edits and k == "game":
+                direct += _walk_edited(w, v, [ck], refs, cops, edits)
+            else:
+                direct += _walk(w, v, [ck], refs, cops)
+    except KeyError:
+        return diff_compact(old, new, refs)
+    except _Inexpressible:
+        return compact_ops(diff(old, new), refs, new)
+    if len(cops) >= _WHOLE_CHECK and 2 * direct >= len(new):
+        _whole_compact([], new, refs, cops, 0, 0)
+    return cops
+
+
+def _walk_keys(old: Any, new: Any, keys: Sequence[str], cpath: list[Any],
+               refs: Mapping[str, int], cops: list[list[Any]]) -> int:
+    # _walk of two maps with the same keys whose entries are the same objects but for
+    # `keys` (in `new`'s order): its dict walk over those only.
+    start, direct = len(cops), 0
+    for k in keys:
+        v = new[k]
+        w = old[k]
+        if w is v:
+            continue
+        ck = refs.get(k, k)
+        if type(v) in _PLAIN:
+            if type(w) is not type(v) or w != v:
+                cops.append([SET, *cpath, ck, v])
+                direct += 1
+            continue
+        if type(v) is list and type(w) is list and len(v) == 1 and len(w) == 1 and type(v[0]) in _PLAIN:
+            # _walk of two one-entry lists (a turn passing: `to_act` [a] -> [b]), inlined:
+            # its entry set when it differs, nothing pushed or cut (it counts 0)
+            x, y = w[0], v[0]
+            if type(x) is not type(y) or x != y:
+                cops.append([SET, *cpath, ck, 0, y])
+            continue
+        direct += _walk(w, v, [*cpath, ck], refs, cops)
+    if len(cops) - start < _WHOLE_CHECK or 2 * direct < len(new):
+        return 0
+    return _whole_compact(cpath, new, refs, cops, start, 0)
+
+
+def _walk_edited(old: Any, new: Any, cpath: list[Any], refs: Mapping[str, int], cops: list[list[Any]],
+                 edits: Sequence[tuple[Any, Any, Sequence[Any]]]) -> int:
+    # _walk of a map whose entries may be edits' values where `old` holds their bases:
+    # its dict walk (the same key objects in the same order; else _walk does it), those
+    # entries walked by _walk_at.
+    if type(old) is not dict or type(new) is not dict or old is new or len(old) != len(new):
+        return _walk(old, new, cpath, refs, cops)
+    base, value, at = edits[-1]  # the map itself an edit's value (the last edit): its `at` keys only
+    if value is new and base is old:
+        return _walk_map_edited(old, new, at, cpath, refs, cops, edits)
+    start, direct = len(cops), 0
+    for ok, k, w, v in zip(old, new, old.values(), new.values()):  # noqa: B905 (the same lengths)
+        if ok is not k:
+            del cops[start:]
+            return _walk(old, new, cpath, refs, cops)
+        if w is v:
+            continue
+        ck = refs.get(k, k) if type(k) is str else _ckey(k)
+        if type(v) in _PLAIN:
+            if type(w) is not type(v) or w != v:
+                cops.append([SET, *cpath, ck, v])
+                direct += 1
+            continue
+        for base, value, at in edits:
+            if value is v and base is w:
+                direct += _walk_at(w, v, at, [*cpath, ck], refs, cops)
+                break
+        else:
+            direct += _walk(w, v, [*cpath, ck], refs, cops)
+    if len(cops) - start < _WHOLE_CHECK or 2 * direct < len(new):
+        return 0
+    return _whole_compact(cpath, new, refs, cops, start, 0)
+
+
+def _walk_map_edited(old: dict[Any, Any], new: dict[Any, Any], at: Sequence[Any], cpath: list[Any],
+                     refs: Mapping[str, int], cops: list[list[Any]],
+                     edits: Sequence[tuple[Any, Any, Sequence[Any]]]) -> int:
+    # _walk_edited of two maps of as many entries where `new` holds old's very keys and
+    # values but at the str keys in `at` (an edit's, in the maps' order): its walk over
+    # those only, their entries walked by their own edits where they have one. Keys new
+    # or gone (`at` may name them) go to the walk of the whole map instead.
+    start, direct = len(cops), 0
+    for k in at:
+        if k not in old or k not in new:
+            del cops[start:]
+            return _walk(old, new, cpath, refs, cops)
+        v = new[k]
+        w = old[k]
+        if w is v:
+            continue
+        ck = refs.get(k, k)
+        if type(v) in _PLAIN:
+            if type(w) is not type(v) or w != v:
+                cops.append([SET, *cpath, ck, v])
+                direct += 1
+            continue
+        for base, value, entries in edits:
+            if value is v and base is w:
+                direct += _walk_at(w, v, entries, [*cpath, ck], refs, cops)
+                break
+        else:
+            direct += _walk(w, v, [*cpath, ck], refs, cops)
+    if len(cops) - start < _WHOLE_CHECK or 2 * direct < len(new):
+        return 0
+    return _whole_compact(cpath, new, refs, cops, start, 0)
+
+
+def _walk_at(old: Any, new: Any, at: Sequence[Any], cpath: list[Any], refs: Mapping[str, int],
+             cops: list[list[Any]]) -> int:
+    # _walk of two lists where `new` holds old's very objects at every index below both
+    # lengths but those in `at` (ascending, each once): its list walk over those only.
+    # Only where every changed entry is plain (a str, an int, ...): then the ops are
+    # _walk's, its `old == new` short cut included (equal lists of such entries give no
+    # ops here either); anything else, _walk walks whole.
+    if type(old) is not list or type(new) is not list:
+        if type(old) is dict and type(new) is dict:
+            return _walk_keys_at(old, new, at, cpath, refs, cops)
+        return _walk(old, new, cpath, refs, cops)
+    start, direct, last = len(cops), 0, -1
+    lo, ln = len(old), len(new)
+    end = ln if ln < lo else lo
+    for i in at:
+        if i <= last or type(new[i] if i < ln else None) not in _PLAIN:
+            del cops[start:]  # not in order, or a container: the whole walk
+            return _walk(old, new, cpath, refs, cops)
+        last = i
+        if i >= end:
+            continue
+        w, v = old[i], new[i]
+        if w is not v and (type(w) is not type(v) or w != v):
+            cops.append([SET, *cpath, i, v])
+            direct += 1
+    if ln < lo:
+        cops.append([TRUNC, *cpath, ln])
+        own = 1
+    elif ln == lo:
+        own = 0
+    else:
+        own = ln - lo
+        for i in range(lo, ln):
+            cops.append([PUSH, *cpath, new[i]])
+    if len(cops) - start < _WHOLE_CHECK or 2 * (direct + own) < len(new):
+        return own
+    return _whole_compact(cpath, new, refs, cops, start, own)
+
+
+def _walk_keys_at(old: dict[Any, Any], new: dict[Any, Any], at: Sequence[Any], cpath: list[Any],
+                  refs: Mapping[str, int], cops: list[list[Any]]) -> int:
+    # _walk of two maps with str keys only where `new` holds old's very keys and values
+    # but at the keys in `at` (which may be new, or gone from `new`): its dict walk over
+    # those only, gone keys' `del`s first, as the walk's own order has them. `at` must
+    # name them once each in the maps' order (checked on their places in `new`, and in
+    # `old` for gone ones, when it names more than one), and the count of keys must add
+    # up; anything else, _walk walks whole. Plain loops: `at` names a key or two.
+    gone: list[str] = []
+    kept: list[str] = []
+    count = len(old)
+    for k in at:
+        if type(k) is not str:
+            return _walk(old, new, cpath, refs, cops)
+        if k in new:
+            kept.append(k)
+            if k not in old:
+                count += 1
+        elif k in old:
+            gone.append(k)
+            count -= 1
+        else:
+            return _walk(old, new, cpath, refs, cops)
+    if count != len(new) or not at:
+        return _walk(old, new, cpath, refs, cops)
+    if len(kept) > 1:  # in the maps' order?
+        keys = list(new)
+        places = [keys.index(k) for k in kept]
+        if not all(map(lt, places[:-1], places[1:])):
+            return _walk(old, new, cpath, refs, cops)
+    start, direct = len(cops), 0
+    if gone:
+        if len(gone) > 1:
+            keys = list(old)
+            places = [keys.index(k) for k in gone]
+            if not all(map(lt, places[:-1], places[1:])):
+                return _walk(old, new, cpath, refs, cops)
+        for k in gone:
+            cops.append([DEL, *cpath, refs.get(k, k)])
+            direct += 1
+    for k in kept:
+        v = new[k]
+        if k not in old:
+            cops.append([SET, *cpath, refs.get(k, k), v])
+            direct += 1
+            continue
+        w = old[k]
+        if w is v:
+            continue
+        if type(v) in _PLAIN:
+            if type(w) is not type(v) or w != v:
+                cops.append([SET, *cpath, refs.get(k, k), v])
+                direct += 1
+            continue
+        direct += _walk(w, v, [*cpath, refs.get(k, k)], refs, cops)
+    if len(cops) - start < _WHOLE_CHECK or 2 * direct < len(new):
+        return 0
+    return _whole_compact(cpath, new, refs, cops, start, 0)
