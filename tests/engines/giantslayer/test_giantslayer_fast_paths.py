@@ -181,7 +181,7 @@ def test_view_parts_kept_along_by_moves_equal_those_worked_out_afresh() -> None:
     # GS-7 (flank captures), GS-6 (tramples), GS-10/GS-13 (results and totals): the
     # board symbols `_play` edits in the parent's copy, the stones left it counts down,
     # and the results lists it passes on are what the state's own fields give.
-    from engines.giantslayer.engine import _view_parts
+    from engines.giantslayer.state import _view_parts
 
     captures = 0
     for seed in range(12):
