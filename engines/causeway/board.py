@@ -210,7 +210,7 @@ class CausewayState:
     # The view's parts worked out for this position's maps, by map name ("stacks",
     # "giants", "won", "destroyed" -> (that map, its parts...), `views.view_of`): kept
     # with the state, so they live and die with it, and handed to the next state for
-    # each map a move passes on unchanged (`engine.pass_on`); and "frontier"
+    # each map a move passes on unchanged (`turn_end.pass_on`); and "frontier"
     # (`frontier_of`), carried to the next state (`carry_frontier`); "edit", how the
     # move that made this state changed the last view's stacks (`view_edits`). Not an
     # argument, never compared.

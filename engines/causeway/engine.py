@@ -12,6 +12,10 @@ a handful of hooks, overridden by `barrier.Barrier`, `spellstone.Spellstone` and
 - `special_choices` / `no_majority`: barrier (GC-B7), spellstone (GC-S6), dead tower
   (GC-Q1);
 - `drop_end` / `move_end` / `result_key` / `score`: the end of the game.
+
+`apply` checks and plays a move into a `Work`; what follows it (the next state, the
+end conditions and guards, the outcome) is `turn_end.Finishing`'s, and the leaps are
+`leaps.Leaping`'s.
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ from engines.base import (
     GameOverError,
     IllegalActionError,
     NotYourTurnError,
-    Outcome,
     Seat,
     Transition,
     View,
@@ -49,10 +52,8 @@ from engines.causeway.board import (
     Hex,
     Work,
     around,
-    carry_frontier,
     cell_name,
     frontier,
-    key_of,
     known_name,
     known_ring,
     name,
@@ -62,16 +63,7 @@ from engines.causeway.board import (
 )
 from engines.causeway.leaps import Leaping
 from engines.causeway.notation import PASS, Action, Destroy, Drop, Leap, Pass, Place, Step
-
-REASONS = {
-    "three_towers": "three towers",
-    "three_stacks": "three height-3 stacks",
-    "out_of_stones": "a player ran out of blanks",
-    "repetition": "a position occurred a third time",
-    "ply_limit": "the ply limit",
-    "two_passes": "two passes in a row",
-}
-
+from engines.causeway.turn_end import Finishing
 
 # `to_act`'s answers, made once (a room asks about five times a move).
 NOBODY: frozenset[Seat] = frozenset()
@@ -82,7 +74,7 @@ ACTING: tuple[frozenset[Seat], frozenset[Seat]] = (frozenset((0,)), frozenset((1
 _INITIAL: dict[type, CausewayState] = {}
 
 
-class CausewayEngine(Leaping, Engine[CausewayState, Action]):
+class CausewayEngine(Leaping, Finishing, Engine[CausewayState, Action]):
     """One rule set of Giant's Causeway; subclasses fill in the hooks below."""
 
     SETUP_STACKS: ClassVar[dict[Hex, str]]
@@ -374,148 +366,6 @@ class CausewayEngine(Leaping, Engine[CausewayState, Action]):
                     event["traps"] = known_name(touching) or name(touching)
         work.events.append(event)
 
-    def _after_place(self, state: CausewayState, work: Work, place: Place) -> Transition[CausewayState]:
-        colour = state.to_move
-        if place.piece == BLANK_PIECE:
-            work.stacks[place.cell] = BLANK[colour]
-            work.supply[colour] -= 1
-        else:
-            work.giants[place.cell] = (colour, place.piece)
-        left = list(state.setup_left[colour])
-        left.remove(place.piece)
-        setup_left = (tuple(left), state.setup_left[1]) if colour == 0 else (state.setup_left[0], tuple(left))
-        work.events.append(
-            {"type": "place", "colour": COLOUR_NAMES[colour], "piece": place.piece, "cell": cell_name(place.cell)}
-        )
-        phase = PHASE_SETUP if any(setup_left) else PHASE_PLAY
-        supply = (work.supply[0], work.supply[1])
-        stacks = work.stacks if place.piece == BLANK_PIECE else state.stacks
-        part, edit = views.next_stacks_part(state, stacks, (place.cell,))
-        after = CausewayState(  # the map not placed on stays the state's very object (see _finish)
-            stacks,
-            state.giants if place.piece == BLANK_PIECE else work.giants,
-            supply,
-            setup_left,
-            state.won,
-            state.destroyed,
-            1 - colour,
-            phase,
-            state.ply + 1,
-            state.passes,
-            (),  # a stone or a giant was added: no earlier position can recur
-            state.end,
-        )
-        pass_on(state, after)
-        after.memo["stacks"] = part
-        if edit is not None:  # for the room's diff (view_edits)
-            after.memo["edit"] = edit
-        carry_frontier(state, after, (place.cell,), ())
-        return Transition(after, tuple(work.events))
-
-    def _finish(
-        self, state: CausewayState, work: Work, action: Action, to_move: int, end: str | None
-    ) -> Transition[CausewayState]:
-        """Bookkeeping after a move: end conditions, then the guards (GC-B10/B11, GC-S7)."""
-        mover = state.to_move
-        supply = (work.supply[0], work.supply[1])
-        passes = state.passes + 1 if isinstance(action, Pass) else 0
-        ply = state.ply + 1
-        changed = _stacks_changed(action)
-        # A step lays a blank (GC-B4 / GC-S2) and every drop adds a stone or tops a tower
-        # (GC-B6 / B7, GC-S5 / S6, GC-Q1): the stacks changed exactly when the move names
-        # a cell, so the maps (~20-60 entries) are not compared
-        stacks = work.stacks if changed else state.stacks
-        part, edit = views.next_stacks_part(state, stacks, changed)
-        history: tuple[str, ...] = ()  # if a stone was added: earlier positions are gone for good
-        if stacks is state.stacks:
-            history = (*state.history, views.digest(state))
-        elif type(action) is not Step:  # a step lays a blank (GC-B4 / GC-S2): added
-            # Did the move add a stone (it can move a barrier or turn a spellstone, GC-B7 /
-            # GC-S6, but never take one off)? Counted on the cells it changed, which
-            # `changed` names (a drop's cell may come again as a later drop's choice).
-            before = state.stacks
-            cells = changed if len(changed) < 2 else set(changed)
-            if not sum([len(stacks[c]) - len(before.get(c, "")) for c in cells]):
-                history = (*state.history, views.digest(state))
-        key: str | None = None  # this position's digest, worked out only if it can be a third repetition
-        phase = PHASE_PLAY
-        if isinstance(action, Destroy):
-            phase = PHASE_OVER
-        elif end is None:
-            end = self.move_end(work, mover)
-            if end is not None and self.needs_destroy(work, mover):
-                phase, to_move = PHASE_DESTROY, mover
-            elif end is None:
-                if len(history) >= 2 and history.count(key := key_of(
-                        part[1], work.giants, supply, to_move, views.key_text(state.memo, part[1])
-                        if stacks is state.stacks else None)) >= 2:
-                    end = "repetition"
-                elif ply >= self.PLY_CAP:
-                    end = "ply_limit"
-                elif passes >= 2:
-                    end = "two_passes"
-        if end is not None and phase == PHASE_PLAY:
-            phase = PHASE_OVER
-        # A map the move left as it was stays the state's very object: the view of it is
-        # then the last view's object too (views.view_of), passed by the diff unread.
-        after = CausewayState(  # by position: keywords cost twice as much to pass, once a move
-            stacks,
-            state.giants if work.giants == state.giants else work.giants,
-            supply,
-            state.setup_left,
-            state.won if work.won is state.won or work.won == state.won else work.won,
-            state.destroyed if work.destroyed is state.destroyed or work.destroyed == state.destroyed
-            else work.destroyed,
-            to_move,
-            phase,
-            ply,
-            passes,
-            history,
-            end,
-        )
-        pass_on(state, after)
-        after.memo["stacks"] = part
-        if edit is not None:  # for the room's diff (view_edits)
-            after.memo["edit"] = edit
-        if key is not None:
-            after.memo["key"] = key
-        if stacks is state.stacks:  # the stacks' view too: its key text, if kept, goes on
-            text = state.memo.get("text")
-            if text is not None:
-                after.memo["text"] = text
-        if "frontier" in state.memo:  # kept for barrier's steps: the cells filled or emptied
-            if isinstance(action, Step):
-                carry_frontier(state, after, (action.to,), ())
-            elif isinstance(action, Leap):
-                landing = [c for c in after.giants if c not in state.giants]
-                carry_frontier(state, after, tuple(landing), (action.start,))
-            else:
-                carry_frontier(state, after, (), ())
-        if phase == PHASE_DESTROY:
-            work.events.append({"type": "destroy_due", "colour": COLOUR_NAMES[mover]})
-        elif phase == PHASE_OVER:
-            outcome = self.outcome(after)
-            assert outcome is not None
-            work.events.append({"type": "game_end", **outcome.to_data()})
-        return Transition(after, tuple(work.events))
-
-    # -- outcome ------------------------------------------------------------------
-
-    def outcome(self, state: CausewayState) -> Outcome | None:
-        if state.phase != PHASE_OVER or state.end is None:
-            return None
-        keys = [self.result_key(state, c) for c in (0, 1)]
-        scores = (self.score(state, 0), self.score(state, 1))
-        if keys[0] == keys[1]:
-            winners: tuple[Seat, ...] = (0, 1)
-            detail = f"drawn after {REASONS[state.end]}"
-        else:
-            winner = 0 if keys[0] > keys[1] else 1
-            winners = (winner,)
-            detail = f"{COLOUR_NAMES[winner]} wins after {REASONS[state.end]}"
-        detail += f" ({scores[0]:g}-{scores[1]:g})"
-        return Outcome(scores=scores, winners=winners, reason=state.end, detail=detail)
-
     # -- views --------------------------------------------------------------------
 
     # A leap's from, direction and drops are its notation; where it lands is in `giants`.
@@ -587,30 +437,3 @@ def _listed_text(action: Step | Leap) -> str | None:
                 return None
             text += "/" + choice
     return text + "\n"
-
-
-def _stacks_changed(action: Action) -> tuple[Hex, ...]:
-    """The cells whose stacks `action` may change or add (`views.next_stacks_part`): the
-    blank laid under a stepping giant (GC-B4 / GC-S2), a leap's drops and the towers its
-    choices take a barrier from or turn a spellstone on (GC-B6 / B7, GC-S5 / S6)."""
-    if isinstance(action, Step):
-        return (action.start,)
-    if isinstance(action, Leap):
-        return tuple(c for d in action.drops for c in (d.cell, d.choice) if c is not None)
-    return ()
-
-
-def pass_on(before: CausewayState, after: CausewayState) -> None:
-    """Hand `after` the view parts `before` kept for the maps it passes on unchanged (the
-    stacks' part is the caller's: `views.next_stacks_part`). Written out map by map: a
-    loop over the memo with `getattr` cost twice as much, once a move."""
-    kept, memo = before.memo, after.memo
-    entry = kept.get("giants")
-    if entry is not None and entry[0] is after.giants:
-        memo["giants"] = entry
-    entry = kept.get("won")
-    if entry is not None and entry[0] is after.won:
-        memo["won"] = entry
-    entry = kept.get("destroyed")
-    if entry is not None and entry[0] is after.destroyed:
-        memo["destroyed"] = entry

@@ -58,7 +58,7 @@ def view_of(state: CausewayState, rules: str, special: str | None, ply_cap: int)
     """The spectator view (identical for every seat).
 
     Every caller reads its parts and never changes them, so parts are shared: the part
-    of a map the last state passed on unchanged (`engine._finish`, `pass_on`) is the
+    of a map the last state passed on unchanged (`turn_end.Finishing._finish`, `pass_on`) is the
     last view's very object, kept in the state's memo, which the room's diff passes by
     identity; small maps come from a table of their values.
     """
