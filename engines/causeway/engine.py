@@ -59,8 +59,8 @@ from engines.causeway.board import (
     name,
     names,
     neighbours,
-    split_without,
 )
+from engines.causeway.connected import split_without
 from engines.causeway.leaps import Leaping
 from engines.causeway.notation import PASS, Action, Destroy, Drop, Leap, Pass, Place, Step
 from engines.causeway.turn_end import Finishing

@@ -25,12 +25,11 @@ from engines.causeway.board import (
     Hex,
     Work,
     cell_name,
-    joins_all,
     known_name,
     name,
     specials_out,
-    split_without,
 )
+from engines.causeway.connected import joins_all, split_without
 from engines.causeway.notation import Drop, Leap
 
 

@@ -30,14 +30,13 @@ from engines.causeway.board import (
     around,
     frontier,
     frontier_of,
-    joins_all,
     known_name,
     known_ring,
     name,
     names,
     specials_out,
-    split_without,
 )
+from engines.causeway.connected import joins_all, split_without
 from engines.causeway.notation import PIECES
 
 if TYPE_CHECKING:

@@ -13,9 +13,11 @@ with White to move unless told otherwise.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterator
 from typing import Any
 
-from engines import get_engine
+from engines import get_engine, hexgrid
 from engines.causeway import CausewayEngine, CausewayState, cell_name, parse_cell
 
 KINDS = {"": "giant", "t": "trapper", "s": "spikey"}
@@ -92,3 +94,34 @@ def stacks(state: CausewayState) -> dict[str, str]:
 
 def giants(state: CausewayState) -> dict[str, tuple[int, str]]:
     return {cell_name(c): g for c, g in state.giants.items()}
+
+
+def positions(engine: CausewayEngine, seeds: range) -> Iterator[CausewayState]:
+    """Every position of random games (the move chosen from the legal list in notation)."""
+    for seed in seeds:
+        rng = random.Random(seed)
+        state = engine.new_game(2, {}, seed)
+        while engine.outcome(state) is None:
+            yield state
+            seat = state.to_move
+            text = rng.choice(engine.legal_notation(state, seat))
+            state = engine.apply(state, seat, engine.parse_action(state, seat, text)).state
+        yield state
+
+
+def random_causeways(count: int, seed: int) -> Iterator[CausewayState]:
+    """Positions of random shapes (stacks and giants scattered round a growing group,
+    holes and branches included) with giants between two or three arcs of neighbours."""
+    rng = random.Random(seed)
+    for _ in range(count):
+        cells = [(0, 0)]
+        occupied = {(0, 0)}
+        for _ in range(rng.randrange(4, 40)):
+            base = rng.choice(cells)
+            n = rng.choice(hexgrid.neighbors(base))
+            if n not in occupied:
+                occupied.add(n)
+                cells.append(n)
+        giants = {c: (rng.randrange(2), "giant") for c in rng.sample(cells, min(len(cells), 6))}
+        stacks = {c: "w" for c in cells if c not in giants}
+        yield CausewayState(stacks, giants, (15, 15), ((), ()), {}, {}, 0, "play", 20)
