@@ -2,7 +2,8 @@
 plainly, in every phase-4 state of random games (fixed seeds): `best_use` (pieces taken
 kind by kind) against a search of every choice of pieces, the entering costs of every
 size found in one pass over the hexes, and the list (routes found once per hex and
-size, written directly as notation) against each statue's own search, formatted."""
+size, written directly as notation) against each statue's own search, formatted
+(engines/giants/strength.py and transport.py)."""
 
 from __future__ import annotations
 
@@ -17,16 +18,8 @@ from hypothesis import strategies as st
 from engines.giants.actions import Crown, Erect, Look, Mark, Pass, Transport, format_action
 from engines.giants.board import ISLAND, format_hex
 from engines.giants.state import TRANSPORT, GameState
-from engines.giants.transport import (
-    _routes_from,
-    _search,
-    _unit_key,
-    best_use,
-    enter_costs_by_size,
-    may_move,
-    routes,
-    sort_sids,
-)
+from engines.giants.strength import _unit_key, best_use, enter_costs_by_size
+from engines.giants.transport import _routes_from, _search, may_move, routes, sort_sids
 
 Cost = tuple[int, int, int, int]
 
