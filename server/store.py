@@ -2,7 +2,8 @@
 
 The key layout is in `server.store_base`, nodes and leases in `server.store_leases`,
 reads in `server.store_reads`, the commit script's arguments and a plain move's command
-in `server.store_commands`; `Store` joins them, and the names callers use are imported
+in `server.store_commands`, the channels commits leave on in `server.store_channels`;
+`Store` joins them, and the names callers use are imported
 from here.
 
 Every change to a room is one Lua script call (one round trip) that checks the stored
@@ -30,7 +31,7 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
@@ -38,19 +39,14 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import (
-    AskError,
-    MovedError,
     NoScriptError,
     ResponseError,
-    SlotNotCoveredError,
-    TryAgainError,
 )
 
 from protocol.packer import new_packer
 from server.cancellation import checkpoint
-from server.commit_pipe import CommitPipe, GroupSender
-from server.replica_acks import NotReplicated, ReplicatedSender
-from server.shard_senders import ShardSenders
+from server.commit_pipe import CommitPipe
+from server.replica_acks import NotReplicated
 from server.store_base import EMPTY_LIST as EMPTY_LIST
 from server.store_base import OutcomeUnknown as OutcomeUnknown
 from server.store_base import RoomRecord as RoomRecord
@@ -64,6 +60,7 @@ from server.store_base import is_cluster as is_cluster
 from server.store_base import is_transient as is_transient
 from server.store_base import next_write_id as next_write_id
 from server.store_base import unpack as unpack
+from server.store_channels import CommitChannels
 from server.store_commands import _BULK_INTS, _LENGTHS, BULK_INTS, MOVE_HEADS, CommitArgs, move_head
 from server.store_commands import move_command as move_command
 from server.store_leases import LeaseStore
@@ -76,7 +73,7 @@ log = logging.getLogger("giants.store")
 T = TypeVar("T")
 
 
-class Store(LeaseStore, RoomReads, CommitArgs):
+class Store(CommitChannels, LeaseStore, RoomReads, CommitArgs):
     """The one place that talks to Redis; embedded and external Redis use the same code."""
 
     def __init__(
@@ -134,20 +131,7 @@ class Store(LeaseStore, RoomReads, CommitArgs):
         self._create = self.redis.register_script(CREATE)
         self._resolve = self.redis.register_script(RESOLVE)
         self._register_lease_scripts()
-        # The commits' own channel: one write per turn of the loop. On a cluster, one
-        # such channel per master, each commit on the one owning its room's slot.
-        self.replica_acks = replica_acks
-        wait_ms = max(1, round(replica_timeout * 1000))
-        self._commits: GroupSender
-        if replica_acks:
-            self._commits = ReplicatedSender(self.redis, timeout, None, replica_acks, wait_ms)
-        else:
-            self._commits = GroupSender(self.redis, timeout)
-        self._shards = (
-            ShardSenders(self.redis, timeout, None, replica_acks, wait_ms)  # type: ignore[arg-type]
-            if cluster else None
-        )
-        self._direct = not cluster and not replica_acks  # commits on `_commits`, no WAIT
+        self._open_channels(timeout, replica_acks, max(1, round(replica_timeout * 1000)))
         # Plain moves' command heads by room id (`move_head`, at most MOVE_HEADS), for
         # the commit script's sha they were made with.
         self._move_heads: dict[str, str] = {}
@@ -241,111 +225,6 @@ class Store(LeaseStore, RoomReads, CommitArgs):
     async def mark_finished(self, room_id: str, finished_at: float) -> None:
         """Move a finished room from the live index to the finished one (idempotent)."""
         await self.send_all([("ZADD", self.k_finished, repr(finished_at), room_id), ("SREM", self.k_live, room_id)])
-
-    async def send_all(self, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
-        """Run plain commands (str, bytes or int arguments, the key first after the
-        command's name) in order with the commits of this turn of the loop, over the
-        store's own connection instead of a redis-py pipeline (a finished room's
-        expiry and index moves). Their replies; like a pipeline, every
-        command is sent and the first failure is raised after all are answered. On a
-        cluster redis-py's pipeline runs them (it follows MOVED and ASK)."""
-        if self._shards is not None:
-            pipe = self.redis.pipeline(transaction=False)
-            for command in commands:
-                pipe.execute_command(*command)
-            return list(await pipe.execute())
-        replies = await asyncio.gather(*(self._commits.call(*command) for command in commands), return_exceptions=True)
-        for reply in replies:
-            if isinstance(reply, BaseException):
-                raise reply
-        return replies
-
-    @property
-    def replica_shortfalls(self) -> int:
-        """Commit batches whose WAIT answered fewer replicas than `replica_acks` (/metrics)."""
-        senders = [self._commits, *(self._shards.senders.values() if self._shards is not None else ())]
-        return sum(s.short_batches for s in senders if isinstance(s, ReplicatedSender))
-
-    @property
-    def on_batch(self) -> Callable[[int, float], None] | None:
-        """The metrics hook: told of each commit batch answered (its size, its seconds)."""
-        return self._commits.on_batch
-
-    @on_batch.setter
-    def on_batch(self, hook: Callable[[int, float], None] | None) -> None:
-        # Handed to the senders themselves: no call in between per batch.
-        self._commits.on_batch = hook
-        if self._shards is not None:
-            self._shards.on_batch = hook
-            for sender in self._shards.senders.values():
-                sender.on_batch = hook
-
-    def _submit(self, keys: list[str], args: list[Any]) -> Awaitable[Any]:
-        """Run the commit script, grouped with the other commits of this moment: the
-        awaitable of its reply. On one Redis without replica acks that is the reply's
-        future itself (no coroutine per commit): a NoScriptError from it is the
-        caller's to handle (`commit` loads the script and runs it again). (A plain
-        move there does not come here: `commit` writes its command in one piece.)
-
-        Group commit: the commits made during one turn of the event loop leave in one
-        write at its end (`server.commit_pipe`), without waiting for earlier batches'
-        replies, so a commit never waits for another's round trip and many rooms share
-        a write under load. On a cluster the same, per master: a commit goes to the
-        master owning its room's slot (`server.shard_senders`). Each room's own commits
-        are already serialised by its lock, so grouping never reorders them.
-        """
-        if self._direct:  # one Redis, no replica acks
-            return self._commits.add(("EVALSHA", self._commit.sha, len(keys), *keys, *args))
-        if self.replica_acks:
-            return self._submit_replicated(keys, args)
-        return self._submit_sharded(keys, args)
-
-    async def _submit_sharded(self, keys: list[str], args: list[Any]) -> Any:
-        """`_submit` on a Redis Cluster: to the master owning the room's slot."""
-        sender = await self._sender(keys[0])
-        try:
-            return await sender.call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
-        except NoScriptError:
-            # Redis lost its script cache (restarted): load it and retry this one.
-            return await self._commit(keys=keys, args=args)
-        except (AskError, TryAgainError):
-            # Not run (MOVED, ASK: the room's slot moves; TRYAGAIN: it is migrating):
-            # redis-py's cluster client follows the redirection and updates its slot map.
-            return await self._commit(keys=keys, args=args)
-
-    async def _sender(self, key: str) -> GroupSender:
-        """The commits' channel to the master holding `key` (the only one on one Redis)."""
-        if self._shards is None:
-            return self._commits
-        try:
-            return self._shards.for_key(key)
-        except SlotNotCoveredError:  # the slot map is not read yet
-            await self._shards.start()
-            return self._shards.for_key(key)
-
-    async def _submit_replicated(self, keys: list[str], args: list[Any]) -> Any:
-        """`_submit` with `--replica-acks`: the batch ends with WAIT (server.replica_acks);
-        raises NotReplicated if too few replicas confirmed an applied commit."""
-        command = ("EVALSHA", self._commit.sha, len(keys), *keys, *args)
-        sender = await self._sender(keys[0])
-        assert isinstance(sender, ReplicatedSender)
-        try:
-            return await sender.call_replicated(*command)
-        except NoScriptError:  # Redis lost its script cache (restarted): load it, once
-            await self.redis.script_load(COMMIT)
-        except MovedError:  # the slot has another master now (failover, resharding)
-            if self._shards is not None:
-                await self._shards.refresh()
-        except (AskError, TryAgainError):
-            # The slot is migrating: redis-py follows the redirection, with no WAIT on
-            # its connection, so an applied write is not known to be replicated.
-            result = await self._commit(keys=keys, args=args)
-            if int(result) == 1:
-                raise NotReplicated(result, 0, self.replica_acks) from None
-            return result
-        sender = await self._sender(keys[0])
-        assert isinstance(sender, ReplicatedSender)
-        return await sender.call_replicated(*command)
 
     async def acquire(self, room_id: str) -> int:
         """Take the room over: bump and return its fence; earlier holders can no longer write."""
