@@ -86,6 +86,8 @@ bs = importlib.util.module_from_spec(_spec)
 sys.modules["bench_server"] = bs
 _spec.loader.exec_module(bs)
 
+import readings  # noqa: E402  (bench/ is on sys.path: bench/server.py put it there)
+
 from bench.loop import run_main  # noqa: E402
 from protocol import PROTOCOL_VERSION  # noqa: E402
 from server.embedded_redis import EmbeddedRedis  # noqa: E402
@@ -122,7 +124,7 @@ def relay_counts(url: str, nodes: int) -> str:
     worker's /metrics (the kernel picks the worker answering each scrape)."""
     seen: dict[str, str] = {}
     for _ in range(50 * nodes):
-        text = bs.scrape(url.replace("ws://", "http://") + "/metrics")
+        text = readings.scrape(url.replace("ws://", "http://") + "/metrics")
         node = re.search(r'giants_node_info\{id="([^"]+)"', text)
         if node is not None:
             seen[node.group(1)] = text
@@ -143,7 +145,7 @@ def node_pids(procs: list[subprocess.Popen[str]]) -> list[int]:
     """The node processes: the given ones, or a supervisor's worker children."""
     pids: list[int] = []
     for proc in procs:
-        kids = [p for p in bs.children(proc.pid) if b"redis-server" not in Path(f"/proc/{p}/cmdline").read_bytes()]
+        kids = [p for p in readings.children(proc.pid) if b"redis-server" not in Path(f"/proc/{p}/cmdline").read_bytes()]
         pids += kids or [proc.pid]
     return pids
 
@@ -292,10 +294,10 @@ def batch_counts(urls: list[str]) -> list[tuple[float, float]]:
     """(room changes committed, commit batches) of each node so far, from its /metrics."""
     counts = []
     for url in urls:
-        text = bs.scrape(url.replace("ws://", "http://", 1).rstrip("/") + "/metrics")
+        text = readings.scrape(url.replace("ws://", "http://", 1).rstrip("/") + "/metrics")
         commits = next((float(line.split()[-1]) for line in text.splitlines()
                         if line.startswith("giants_redis_commits_total") or line.startswith("giants_redis_commits ")), 0.0)
-        counts.append((commits, bs.histogram(text, "giants_redis_commit_seconds")[0]))
+        counts.append((commits, readings.histogram(text, "giants_redis_commit_seconds")[0]))
     return counts
 
 
@@ -338,8 +340,8 @@ async def run_scenario(name: str, urls: list[str], procs: list[subprocess.Popen[
         node_cpu = sum(c for n, c in cpu.items() if n.startswith("node"))
         moves = max(1, stats.moves)
         phase = {
-            "rate": rate, "achieved": stats.moves / elapsed, "p50": bs.pct(stats.rtts, 50) * 1e3,
-            "p99": bs.pct(stats.rtts, 99) * 1e3, "node_us": 1e6 * node_cpu / moves,
+            "rate": rate, "achieved": stats.moves / elapsed, "p50": readings.pct(stats.rtts, 50) * 1e3,
+            "p99": readings.pct(stats.rtts, 99) * 1e3, "node_us": 1e6 * node_cpu / moves,
             "redis_us": 1e6 * sum(c for n, c in cpu.items() if n.startswith("redis")) / moves, "loadgen_us": 1e6 * cpu["loadgen"] / moves,
             "client_core": cpu["loadgen"] / elapsed, "errors": dict(stats.errors), "meter": measured,
         }
