@@ -146,19 +146,7 @@ class CausewayEngine(Leaping, Finishing, Engine[CausewayState, Action]):
         """An end reason that stops the move at once after a drop (GC-B9, GC-S7, GC-Q2)."""
         raise NotImplementedError
 
-    def move_end(self, work: Work, mover: int) -> str | None:
-        """An end reason checked after a whole move (GC-B10); None by default."""
-        return None
-
-    def needs_destroy(self, work: Work, mover: int) -> bool:
-        return False
-
-    def score(self, state: CausewayState, colour: int) -> float:
-        raise NotImplementedError
-
-    def result_key(self, state: CausewayState, colour: int) -> tuple[int, ...]:
-        """The final comparison, best first (towers, then a tie-break)."""
-        raise NotImplementedError
+    # `move_end`, `needs_destroy`, `score` and `result_key`: turn_end.Finishing's.
 
     # -- creation -----------------------------------------------------------------
 

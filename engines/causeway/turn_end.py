@@ -48,17 +48,20 @@ class Finishing:
 
     PLY_CAP: ClassVar[int]
 
-    # The rule set's hooks (CausewayEngine documents them).
+    # The rule set's hooks for the end of the game (the others are CausewayEngine's).
     def move_end(self, work: Work, mover: int) -> str | None:
-        raise NotImplementedError
+        """An end reason checked after a whole move (GC-B10); None by default."""
+        return None
 
     def needs_destroy(self, work: Work, mover: int) -> bool:
-        raise NotImplementedError
+        """Must `mover` destroy one of its towers before the game ends (GC-B10)?"""
+        return False
 
     def score(self, state: CausewayState, colour: int) -> float:
         raise NotImplementedError
 
     def result_key(self, state: CausewayState, colour: int) -> tuple[int, ...]:
+        """The final comparison, best first (towers, then a tie-break)."""
         raise NotImplementedError
 
     def _after_place(self, state: CausewayState, work: Work, place: Place) -> Transition[CausewayState]:
