@@ -3,11 +3,13 @@
 Each inbound frame is first charged to the connection's frame budget (a token bucket,
 before anything is decoded: garbage costs tokens too), then size-checked, decoded and
 validated (server.wire), then dispatched through the router (server.router) to the
-lobby or a room. Every request gets exactly one reply (`ok` or `error` with a stable
-code); a bad frame never closes the connection. The connection is closed with 1008
-when it floods (keeps sending far beyond its rate), when more bytes are queued to it
-than `max_write_buffer` (it does not read), or when it sends no `hello` within
-`hello_timeout`; websockets closes it with 1009 above the hard frame size cap.
+lobby or a room: a move (`act`) straight from `handle`, every other request through its
+handler (server.connection_requests: `ConnectionRequests`, a mixin of `Connection`).
+Every request gets exactly one reply (`ok` or `error` with a stable code); a bad frame
+never closes the connection. The connection is closed with 1008 when it floods (keeps
+sending far beyond its rate), when more bytes are queued to it than `max_write_buffer`
+(it does not read), or when it sends no `hello` within `hello_timeout`; websockets
+closes it with 1009 above the hard frame size cap.
 
 Scheduling: the reader yields to the event loop after every frame, so frames that
 arrived in one TCP read are not handled back to back ahead of other connections.
@@ -20,27 +22,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import secrets
 import struct
-import time
 from collections.abc import Coroutine
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
-from engines import registry
-from engines.bots import registry as bot_registry
 from protocol import messages as msgs
 from protocol.codec import act_frame, recover_id, unpack_map, validate_client
 from protocol.packer import ok_version, packb
-from server import replays
 from server.config import Config
-from server.errors import RequestError, RoomMoved
+from server.connection_requests import ConnectionRequests
+from server.errors import RequestError
 from server.limits import ACCEPT, AddressQuotas, FrameBudget, GuessLimiter
 from server.metrics import Metrics
 from server.reading import Inbox
@@ -48,7 +46,6 @@ from server.router import RoomHandle, Router
 from server.shared_quotas import SharedQuotas
 from server.wire import (
     PROTOCOL_VERSION,
-    SUPPORTED_VERSIONS,
     ProtocolError,
     encode,
     frame_version,
@@ -56,14 +53,7 @@ from server.wire import (
 
 log = logging.getLogger("giants.connection")
 
-T = TypeVar("T")
-
-SERVER_NAME = "giants-table/0.1"
 FRAME_OVERHEAD = 10  # WebSocket header bytes of a server frame, at most
-# Requests that cost far more than a frame spend more tokens (a frame spends one):
-# a listing page per room it may return, a replay for reading a whole action log.
-LIST_TOKENS_PER_ROOM = 0.1
-REPLAY_TOKENS = 5.0
 REFUSED_ID_MAX = 512  # a refused frame is unpacked for its id only when this small
 DROP_CLOSE_TIMEOUT = 2.0  # seconds a dropped client gets to answer the close frame
 
@@ -88,16 +78,6 @@ def _frames_waiting(ws: ServerConnection) -> bool:
     """Whether `ws` already holds received frames not yet read (True if unknown)."""
     frames = getattr(getattr(ws, "recv_messages", None), "frames", None)
     return frames is None or len(frames) > 0
-
-
-@functools.cache
-def bundled_bots() -> list[dict[str, Any]]:
-    """The bot names `create_room` accepts, with the games each plays (None = all)."""
-    out: list[dict[str, Any]] = []
-    for name in bot_registry.bundled_names():
-        games = bot_registry.bundled_class(name).games
-        out.append({"name": name, "games": sorted(games) if games is not None else None})
-    return out
 
 
 class Host(Protocol):
@@ -133,30 +113,12 @@ class Host(Protocol):
     def flush_now(self) -> None: ...
 
 
-class Connection:
-    """Per-connection state: session, name, the rooms it is in, its budgets."""
+class Connection(ConnectionRequests):
+    """Per-connection state: session, name, the rooms it is in, its budgets; the
+    request handlers are `ConnectionRequests`' (server.connection_requests)."""
 
+    server: Host  # all of it; the handlers see their part (RequestHost)
     advised: str | None = None  # the node a `moved` advisory last named (server.moved; set then)
-
-    # Request type -> handler method name: one table for the class, not a dict of
-    # bound methods per connection (about 1 KiB each). `hello` and `act` (every move)
-    # are handled in `handle` itself.
-    HANDLERS: ClassVar[dict[str, str]] = {
-        "list_rooms": "on_list_rooms",
-        "create_room": "on_create_room",
-        "join": "on_join",
-        "watch": "on_watch",
-        "resume": "on_resume",
-        "leave": "on_leave",
-        "start": "on_start",
-        "resync": "on_resync",
-        "replay": "on_replay",
-        "resign": "on_ending",
-        "abort": "on_ending",
-        "offer_draw": "on_ending",
-        "decline_draw": "on_ending",
-        "ping": "on_ping",
-    }
 
     def __init__(self, ws: ServerConnection, server: Host, address: str = "") -> None:
         self.ws = ws
@@ -418,165 +380,3 @@ class Connection:
             with contextlib.suppress(ProtocolError):
                 req_id = recover_id(unpack_map(frame, self.config.max_frame))
         self.send_error(req_id, "rate_limited", f"more than {self.config.rate:g} requests per second; slow down")
-
-    # -- handlers -------------------------------------------------------------------
-
-    def on_hello(self, req_id: Any, m: msgs.Hello) -> None:
-        if m.protocol not in SUPPORTED_VERSIONS:
-            raise RequestError(
-                "protocol_mismatch",
-                f"this server speaks protocol {' or '.join(map(str, SUPPORTED_VERSIONS))}, you sent {m.protocol}",
-                {"server": PROTOCOL_VERSION, "supported": list(SUPPORTED_VERSIONS)},
-            )
-        if self.rooms and m.protocol != self.version:
-            # Frames already sent in one encoding cannot be read on in another.
-            raise RequestError(
-                "protocol_mismatch",
-                f"this connection speaks protocol {self.version} in its rooms; leave them first",
-                {"server": PROTOCOL_VERSION, "supported": list(SUPPORTED_VERSIONS)},
-            )
-        self.version, self.protocol = m.protocol, frame_version(m.protocol)
-        if m.name:
-            self.name = m.name
-        self.session = self.session or secrets.token_urlsafe(12)
-        games = [info.describe() for entry in registry.all_games() for info in entry.infos]
-        self.send_ok(
-            req_id,
-            {
-                "session": self.session,
-                "protocol": self.version,
-                "server": SERVER_NAME,
-                "games": games,
-                "bots": bundled_bots(),
-                # The server's clock (unix seconds) so clients can show deadlines,
-                # which are server unix times, without trusting their own clock.
-                "time": time.time(),
-            },
-        )
-
-    async def on_ping(self, req_id: Any, m: msgs.Ping) -> None:
-        self.send_ok(req_id, {})
-
-    def _charge_more(self, tokens: float) -> None:
-        if not self.budget.charge_more(tokens):
-            raise RequestError(
-                "rate_limited", f"this request costs {tokens + 1:g} requests of your rate; slow down"
-            )
-
-    async def on_list_rooms(self, req_id: Any, m: msgs.ListRooms) -> None:
-        limit = m.limit or msgs.DEFAULT_LIST_LIMIT
-        self._charge_more(limit * LIST_TOKENS_PER_ROOM)
-        rooms, cursor = await self.router.list(m.game, m.include_finished, limit, m.cursor)
-        self.send_ok(req_id, {"rooms": rooms, "next": cursor})
-
-    async def on_create_room(self, req_id: Any, m: msgs.CreateRoom) -> None:
-        quotas = self.server.quotas
-        # Reserved before the first await, so concurrent creates cannot overshoot.
-        ticket = quotas.reserve_room(self.address, self.server.counts_against_quota)
-        shared = self.server.shared_quotas
-        if ticket is not None and shared is not None and quotas.max_rooms:
-            # Within this node's count: now the address's rooms on every live node.
-            held = quotas.rooms_of(self.address, self.server.counts_against_quota)
-            if await shared.admit_room(self.address, held) is False:
-                quotas.release_room(self.address, ticket)
-                ticket = None
-        if ticket is None:
-            raise RequestError(
-                "quota_exceeded",
-                f"your address already has {quotas.max_rooms} open rooms; finish or leave one first",
-                {"limit": quotas.max_rooms},
-            )
-        try:
-            room = await self.router.create(m)
-        except BaseException:
-            quotas.release_room(self.address, ticket)
-            raise
-        quotas.room_created(self.address, ticket, room.id)
-        # An all-bot room starts playing on its own, before the one reply: if the start
-        # cannot be stored the create answers the error (a retry with the same key
-        # finds the room and starts it).
-        await room.autostart_if_full()
-        self.send_ok(req_id, {"room": room.id, "summary": room.summary()})
-
-    async def _guessing(self, password: str | None, call: Coroutine[Any, Any, T]) -> T:
-        """Run a request that may check a room password, charging a wrong one to this
-        client's address (too_many_guesses once it missed too often)."""
-        key = f"addr:{self.address}"
-        if password is not None:
-            try:
-                self.server.guesses.check(key)
-            except RequestError:
-                call.close()
-                raise
-        try:
-            return await call
-        except RequestError as exc:
-            if exc.code == "bad_password" and password is not None:
-                self.server.guesses.failed(key)
-            raise
-
-    async def on_join(self, req_id: Any, m: msgs.Join) -> None:
-        try:
-            await self._join(req_id, m)
-        except RoomMoved:
-            # This node found the room owned by another (it stalled past its lease)
-            # and stored nothing: join it where it is now (the router finds it there).
-            await self._join(req_id, m)
-        self.server.rooms_changed(self)
-
-    async def _join(self, req_id: Any, m: msgs.Join) -> None:
-        room = await self.router.room(m.room)
-        self.rooms[room.id] = room
-        try:
-            await self._guessing(m.password, room.join(self, req_id, m.seat, m.password, m.key))
-        finally:
-            if not room.has_member(self):
-                self.rooms.pop(room.id, None)
-
-    async def on_watch(self, req_id: Any, m: msgs.Watch) -> None:
-        room = await self.router.room(m.room)
-        await self._guessing(m.password, room.watch(self, req_id, m.password))
-        self.rooms[room.id] = room
-        self.server.rooms_changed(self)
-
-    async def on_resume(self, req_id: Any, m: msgs.Resume) -> None:
-        room = await self.router.room(m.room)
-        try:
-            await room.resume(self, req_id, m.token)
-        except RoomMoved:  # as in on_join: resume it where the room is now
-            room = await self.router.room(m.room)
-            await room.resume(self, req_id, m.token)
-        self.rooms[room.id] = room
-        self.server.rooms_changed(self)
-
-    async def _my_room(self, room_id: str) -> RoomHandle:
-        room = self.rooms.get(room_id)
-        if room is None:
-            await self.router.room(room_id)  # no_such_room beats not_in_room
-            raise RequestError("not_in_room", f"you are not in room {room_id}; join, watch or resume first")
-        return room
-
-    async def on_leave(self, req_id: Any, m: msgs.Leave) -> None:
-        room = await self._my_room(m.room)
-        self.rooms.pop(room.id, None)
-        await room.leave(self, explicit=True)
-        self.send_ok(req_id, {})
-        if self.rooms:
-            self.server.rooms_changed(self)
-
-    async def on_start(self, req_id: Any, m: msgs.Start) -> None:
-        await (await self._my_room(m.room)).start(self, req_id, m.key)
-
-    async def on_ending(self, req_id: Any, m: msgs.Resign | msgs.Abort | msgs.OfferDraw | msgs.DeclineDraw) -> None:
-        # resign, abort, offer_draw, decline_draw: Room methods of the same names (server.endings)
-        await getattr(await self._my_room(m.room), m.type)(self, req_id)
-
-    async def on_resync(self, req_id: Any, m: msgs.Resync) -> None:
-        await (await self._my_room(m.room)).resync(self, req_id)
-
-    async def on_replay(self, req_id: Any, m: msgs.Replay) -> None:
-        self._charge_more(REPLAY_TOKENS)
-        data = await self._guessing(m.password, self.router.replay(m.room, m.password))
-        if m.positions:
-            data["positions"] = await replays.positions(m.room, data)
-        self.send_ok(req_id, data)
