@@ -68,17 +68,20 @@ def test_ta2_adjacency_is_orthogonal_with_76_pairs() -> None:
 
 # -- captures (TA-4) -------------------------------------------------------------
 
+# Black's a2 walled in by White's a3 and b2 beside the missing corner (TA-4).
+A2_BESIEGED = """
+    7   . . . . .
+    6 . . . . . . .
+    5 . . . . . . .
+    4 . . . . . . .
+    3 W . . . . . .
+    2 B W . . . . .
+    1   . . . . .
+"""
+
 
 def test_ta4_sieges_next_to_missing_corners_need_only_two_ringforts() -> None:
-    state = position("""
-        7   . . . . .
-        6 . . . . . . .
-        5 . . . . . . .
-        4 . . . . . . .
-        3 W . . . . . .
-        2 B W . . . . .
-        1   . . . . .
-    """)
+    state = position(A2_BESIEGED)
     assert legal(state) == ["xA2"]  # compulsory: no build is offered
     state = play(state, "xA2")
     assert hills(state, WHITE) == {"A3", "B2", "A2"}
@@ -162,15 +165,7 @@ def test_ta4_two_besieged_ringforts_capture_one_of_your_choice_per_turn() -> Non
 
 
 def test_ta4_capture_is_compulsory_and_builds_are_refused() -> None:
-    state = position("""
-        7   . . . . .
-        6 . . . . . . .
-        5 . . . . . . .
-        4 . . . . . . .
-        3 W . . . . . .
-        2 B W . . . . .
-        1   . . . . .
-    """)
+    state = position(A2_BESIEGED)
     with pytest.raises(IllegalActionError, match="TA-4"):
         ENGINE.apply_text(state, 0, "D4")
     with pytest.raises(IllegalActionError, match="xA2"):
