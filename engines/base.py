@@ -339,6 +339,20 @@ class Engine(ABC, Generic[S, A]):
         """
         return [self.format_action(state, a) for a in self.legal_actions(state, seat)]
 
+    # True in an engine whose `legal_lines` may write a list: a room asks it only then,
+    # and other engines' moves pay nothing for it.
+    lines_notation: ClassVar[bool] = False
+
+    def legal_lines(self, state: S, seat: Seat) -> tuple[str, int] | None:
+        """`legal_notation` as one str and a width, when the engine writes it so without
+        the list: `"".join("\\n" + entry for entry in legal_notation(state, seat))` for a
+        non-empty list whose entries are all ASCII strs of `width` characters (1 to 31),
+        none holding a line break. A room then packs it with one replace of the line
+        breaks (server.legal_lists.open_lines) and makes the list only if a member needs
+        it. None (the default): the caller asks `legal_notation` (the conformance suite
+        checks both agree). An engine that overrides this sets `lines_notation`."""
+        return None
+
     def waiting_for(self, state: S) -> frozenset[Seat]:
         """Seats the current step still waits for: the late ones when a deadline passes.
 

@@ -18,7 +18,9 @@ from server.legal_lists import (
     join_legal,
     joined_legal,
     legal_change,
+    lines_list,
     open_legal,
+    open_lines,
     pack_legal,
     with_legal,
 )
@@ -232,7 +234,9 @@ class RoomPublish(RoomViews):
         # old view; the new view is held by `view` until the end.
         bodies: dict[int, Any] = {}
         frames: dict[tuple[Any, ...], bytes] = {}
-        legals: dict[Seat, tuple[list[str], int]] = {}  # each acting seat's list and `open_legal` hash
+        # each acting seat's list (or the text `engine.legal_lines` wrote it as, until a
+        # member needs the list) and its `open_legal` hash
+        legals: dict[Seat | None, tuple[list[str] | str, int]] = {}
         packs: dict[Seat | None, bytes] = {None: PACKED_NO_LEGAL}  # packb of each seat's legal list (None: idle seats')
         edits: dict[tuple[Seat | None, str], Any] = {}
         ops_cache: dict[int, list[Any]] | None = None
@@ -242,13 +246,20 @@ class RoomPublish(RoomViews):
             if member is skip:
                 continue
             seat = member.seat
+            legal: list[str] | str
+            packed: bytes | None
             if seat in to_act:
                 found = legals.get(seat)
                 if found is None:  # `legal_for`, whose checks `to_act` has made
                     if not legals:  # the first list: the frames made so far leave first
                         flush_before(ordered, member)
-                    legal = engine.legal_notation(state, seat)
-                    packed, legal_hash = open_legal(legal)  # packed once, hashed and sent
+                    if engine.lines_notation and (lines := engine.legal_lines(state, seat)) is not None:
+                        # packed from the text; the list made only for a member that needs it
+                        legal = lines[0]
+                        packed, legal_hash = open_lines(legal, lines[1])
+                    else:
+                        legal = engine.legal_notation(state, seat)
+                        packed, legal_hash = open_legal(legal)  # packed once, hashed and sent
                     if packed is not None:
                         packs[seat] = packed
                     found = legals[seat] = (legal, legal_hash)
@@ -282,11 +293,18 @@ class RoomPublish(RoomViews):
                     if len(key) == 4:  # the member's list is unchanged: none sent
                         frame = patch_bytes(prefix, version, body, None)
                     else:
-                        edit = legal_change(member, legal, edits, engine.plain_notation) if base is not None else None
+                        if base is None:
+                            edit = None
+                        else:
+                            if isinstance(legal, str):
+                                legal = lines_list(legal)
+                                legals[seat] = (legal, legal_hash)
+                            edit = legal_change(member, legal, edits, engine.plain_notation)
                         if edit is None:  # the list whole, packed once a seat
                             packed = packs.get(seat)
                             if packed is None:
-                                packed = packs[seat] = packb(legal) if type(legal) is list else pack_legal(legal)
+                                # (never a text: its packed bytes are in `packs` from the start)
+                                packed = packs[seat] = packb(legal) if type(legal) is list else pack_legal(legal)  # type: ignore[arg-type]
                             frame = patch_bytes(prefix, version, body, None, None, packed)
                         else:
                             frame = patch_bytes(prefix, version, body, None, edit)
@@ -300,11 +318,19 @@ class RoomPublish(RoomViews):
                         # A list whose packed bytes say it is under EDIT_FROM gets no base
                         # (joined_legal's own test, without joining it): its joined text
                         # plus a separator an entry is at most len(packed) + len(legal) - 1.
+                        # (A list still a text: len(legal) is more than its entries, so
+                        # the test holds for the list too; else joined_legal decides.)
                         if packed is not None and len(packed) + len(legal) <= EDIT_FROM:
                             member.legal_base = None
                         else:
+                            if isinstance(legal, str):
+                                legal = lines_list(legal)
+                                legals[seat] = (legal, legal_hash)
                             member.legal_base = joined_legal(legal, edits, seat, engine.plain_notation)  # an empty list leaves the base
             else:
+                if isinstance(legal, str):
+                    legal = lines_list(legal)
+                    legals[seat] = (legal, legal_hash)
                 if ops_cache is None:
                     ops_cache = {}
                 ops = ops_cache.get(id(old))

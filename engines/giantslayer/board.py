@@ -254,7 +254,7 @@ ONLY: dict[int, bytes] = {piece: bytes(int(p == piece) for p in range(256)) for 
 CELL_NUMBERS = range(len(CELLS))
 
 
-def _white_notation_source() -> str:
+def _white_notation_source(lines_form: bool = False) -> str:
     """`white_notation`'s code: per cell, an `if` for a white stone there, then per ray
     one nested `if` a cell, whose branches add the ray's slides as far as it is clear
     (a constant tuple of their texts added at once from three slides up, appended one by
@@ -262,16 +262,23 @@ def _white_notation_source() -> str:
     bytecodes a ray (the row unpacked, the cell looked up) and ~13 a free cell; the
     unrolled code 4 and 4-8, no table read (tests/engines/giantslayer/
     test_giantslayer_fast_paths.py checks it against `white_moves`). The list is a
-    FixedNotation: every slide's text has SLIDE_WIDTH characters."""
+    FixedNotation: every slide's text has SLIDE_WIDTH characters.
+
+    `lines_form`: `white_lines`' code instead, the same branches, each appending one
+    constant str, its slides each preceded by a line break, joined at the end."""
+    name, start, end = ("white_lines", "out = []", "return ''.join(out)") if lines_form else (
+        "white_notation", "out = FixedNotation()", "return out")
     lines = [
-        "def white_notation(board: bytes) -> list[str]:",
-        "    out = FixedNotation()",
-        f"    out.width = {SLIDE_WIDTH}",
+        f"def {name}(board: bytes) -> {'str' if lines_form else 'list[str]'}:",
+        f"    {start}",
+        *([] if lines_form else [f"    out.width = {SLIDE_WIDTH}"]),
         "    cells = list(board)  # a list's items are read faster than a bytes object's",
     ]
 
     def emit(texts: list[str], indent: str) -> None:
-        if len(texts) >= 3:
+        if lines_form:
+            lines.append(f"{indent}out.append({''.join(chr(10) + text for text in texts)!r})")
+        elif len(texts) >= 3:
             lines.append(f"{indent}out += {tuple(texts)!r}")
         else:
             lines.extend(f"{indent}out.append({text!r})" for text in texts)  # the interpreter's own append
@@ -291,7 +298,7 @@ def _white_notation_source() -> str:
                 indent = "        " + "    " * m
                 lines.append(f"{indent}else:")
                 emit(texts[:m], indent + "    ")
-    lines.append("    return out")
+    lines.append(f"    {end}")
     return "\n".join(lines) + "\n"
 
 
@@ -302,16 +309,22 @@ if {len(text) for rays in RAY_STEPS for ray in rays for _, text in ray} != {SLID
     raise RuntimeError("a slide's text is not SLIDE_WIDTH characters")  # FixedNotation's promise
 
 
-def _compile_white_notation() -> Callable[[bytes], list[str]]:
+def _compile_white_notation(lines_form: bool = False) -> Callable[[bytes], Any]:
     namespace: dict[str, Any] = {"FixedNotation": FixedNotation}
-    exec(compile(_white_notation_source(), f"<{__name__}.white_notation>", "exec"), namespace)
-    function: Callable[[bytes], list[str]] = namespace["white_notation"]
-    function.__doc__ = "`white_moves` in notation, same order, without building Move objects."
+    name = "white_lines" if lines_form else "white_notation"
+    exec(compile(_white_notation_source(lines_form), f"<{__name__}.{name}>", "exec"), namespace)
+    function: Callable[[bytes], Any] = namespace[name]
+    function.__doc__ = ("`white_notation`'s slides as one str, each preceded by a line break ('' for none)"
+                        if lines_form else "`white_moves` in notation, same order, without building Move objects.")
     function.__module__ = __name__
     return function
 
 
-white_notation = _compile_white_notation()
+white_notation: Callable[[bytes], list[str]] = _compile_white_notation()
+# `"".join("\n" + text for text in white_notation(board))` without the list (~54 appends
+# of constant strs a White turn instead of ~128 entries added): what a room packs
+# (`Giantslayer.legal_lines`).
+white_lines: Callable[[bytes], str] = _compile_white_notation(lines_form=True)
 
 
 # A cell past the end of every jump, which `black_notation` reads as a stone.

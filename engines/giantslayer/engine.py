@@ -54,6 +54,7 @@ from engines.giantslayer.board import (
     PATH_TEXTS,
     PLIES_PER_ROUND_BOUND,
     QUIET_PLY_LIMIT,
+    SLIDE_WIDTH,
     STONES_PER_SIDE,
     SYMBOLS,
     WHITE,
@@ -64,6 +65,7 @@ from engines.giantslayer.board import (
     is_legal,
     moves_for,
     parse_move,
+    white_lines,
     white_notation,
 )
 from engines.giantslayer.state import (
@@ -142,6 +144,8 @@ class Giantslayer(Engine[GiantslayerState, Move]):
     # Notation lists repeat no entry and hold no line break (the conformance suite checks
     # it): the room keeps and edits a long white list without checking either.
     plain_notation: ClassVar[bool] = True
+    # White's lists are written as one str for a room to pack (`legal_lines`)
+    lines_notation: ClassVar[bool] = True
 
     def check_options(self, players: int, options: Mapping[str, Any]) -> None:
         rounds = options["rounds"]
@@ -171,6 +175,14 @@ class Giantslayer(Engine[GiantslayerState, Move]):
             return []
         texts = white_notation(state.board) if state.white_to_move else black_notation(state.board, state.blacks)
         return texts or ["pass"]  # GS-12
+
+    def legal_lines(self, state: GiantslayerState, seat: Seat) -> tuple[str, int] | None:
+        # White's slides (SLIDE_WIDTH characters each) written as one str; Black's
+        # lists and a forced pass (GS-12) go as lists
+        if not state.white_to_move or seat not in state.acting:
+            return None
+        text = white_lines(state.board)
+        return (text, SLIDE_WIDTH) if text else None
 
     def apply(self, state: GiantslayerState, seat: Seat, action: Move) -> Transition[GiantslayerState]:
         if len(state.results) == state.rounds:  # `finished`, inlined (every move)

@@ -85,6 +85,7 @@ class Checker:
         self.rng = random.Random(seed * 7919 + 1)
         self.pool: list[Any] = []  # actions seen elsewhere: candidates for "not listed"
         self.hidden_seed = engine.info.chance and engine.info.hidden_information
+        self.lines = 0  # lists `legal_lines` wrote
 
     def check_state(self, state: Any) -> None:
         engine = self.engine
@@ -125,6 +126,15 @@ class Checker:
         if type(notation) is FixedNotation:  # what it promises the room (server.legal_lists.pack_legal)
             assert notation and 1 <= notation.width <= 31
             assert all(type(text) is str and len(text) == notation.width and text.isascii() for text in notation)
+        for asked in range(self.players):  # what `legal_lines` promises the room (server.legal_lists.open_lines)
+            lines = engine.legal_lines(before, asked)
+            if lines is not None:
+                assert engine.lines_notation  # a room asks it only then
+                text, width = lines
+                listed = engine.legal_notation(before, asked)
+                assert listed and 1 <= width <= 31 and text == "".join("\n" + entry for entry in listed)
+                assert all(len(entry) == width and entry.isascii() and "\n" not in entry for entry in listed)
+                self.lines += 1
         # notation round trip on a sample of the listed actions
         for candidate in [*self.rng.sample(legal, min(len(legal), 8)), action]:
             text = engine.format_action(before, candidate)
@@ -215,12 +225,14 @@ def test_random_playout_conforms(engine: Engine, players: int, seed: int) -> Non
     for seat in range(players):
         assert engine.legal_actions(final, seat) == []
         assert engine.legal_notation(final, seat) == []
+        assert engine.legal_lines(final, seat) is None
         with pytest.raises(GameOverError):
             engine.apply(final, seat, result.log[-1][1])
     roundtrip(outcome.to_data())
 
     again = replay(engine, players, result.options, seed, result.log)
     assert pack(engine.snapshot(again)) == pack(engine.snapshot(final))
+    assert checker.lines > 0 or not engine.lines_notation  # the check above ran
 
 
 @pytest.mark.parametrize(("engine", "players"), _cases())

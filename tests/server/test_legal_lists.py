@@ -23,8 +23,10 @@ from server.legal_lists import (
     join_legal,
     joined_legal,
     legal_change,
+    lines_list,
     list_bytes,
     open_legal,
+    open_lines,
     pack_legal,
     with_legal,
 )
@@ -231,3 +233,29 @@ def test_long_fixed_width_lists_pack_with_their_headers() -> None:
     legal = engine.legal_notation(state, 0)
     assert type(legal) is FixedNotation and len(legal) == 144  # GS-5's opening list
     assert pack_legal(legal) == packb(list(legal))
+
+
+@given(st.integers(1, 31).flatmap(lambda width: st.tuples(st.just(width), st.lists(
+    st.text(st.characters(max_codepoint=127, blacklist_characters="\n"), min_size=width, max_size=width),
+    min_size=1, max_size=40))))
+def test_a_list_written_as_lines_opens_as_the_list(case: tuple[int, list[str]]) -> None:
+    """open_lines of a list written as `Engine.legal_lines` writes it (each ASCII entry of
+    one width after a line break) gives open_legal's bytes and hash of the list, and
+    lines_list gives the list back, at msgpack's fixarray bound and around it."""
+    width, entries = case
+    text = "".join("\n" + entry for entry in entries)
+    assert open_lines(text, width) == open_legal(entries) == open_legal(fixed(entries, width))
+    assert lines_list(text) == entries
+
+
+def test_long_lists_written_as_lines_and_giantslayers_own() -> None:
+    """Lists of 15/16 and 65,535/65,536 entries, and Giantslayer's white lists."""
+    for n in (15, 16, 65_535, 65_536):
+        entries = [f"{i:07d}" for i in range(n)]
+        text = "".join("\n" + entry for entry in entries)
+        assert open_lines(text, 7) == open_legal(entries) and lines_list(text) == entries
+    engine = registry.get_engine("giantslayer")
+    state = engine.new_game(2, {}, 0)
+    lines = engine.legal_lines(state, 0)
+    assert lines is not None and lines_list(lines[0]) == engine.legal_notation(state, 0)
+    assert open_lines(*lines) == open_legal(engine.legal_notation(state, 0))

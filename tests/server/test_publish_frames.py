@@ -21,7 +21,7 @@ import pytest
 
 from engines.base import Seat
 from engines.registry import get_engine
-from server import views
+from server import legal_lists, publish, views
 from server.legal_lists import joined_legal, legal_change
 from server.room import Room
 from server.seats import Member
@@ -213,3 +213,25 @@ def test_hidden_rooms_send_the_plain_frames_with_one_member_a_seat_or_more(playe
                      deadline=600.0 if seed % 2 else None)
         assert fast == plain
     assert SeatCountingRoom.alone > 20 and SeatCountingRoom.shared > 20
+
+
+def test_lists_written_as_lines_send_the_plain_frames_as_bases_and_edits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Giantslayer's white lists reach publish as text (`Engine.legal_lines`) and are
+    made lists only for a member that needs one (protocol 1, an edit, a base). With
+    EDIT_FROM lowered so that they are long enough to keep and edit, every peer still
+    gets the plain room's bytes, and each of those uses happened."""
+    made: list[str] = []
+    real = publish.lines_list
+
+    def counted(text: str) -> list[str]:
+        made.append(text)
+        return real(text)
+
+    for module in (publish, legal_lists):
+        monkeypatch.setattr(module, "EDIT_FROM", 256)
+    monkeypatch.setattr(publish, "lines_list", counted)
+    for seed in range(4):
+        fast = play(Room, "giantslayer", "standard", 2, seed, steps=150)
+        plain = play(PlainRoom, "giantslayer", "standard", 2, seed, steps=150)
+        assert fast == plain
+    assert len(made) > 20

@@ -47,6 +47,7 @@ from engines.giantslayer.board import (
     black_notation,
     cells_of,
     flanked,
+    white_lines,
     white_moves,
     white_notation,
 )
@@ -158,6 +159,8 @@ def test_legal_notation_lists_every_move_in_order_on_random_boards() -> None:
         # promises it as a FixedNotation, which a room packs in one join)
         assert type(white) is FixedNotation and white.width == SLIDE_WIDTH
         assert all(len(text) == SLIDE_WIDTH and text.isascii() for text in white)
+        # the same slides as one str, each after a line break (what a room packs)
+        assert white_lines(board) == "".join("\n" + text for text in white)
         assert black_notation(board) == [format_move(m) for m in black_moves(board)]
 
 
@@ -274,6 +277,7 @@ def test_white_notation_on_every_stone_and_blocker_pair() -> None:
         lone = bytearray(len(CELLS))
         lone[i] = WHITE
         assert white_notation(bytes(lone)) == [format_move(m) for m in white_moves(bytes(lone))]
+        assert white_lines(bytes(lone)) == "".join("\n" + format_move(m) for m in white_moves(bytes(lone)))
         for j in range(len(CELLS)):
             if j in (i, CENTRE):
                 continue
@@ -281,6 +285,7 @@ def test_white_notation_on_every_stone_and_blocker_pair() -> None:
                 board = bytearray(lone)
                 board[j] = blocker
                 assert white_notation(bytes(board)) == [format_move(m) for m in white_moves(bytes(board))]
+                assert white_lines(bytes(board)) == "".join("\n" + format_move(m) for m in white_moves(bytes(board)))
 
 
 def test_black_stones_kept_along_by_moves_are_those_on_the_board() -> None:
@@ -382,3 +387,30 @@ def test_black_notation_on_every_cell_and_neighbour() -> None:
         for board in boards:
             assert black_notation(board) == [format_move(m) for m in black_moves(board)]
             assert black_notation(board, tuple(cells_of(board, BLACK))) == black_notation(board)
+
+
+def test_legal_lines_are_the_white_lists_written_as_one_str() -> None:
+    # GS-5/GS-14: White's list (SLIDE_WIDTH characters a slide) as `Engine.legal_lines`
+    # writes it; Black's lists, the idle seat's and a forced pass (GS-12) go as lists.
+    written = 0
+    for seed in range(4):
+        for state in playout_states(seed):
+            for seat in (0, 1):
+                lines = ENGINE.legal_lines(state, seat)
+                legal = ENGINE.legal_notation(state, seat)
+                if lines is None:
+                    assert not legal or not state.white_to_move or legal == ["pass"]
+                    continue
+                text, width = lines
+                assert state.white_to_move and seat == state.mover and width == SLIDE_WIDTH
+                assert text == "".join("\n" + entry for entry in legal) and len(text) == len(legal) * (width + 1)
+                written += 1
+    assert written > 100
+    board = bytearray(len(CELLS))  # a lone white stone walled in by black ones: no slide
+    board[0] = WHITE
+    for j in NEIGHBOURS[0]:
+        if j != NO_CELL:
+            board[j] = BLACK
+    walled = replace(ENGINE.new_game(2, {}, 0), board=bytes(board))
+    assert ENGINE.legal_notation(walled, walled.mover) == ["pass"]
+    assert ENGINE.legal_lines(walled, walled.mover) is None
