@@ -65,7 +65,13 @@ def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any,
             if w is part and type(k) is str:
                 direct += _walk_keys(w, v, changed, [ck], refs, cops)
             elif edits and k == "game":
-                direct += _walk_edited(w, v, [ck], refs, cops, edits)
+                base, value, at = edits[-1]
+                if value is v and base is w and type(w) is dict and type(v) is dict and len(w) == len(v):
+                    # _walk_edited's own first case (the game map itself the last edit's
+                    # value, made from the old one), without its call
+                    direct += _walk_map_edited(w, v, at, [ck], refs, cops, edits)
+                else:
+                    direct += _walk_edited(w, v, [ck], refs, cops, edits)
             else:
                 direct += _walk(w, v, [ck], refs, cops)
     except KeyError:
@@ -149,11 +155,12 @@ def _walk_map_edited(old: dict[Any, Any], new: dict[Any, Any], at: Sequence[Any]
     # or gone (`at` may name them) go to the walk of the whole map instead.
     start, direct = len(cops), 0
     for k in at:
-        if k not in old or k not in new:
+        try:
+            v = new[k]
+            w = old[k]
+        except KeyError:  # new or gone
             del cops[start:]
             return _walk(old, new, cpath, refs, cops)
-        v = new[k]
-        w = old[k]
         if w is v:
             continue
         ck = refs.get(k, k)
@@ -188,16 +195,22 @@ def _walk_at(old: Any, new: Any, at: Sequence[Any], cpath: list[Any], refs: Mapp
     lo, ln = len(old), len(new)
     end = ln if ln < lo else lo
     for i in at:
-        if i <= last or type(new[i] if i < ln else None) not in _PLAIN:
-            del cops[start:]  # not in order, or a container: the whole walk
+        if i <= last:
+            del cops[start:]  # not in order: the whole walk
             return _walk(old, new, cpath, refs, cops)
         last = i
-        if i >= end:
-            continue
-        w, v = old[i], new[i]
-        if w is not v and (type(w) is not type(v) or w != v):
-            cops.append([SET, *cpath, i, v])
-            direct += 1
+        if i < end:  # below both lengths
+            v = new[i]
+            if type(v) not in _PLAIN:
+                del cops[start:]  # a container: the whole walk
+                return _walk(old, new, cpath, refs, cops)
+            w = old[i]
+            if w is not v and (type(w) is not type(v) or w != v):
+                cops.append([SET, *cpath, i, v])
+                direct += 1
+        elif i < ln and type(new[i]) not in _PLAIN:  # a pushed container (past new's end: nothing, plain)
+            del cops[start:]
+            return _walk(old, new, cpath, refs, cops)
     if ln < lo:
         cops.append([TRUNC, *cpath, ln])
         own = 1

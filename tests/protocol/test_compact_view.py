@@ -214,3 +214,29 @@ def test_diff_view_with_the_game_map_an_edit_is_diff_compact(game: dict[str, Any
                   [(old_game, new_game, named)], [(dict(old_game), new_game, named), board],
                   [(old_game, dict(new_game), named), board], [(old_game, new_game, (*named, "no such key")), board]):
         assert exact(diff_view(old, new, refs, part, [], edits), want), edits
+
+
+def test_diff_view_with_edits_naming_pushed_entries_and_keys_the_maps_lack() -> None:
+    """The walks' bail-outs, case by case, against `diff_compact`: a list edit naming a
+    pushed container (past the old list's end), a container rewritten, indexes past
+    both ends or out of order, and a game map edit naming a key one of the maps lacks
+    (its walk of the whole map), each in a game map told made from the old one."""
+    refs = key_refs(("board", "quiet", "turn"))
+    part = {"id": "r1"}
+    base = [".", "W", "B", "."]
+    cases: list[tuple[list[Any], list[int]]] = [
+        ([".", "W", "B", ".", ["x"], "W"], [4, 5]),  # pushed: a container, then a str
+        ([".", "W", "B", ".", "W"], [4, 9]),  # pushed, and an index past both ends
+        ([".", {"a": 1}, "B", "."], [1]),  # a container where a str was
+        ([".", ".", "W", "."], [2, 1]),  # out of order
+        (["W", "W"], [0, 2, 3]),  # cut
+    ]
+    for value, at in cases:
+        for names in (("board", "turn"), ("board", "turn", "gone"), ("gone", "board", "turn")):
+            old_game = {"board": base, "quiet": [], "turn": 1}
+            new_game = {**old_game, "board": value, "turn": 2}
+            old = {"room": part, "game": old_game, "outcome": None}
+            new = {"room": part, "game": new_game, "outcome": None}
+            want = diff_compact(old, new, refs)
+            edits = [(base, value, at), (old_game, new_game, names)]
+            assert exact(diff_view(old, new, refs, part, [], edits), want), (value, at, names)
