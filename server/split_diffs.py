@@ -10,7 +10,7 @@ and exactly `diff_compact` of its own old and new views (tests/server/test_split
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import compress, islice
+from itertools import compress
 from operator import is_, is_not
 from typing import Any
 
@@ -56,18 +56,30 @@ def _own_ops(old: dict[Any, Any], new: dict[Any, Any], ck: Any, refs: Mapping[st
              start: int) -> tuple[list[list[Any]], int] | None:
     """The same walk of the entries from position `start` on (`old` and `new` of one
     length): their ops and direct count, None if none. Raises _Unsplit unless both maps
-    hold the same keys there, in the same order."""
-    ops: list[list[Any]] | None = None
-    direct = 0
-    for (k, w), (key, v) in zip(islice(old.items(), start, None), islice(new.items(), start, None), strict=True):
+    hold the same keys there, in the same order.
+
+    The few entries past `start` (a view's own: GIANTS' `you`, `ahu`, `screen`,
+    `my_bid`) are read from the maps' ends (`reversed`), and the changed ones (mostly
+    none) walked in the maps' order afterwards. Skipping the shared entries instead
+    (two `islice`, each made with its arguments parsed, zipped `strict`: a keyword
+    parsed) cost ~4,400 instructions a call more (bench/move_instructions.py)."""
+    ro, rn = reversed(old.items()), reversed(new.items())
+    changed: list[tuple[str, Any, Any]] | None = None
+    for _ in range(len(new) - start):
+        (k, w), (key, v) = next(ro), next(rn)
         if k is not key and k != key:
             raise _Unsplit
-        if w is v:
-            continue
+        if w is not v:
+            if changed is None:
+                changed = []
+            changed.append((key, w, v))
+    if changed is None:
+        return None
+    ops: list[list[Any]] = []
+    direct = 0
+    for key, w, v in reversed(changed):  # in the maps' order
         if type(key) is not str:
             raise _Unsplit
-        if ops is None:
-            ops = []
         ckey = refs.get(key, key)
         if type(v) in _PLAIN:
             if type(w) is not type(v) or w != v:

@@ -13,12 +13,14 @@ them (else this tests nothing).
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
 import pytest
 
 from engines.base import Seat
 from engines.giants.views import SHARED_START
+from protocol.compact import _walk
 from server import split_diffs
 from server.room import Room
 from server.wire import diff_compact
@@ -70,3 +72,71 @@ def test_the_shared_start_is_what_the_split_takes() -> None:
     assert SHARED_START > 0
     splits = split_diffs.SplitDiffs({}, {}, {None: {}}, 0)
     assert splits.gen == {}
+
+
+def _forward_own_ops(old: dict[Any, Any], new: dict[Any, Any], ck: Any, refs: Any,
+                     start: int) -> tuple[list[list[Any]], int] | None:
+    """`_own_ops` as it was until session 20, a forward walk from `start` (`islice`):
+    the oracle of the test below."""
+    ops: list[list[Any]] | None = None
+    direct = 0
+    for (k, w), (key, v) in zip(islice(old.items(), start, None), islice(new.items(), start, None), strict=True):
+        if k is not key and k != key:
+            raise split_diffs._Unsplit
+        if w is v:
+            continue
+        if type(key) is not str:
+            raise split_diffs._Unsplit
+        if ops is None:
+            ops = []
+        ckey = refs.get(key, key)
+        if type(v) in (str, int, bool, bytes, type(None)):
+            if type(w) is not type(v) or w != v:
+                ops.append([0, ck, ckey, v])
+                direct += 1
+            continue
+        direct += _walk(w, v, [ck, ckey], refs, ops)
+    return (ops, direct) if ops else None
+
+
+def test_own_ops_read_from_the_ends_are_the_forward_walks() -> None:
+    """`_own_ops` reads a view's own entries (GIANTS: you, ahu, screen, my_bid, GI-28)
+    from the maps' ends: the same ops in the maps' order as walking them forward, and
+    _Unsplit where the keys there differ or a changed key is not a str."""
+    from engines.registry import get_engine
+    from server.views import key_tables
+
+    refs = key_tables(get_engine("giants"))[1]
+    ck = refs["game"]
+    shared = {f"s{i}": [i] for i in range(SHARED_START)}
+    screen_a, screen_b = {"workers": 2, "logs": 0}, {"workers": 1, "logs": 0}
+    bid = [1, 2, False]
+    cases = [
+        ({"you": 0, "ahu": {}, "screen": screen_a, "my_bid": None}, {"you": 0, "ahu": {}, "screen": screen_a, "my_bid": None}),
+        ({"you": 0, "ahu": {}, "screen": screen_a, "my_bid": None}, {"you": 0, "ahu": {}, "screen": screen_b, "my_bid": bid}),
+        ({"you": 1, "ahu": {"A1": {"moai": 1}}, "screen": screen_b, "my_bid": bid},
+         {"you": 1, "ahu": {"A1": {"moai": 2}}, "screen": screen_a, "my_bid": None}),
+        ({"you": None, "ahu": {}}, {"you": None, "ahu": {"A2": {"moai": 3}}}),
+    ]
+    for own_old, own_new in cases:
+        old, new = {**shared, **own_old}, {**shared, **own_new}
+        new.update({k: old[k] for k in own_old if own_old[k] is own_new[k]})  # unchanged: the very objects
+        got = split_diffs._own_ops(old, new, ck, refs, SHARED_START)
+        want = _forward_own_ops(old, new, ck, refs, SHARED_START)
+        assert got == want
+        if got:  # ...and exactly the changed entries' part of the whole diff, in its order
+            own = [refs.get(k, k) for k in own_old]
+            assert got[0] == [op for op in diff_compact({"game": old}, {"game": new}, refs) if op[2] in own]
+    # the keys past `start` differ (another order): no split
+    old = {**shared, "you": 0, "ahu": {}, "screen": screen_a, "my_bid": None}
+    new = {**shared, "you": 0, "ahu": {}, "my_bid": None, "screen": screen_b}
+    with pytest.raises(split_diffs._Unsplit):
+        split_diffs._own_ops(old, new, ck, refs, SHARED_START)
+    with pytest.raises(split_diffs._Unsplit):
+        _forward_own_ops(old, new, ck, refs, SHARED_START)
+    # a changed entry under a key that is not a str: no split; unchanged, it is passed
+    old, new = {**shared, "you": 0, 7: [1]}, {**shared, "you": 0, 7: [2]}
+    with pytest.raises(split_diffs._Unsplit):
+        split_diffs._own_ops(old, new, ck, refs, SHARED_START)
+    new[7] = old[7]
+    assert split_diffs._own_ops(old, new, ck, refs, SHARED_START) is None
