@@ -136,34 +136,37 @@ def _statues(state: GameState, last: _Memo | None, was: dict[str, Any]) -> dict[
     return {sid: was[sid] if (old := get(sid)) is st or old == st else _statue(st) for sid, st in statues.items()}
 
 
-def _seat_source(state: GameState | _Memo, seat: int) -> tuple[Any, ...]:
-    """All that `_public_seat` reads (not what is behind the screen)."""
-    p = state.seats[seat]
-    return (
-        p.points, p.front_markers, p.front_workers, p.front_chief, p.spent_workers, p.spent_chief,
-        p.reserve_workers, p.reserve_markers, state.passed[seat] if state.passed else False,
-        p.bid is not None, p.looked, p.bid if state.phase != AUCTION else None,
-    )
-
-
 def _sources(state: GameState) -> list[tuple[tuple[Any, ...], tuple[Any, ...]]]:
-    """Per seat: its `_seat_source` (the Ahu it looked under among it) and what only it
-    sees (`_screen`, its bid): the ancestor's equal, the seat's parts are the ancestor's."""
-    return [(_seat_source(state, s), (p.workers, p.chief, p.sorcerer, p.markers, p.tablets, p.logs, p.bases, p.bid))
-            for s, p in enumerate(state.seats)]
+    """Per seat: all that `_public_seat` reads (the Ahu it looked under among it; not
+    what is behind the screen) and what only it sees (`_screen`, its bid): the
+    ancestor's equal, the seat's parts are the ancestor's. (A loop of its own, with no
+    comprehension, `enumerate` or call a seat: it runs on every move.)"""
+    passed, auction = state.passed, state.phase == AUCTION
+    out = []
+    seat = 0
+    for p in state.seats:
+        bid = p.bid
+        out.append(((p.points, p.front_markers, p.front_workers, p.front_chief, p.spent_workers, p.spent_chief,
+                     p.reserve_workers, p.reserve_markers, passed[seat] if passed else False,
+                     bid is not None, p.looked, None if auction else bid),
+                    (p.workers, p.chief, p.sorcerer, p.markers, p.tablets, p.logs, p.bases, bid)))
+        seat += 1  # noqa: SIM113 (no enumerate: see above)
+    return out
 
 
 def _seats(state: GameState, last: _Memo | None, was: dict[str, Any], sources: list[Any]) -> dict[str, Any]:
     if last is None:
         return {str(s): _public_seat(state, s) for s in range(state.players)}
     before = last.sources
-    changed = [s for s in range(state.players) if sources[s][0] != before[s][0]]
-    if not changed:
-        return was
-    out = was.copy()  # the ancestor's part (its seats' keys in seat order), the changed seats replaced
-    for s in changed:
-        key = str(s)
-        out[key] = _public_seat(state, s, was[key])
+    out = was
+    s = 0
+    for source in sources:
+        if source[0] != before[s][0]:
+            if out is was:  # the ancestor's part (its seats' keys in seat order), the changed seats replaced
+                out = was.copy()
+            key = str(s)
+            out[key] = _public_seat(state, s, was[key])
+        s += 1  # noqa: SIM113 (no enumerate: see _sources)
     return out
 
 

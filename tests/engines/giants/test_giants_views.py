@@ -216,3 +216,32 @@ def test_each_view_is_its_viewers_own_map_in_one_key_order(players: int) -> None
     assert list(over[0]) == [*VIEW_ORDER, "seed", "screens"] and over[0]["you"] == 0
     for key in VIEW_ORDER[:SHARED_START]:
         assert len({id(view[key]) for view in over.values()}) == 1, key
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_a_seats_public_part_is_kept_exactly_while_it_is_unchanged(players: int) -> None:
+    """GI-29: each seat's public part (points, front, reserves, passed, the bid once
+    revealed) in the views of consecutive states is the ancestor's very object exactly
+    when its content is unchanged (the room's diff passes it by identity), and the
+    `seats` map itself is the ancestor's when no seat's changed; the content is the
+    part built afresh (`_sources`' loop and `_seats`, tests above for the whole view)."""
+    rng = random.Random(5 + players)
+    state = ENGINE.new_game(players, {}, 41_000 + players)
+    last = ENGINE.view(state, None)["seats"]
+    kept = rebuilt = 0
+    while ENGINE.outcome(state) is None:
+        seat = rng.choice(sorted(ENGINE.to_act(state)))
+        state = ENGINE.apply(state, seat, rng.choice(ENGINE.legal_actions(state, seat))).state
+        if state.phase == OVER:
+            break
+        seats = ENGINE.view(state, None)["seats"]
+        afresh = ENGINE.view(ENGINE.restore(ENGINE.snapshot(state)), None)["seats"]
+        assert msgpack.packb(seats) == msgpack.packb(afresh)
+        same = [msgpack.packb(last[key]) == msgpack.packb(seats[key]) for key in seats]
+        for key, equal in zip(seats, same, strict=True):
+            assert (seats[key] is last[key]) == equal, (state.turn, state.phase, key)
+            kept += equal
+            rebuilt += not equal
+        assert (seats is last) == all(same)
+        last = seats
+    assert kept > 100 and rebuilt > 20
