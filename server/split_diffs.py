@@ -10,8 +10,7 @@ and exactly `diff_compact` of its own old and new views (tests/server/test_split
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import compress
-from operator import is_, is_not
+from operator import is_
 from typing import Any
 
 from engines.base import Seat
@@ -24,6 +23,10 @@ class _Unsplit(Exception):
     """A diff the split cannot take (another shape, a whole container sent): diff it whole."""
 
 
+class _Rekeyed(Exception):
+    """`_entry_ops`' two maps do not hold the same key objects in the same order."""
+
+
 # One changed entry of a view's top map: (its position, its key, its ops, what it adds to
 # the map's count of direct changes, as protocol.compact's walk counts them).
 _Segment = tuple[int, str, list[list[Any]], int]
@@ -32,12 +35,21 @@ _Segment = tuple[int, str, list[list[Any]], int]
 def _entry_ops(old: dict[Any, Any], new: dict[Any, Any], ck: Any, refs: Mapping[str, int],
                out: list[_Segment]) -> None:
     """protocol.compact's walk of a top map (`_walk_part(old, new, [ck], ..., top=True)`,
-    maps with the same keys in the same order), one segment per changed entry. Raises
-    _Unsplit if a key has no compact form."""
-    for i, (k, v) in compress(enumerate(new.items()), map(is_not, old.values(), new.values())):
+    maps of one length), one segment per changed entry. Raises _Rekeyed unless both
+    maps hold the same key objects in the same order (checked entry by entry as it
+    walks: `out` may then hold some segments, to drop), _Unsplit if a key has no
+    compact form. (One loop over both maps' keys and values: checking the keys first
+    with `all(map(is_, ...))` and finding the changed entries with `compress`,
+    `enumerate` and `map` made four iterators and called `is_`/`is_not` per entry.)"""
+    i = -1
+    for ok, k, w, v in zip(old, new, old.values(), new.values()):  # noqa: B905 (the same lengths)
+        i += 1
+        if ok is not k:
+            raise _Rekeyed
+        if w is v:
+            continue
         if type(k) is not str:
             raise _Unsplit
-        w = old[k]
         ckey = refs.get(k, k)
         if type(v) in _PLAIN:
             if type(w) is not type(v) or w != v:
@@ -150,9 +162,8 @@ class SplitDiffs:
                 and all(map(is_, old, new)) and "room" in new and "game" in new and "outcome" in new):
             raise _Unsplit
         og, ng = old["game"], new["game"]
-        if not (type(og) is dict and type(ng) is dict and len(og) == len(ng) >= self.start
-                and all(map(is_, og, ng))):
-            raise _Unsplit
+        if not (type(og) is dict and type(ng) is dict and len(og) == len(ng) >= self.start):
+            raise _Unsplit  # (and unless both hold the same key objects in the same order: below)
         refs = self.refs
         head: list[list[Any]] = []
         tail: list[list[Any]] = []
@@ -163,7 +174,10 @@ class SplitDiffs:
             if k == "game":
                 after = True
                 if w is not v:
-                    _entry_ops(w, v, refs.get(k, k), refs, games)
+                    try:
+                        _entry_ops(w, v, refs.get(k, k), refs, games)
+                    except _Rekeyed:
+                        raise _Unsplit from None
                 continue
             if w is v:
                 continue
@@ -174,9 +188,14 @@ class SplitDiffs:
                     ops.append([SET, ck, v])
                     direct += 1
                 continue
-            if type(w) is dict and type(v) is dict and len(w) == len(v) and all(map(is_, w, v)):
-                segments: list[_Segment] = []
-                _entry_ops(w, v, ck, refs, segments)
+            segments: list[_Segment] | None = None
+            if type(w) is dict and type(v) is dict and len(w) == len(v):
+                segments = []
+                try:
+                    _entry_ops(w, v, ck, refs, segments)
+                except _Rekeyed:  # walked whole below
+                    segments = None
+            if segments is not None:
                 start = len(ops)
                 for segment in segments:
                     ops += segment[2]

@@ -13,7 +13,9 @@ them (else this tests nothing).
 
 from __future__ import annotations
 
-from itertools import islice
+import random
+from itertools import compress, islice
+from operator import is_, is_not
 from typing import Any
 
 import pytest
@@ -140,3 +142,72 @@ def test_own_ops_read_from_the_ends_are_the_forward_walks() -> None:
         split_diffs._own_ops(old, new, ck, refs, SHARED_START)
     new[7] = old[7]
     assert split_diffs._own_ops(old, new, ck, refs, SHARED_START) is None
+
+
+def _pipeline_entry_ops(old: dict[Any, Any], new: dict[Any, Any], ck: Any, refs: Any) -> list[Any] | None:
+    """`_entry_ops` as it was until session 20 (the keys checked first, the changed
+    entries found by compress/enumerate/map): the oracle below; None where the keys'
+    objects or order differ (the caller then did not split, or walked the part whole)."""
+    if not all(map(is_, old, new)):
+        return None
+    out: list[Any] = []
+    for i, (k, v) in compress(enumerate(new.items()), map(is_not, old.values(), new.values())):
+        w = old[k]
+        ckey = refs.get(k, k)
+        if type(v) in (str, int, bool, bytes, type(None)):
+            if type(w) is not type(v) or w != v:
+                out.append((i, k, [[0, ck, ckey, v]], 1))
+            continue
+        ops: list[list[Any]] = []
+        got = _walk(w, v, [ck, ckey], refs, ops)
+        if ops:
+            out.append((i, k, ops, got))
+    return out
+
+
+def test_entry_ops_checking_keys_as_it_walks_are_the_pipelines() -> None:
+    """`_entry_ops` checks the two maps' key objects and order in its own walk: the same
+    segments as checking them first and finding the changed entries with iterators, for
+    GIANTS' game views of consecutive states (GI-28, GI-29: boards, seats, screens),
+    and _Rekeyed exactly where that check failed; a room part whose keys moved is
+    walked whole, its ops still the whole diff's."""
+    from engines.registry import get_engine
+    from server.views import key_tables
+
+    engine = get_engine("giants")
+    refs = key_tables(engine)[1]
+    ck = refs["game"]
+    rng = random.Random(3)
+    state = engine.new_game(3, {}, 9)
+    compared = 0
+    while engine.outcome(state) is None and compared < 300:
+        seat = rng.choice(sorted(engine.to_act(state)))
+        nxt = engine.apply(state, seat, rng.choice(engine.legal_actions(state, seat))).state
+        for viewer in (0, 1, 2, None):
+            old, new = engine.view(state, viewer), engine.view(nxt, viewer)
+            if len(old) != len(new):
+                continue
+            got: list[Any] | None = []
+            try:
+                split_diffs._entry_ops(old, new, ck, refs, got)  # type: ignore[arg-type]
+            except split_diffs._Rekeyed:
+                got = None
+            assert got == _pipeline_entry_ops(old, new, ck, refs)
+            compared += 1
+        state = nxt
+    assert compared >= 300
+    # the same keys in another order, or equal keys that are other objects: _Rekeyed
+    a = {"x": [1], "yy": [2], "z": 3}
+    other = "".join(["y", "y"])  # equal to "yy", another object
+    assert other == "yy" and other is not "yy"  # noqa: F632 (identity is the point)
+    for b in ({"yy": [2], "x": [1], "z": 4}, {"x": [1], other: [5], "z": 3}):
+        assert _pipeline_entry_ops(a, b, ck, refs) is None
+        with pytest.raises(split_diffs._Rekeyed):
+            split_diffs._entry_ops(a, b, ck, refs, [])
+    # a room part with its keys moved: not split entry by entry, the ops still the diff's
+    splits = split_diffs.SplitDiffs(refs, {}, {0: None}, SHARED_START)
+    game = {f"g{i}": i for i in range(SHARED_START)}
+    old_view = {"room": {"to_act": [0], "status": "playing"}, "game": game, "outcome": None}
+    new_view = {"room": {"status": "playing", "to_act": [1]}, "game": dict(game), "outcome": None}
+    splits.gen = {0: old_view}
+    assert splits.ops(0, old_view, new_view) == diff_compact(old_view, new_view, refs)
