@@ -10,7 +10,6 @@ and exactly `diff_compact` of its own old and new views (tests/server/test_split
 from __future__ import annotations
 
 from collections.abc import Mapping
-from operator import is_
 from typing import Any
 
 from engines.base import Seat
@@ -158,8 +157,10 @@ class SplitDiffs:
 
     def _reference(self, old: Any, new: Any) -> None:
         # The root walk (`_walk_root`) of the first member's pair, its entries' ops kept.
-        if not (type(old) is dict and type(new) is dict and old is not new and len(old) == len(new) == 3
-                and all(map(is_, old, new)) and "room" in new and "game" in new and "outcome" in new):
+        if not (type(old) is dict and type(new) is dict and old is not new and len(old) == len(new) == 3):
+            raise _Unsplit
+        (a, b, c), (x, y, z) = old, new  # the same three key objects in the same order
+        if not (a is x and b is y and c is z and "room" in new and "game" in new and "outcome" in new):
             raise _Unsplit
         og, ng = old["game"], new["game"]
         if not (type(og) is dict and type(ng) is dict and len(og) == len(ng) >= self.start):

@@ -106,11 +106,13 @@ class GiantsEngine(Engine[GameState, Action]):
 
     def legal_notation(self, state: GameState, seat: Seat) -> list[str]:
         """Placement, bid and transport lists (the long ones) written directly as strings."""
-        if state.phase == PLACE and seat in self.to_act(state):
+        phase = state.phase
+        # (`to_act` inlined: in a sequential step only `current` acts, in the auction every seat)
+        if phase == PLACE and seat == state.current and seat >= 0:
             return placement.notation(state, seat)
-        if state.phase == AUCTION and seat in self.to_act(state):
+        if phase == AUCTION and seat in auction.bidders(state):
             return auction.bid_notation(state, seat)
-        if state.phase == TRANSPORT and seat in self.to_act(state):
+        if phase == TRANSPORT and seat == state.current and seat >= 0:
             return transport.notation(state, seat)
         return super().legal_notation(state, seat)
 
@@ -134,13 +136,14 @@ class GiantsEngine(Engine[GameState, Action]):
         return Pass()
 
     def apply(self, state: GameState, seat: Seat, action: Action) -> Transition[GameState]:
-        if state.phase == OVER:
+        phase = state.phase
+        if phase == OVER:
             raise GameOverError("the game is over")
-        if seat not in self.to_act(state):
+        # (`to_act` inlined: in a sequential step only `current` acts, in the auction every seat)
+        if not (seat in auction.bidders(state) if phase == AUCTION else seat == state.current and seat >= 0):
             raise NotYourTurnError(f"seat {seat} is not to act now")
         new = state.successor()
         events: list[Event] = []
-        phase = state.phase
         if phase == AUCTION:
             if not isinstance(action, Bid):
                 raise IllegalActionError("the auction takes only a bid, e.g. `bid 1 w1`")
@@ -157,7 +160,8 @@ class GiantsEngine(Engine[GameState, Action]):
             cleanup.apply_returns(new, seat, action, events)
         elif phase == CLEANUP:
             cleanup.apply_cleanup(new, seat, action, events)
-        flow.settle(new, events)
+        if new.current == flow.PENDING:  # automatic steps to run (`settle`'s own test, without its call)
+            flow.settle(new, events)
         return Transition(new, tuple(events))
 
     restated_events = frozenset({"place", "bid_made", "pass", "phase"})

@@ -126,11 +126,9 @@ def _runs(state: GameState, seat: int, text: bool) -> tuple[Sequence[Any], ...]:
     out: list[Sequence[Any]] = []
     logs = min(2, p.logs)
     if p.workers > 0:
-        for k in range(logs + 1):
-            out.append(place[("worker", k)])
+        out += (place[("worker", 0)], place[("worker", 1)], place[("worker", 2)])[:logs + 1]
     if p.sorcerer:
-        for k in range(logs + 1):
-            out.append(place[("sorcerer", k)])
+        out += (place[("sorcerer", 0)], place[("sorcerer", 1)], place[("sorcerer", 2)])[:logs + 1]
         out.append(_powers(state, seat, "sorcerer", text))
     if p.chief:
         out.append(place[("chief", 0)])
@@ -299,9 +297,12 @@ def apply(state: GameState, seat: int, action: object, events: list[Event]) -> N
 
 def next_seat(state: GameState, seat: int, following: str) -> None:
     """The next seat clockwise that has not passed; else move on to `following`."""
-    for i in range(1, state.players + 1):
-        s = (seat + i) % state.players
-        if not state.passed[s]:
+    players, passed = state.players, state.passed
+    i = 1
+    while i <= players:  # (no range made: once a move)
+        s = (seat + i) % players
+        if not passed[s]:
             state.current = s
             return
+        i += 1
     state.phase, state.current = following, PENDING

@@ -82,6 +82,8 @@ class Player:
     looked: list[str] = field(default_factory=list)  # Ahu ids looked under (GI-23)
 
     def clone(self) -> Player:
+        """A copy sharing `looked` (never changed in place: `apply_look` replaces it),
+        for `successor`; `GameState.clone` copies that list too."""
         # Slot by slot, without the dataclass's __init__ call (two a move, `successor`)
         new = _new_player(Player)
         new.workers = self.workers
@@ -100,7 +102,7 @@ class Player:
         new.spent_workers = self.spent_workers
         new.spent_chief = self.spent_chief
         new.points = self.points
-        new.looked = list(self.looked)
+        new.looked = self.looked
         return new
 
 
@@ -210,9 +212,12 @@ class GameState:
     view_memo: object = field(default=None, compare=False, repr=False)
 
     def clone(self) -> GameState:
+        seats = [p.clone() for p in self.seats]
+        for p in seats:
+            p.looked = list(p.looked)  # (a clone may be changed in place anywhere)
         return GameState(
             self.players, self.seed, self.first, self.turn, self.phase,
-            [p.clone() for p in self.seats], list(self.stock), list(self.offer),
+            seats, list(self.stock), list(self.offer),
             list(self.faces), self.tablets, self.headdresses, self.neutrals,
             dict(self.forests),
             {h: {t: list(v) for t, v in tokens.items()} for h, tokens in self.board.items()},
@@ -223,7 +228,8 @@ class GameState:
 
     def successor(self) -> GameState:
         """The copy `apply` changes: hexes, statues and Ahu shared with this state, so
-        change them only through the `own_*`/`*_piece` methods below."""
+        change them only through the `own_*`/`*_piece` methods below; each player is
+        its own copy, sharing only its `looked` list (a look replaces it: `apply_look`)."""
         # Slot by slot, without the dataclass's __init__ call (once a move)
         new = _new_state(GameState)
         new.players = self.players
@@ -231,7 +237,9 @@ class GameState:
         new.first = self.first
         new.turn = self.turn
         new.phase = self.phase
-        new.seats = [p.clone() for p in self.seats]
+        new.seats = seats = []  # (a loop: no comprehension's function made and called)
+        for p in self.seats:
+            seats.append(p.clone())
         new.stock = list(self.stock)
         new.offer = list(self.offer)
         new.faces = list(self.faces)

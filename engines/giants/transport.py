@@ -388,7 +388,7 @@ def apply_look(state: GameState, seat: int, a: Look, events: list[Event]) -> Non
         raise IllegalActionError("looking costs 1 half-tablet")
     p.tablets -= 1
     state.tablets += 1
-    p.looked.append(a.ahu)
+    p.looked = [*p.looked, a.ahu]  # a new list: `successor`'s players share the last state's (Player.clone)
     # Only the payer learns the owner: it appears in that seat's view, not here.
     events.append({"type": "look", "seat": seat, "ahu": a.ahu})
 

@@ -173,9 +173,9 @@ def _seats(state: GameState, last: _Memo | None, was: dict[str, Any], sources: l
 def _memo(state: GameState) -> _Memo:
     """The state's memo, made from its ancestor's (passed on by `clone`) on first use."""
     memo = state.view_memo
-    if isinstance(memo, _Memo) and memo.board is state.board:
-        return memo  # its own
-    last = memo if isinstance(memo, _Memo) else None
+    last = memo if type(memo) is _Memo else None
+    if last is not None and last.board is state.board:
+        return last  # its own
     new = _Memo(state)
     was = last.public if last is not None else {}
     sources = new.sources = _sources(state)
@@ -265,7 +265,9 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
     if over:  # all revealed: a last view, not kept
         ahu = _ahu(state, seat, True)
         screen, bid = None, None
-    memo = _memo(state)
+    memo = state.view_memo
+    if type(memo) is not _Memo or memo.board is not state.board:  # `_memo`'s own test, without its call
+        memo = _memo(state)
     public = memo.public
     if not over:
         own = memo.own.get(seat)

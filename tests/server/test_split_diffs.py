@@ -211,3 +211,18 @@ def test_entry_ops_checking_keys_as_it_walks_are_the_pipelines() -> None:
     new_view = {"room": {"status": "playing", "to_act": [1]}, "game": dict(game), "outcome": None}
     splits.gen = {0: old_view}
     assert splits.ops(0, old_view, new_view) == diff_compact(old_view, new_view, refs)
+
+
+def test_a_root_with_its_keys_moved_is_diffed_whole() -> None:
+    """`_reference` reads the root's three keys by unpacking: a view whose `room`, `game`
+    and `outcome` keys come in another order is not split, its ops the whole diff's."""
+    from engines.registry import get_engine
+    from server.views import key_tables
+
+    refs = key_tables(get_engine("giants"))[1]
+    game = {f"g{i}": i for i in range(SHARED_START)}
+    old_view = {"room": {"to_act": [0]}, "game": game, "outcome": None}
+    new_view = {"game": {**game, "g0": 5}, "room": {"to_act": [1]}, "outcome": None}
+    splits = split_diffs.SplitDiffs(refs, {}, {0: old_view}, SHARED_START)
+    assert splits.ops(0, old_view, new_view) == diff_compact(old_view, new_view, refs)
+    assert splits.old is None  # no reference was taken: the member was diffed whole
