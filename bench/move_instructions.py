@@ -95,9 +95,6 @@ class Peer:
     def push(self, frame: bytes) -> None:
         self.frames += 1
 
-    def flush(self) -> None:  # what a room calls before a legal list (Connection's writes)
-        pass
-
     def send_ok(self, req_id: Any, data: dict[str, Any]) -> None:
         self.push(encode({"type": "ok", "id": req_id, "data": data}))
 

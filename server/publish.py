@@ -129,8 +129,6 @@ class RoomPublish(RoomViews):
             if acting:
                 legal = legal_cache.get(seat)  # type: ignore[arg-type]
                 if legal is None:  # `legal_for`, whose checks `acting` has made
-                    if not legal_cache:  # the first list: the frames made so far leave first
-                        flush_before(ordered, member)
                     legal = legal_cache[seat] = engine.legal_notation(state, seat)  # type: ignore[index, arg-type]
             else:
                 legal = NO_LEGAL
@@ -251,8 +249,6 @@ class RoomPublish(RoomViews):
             if seat in to_act:
                 found = legals.get(seat)
                 if found is None:  # `legal_for`, whose checks `to_act` has made
-                    if not legals:  # the first list: the frames made so far leave first
-                        flush_before(ordered, member)
                     if engine.lines_notation and (lines := engine.legal_lines(state, seat)) is not None:
                         # packed from the text; the list made only for a member that needs it
                         legal = lines[0]
@@ -339,14 +335,3 @@ class RoomPublish(RoomViews):
                 frame = encode(patch_frame(self.id, version, version + 1, ops, events, legal))
                 member.view, member.version, member.legal_hash = view, version + 1, legal_hash
             peer.push(frame)
-
-
-def flush_before(ordered: list[Member], member: Member) -> None:
-    """Write the frames pushed to the members before `member` in `ordered` (the idle
-    members, the one who just acted among them): `publish` calls it before working out
-    the first legal list, so their patches leave now instead of waiting for it (a
-    connection's frames are written once a turn all the same, its `ok` with them)."""
-    for other in ordered:
-        if other is member:
-            return
-        other.peer.flush()

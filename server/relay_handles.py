@@ -48,9 +48,6 @@ class RelayPeer:
         self.relay.frames_relayed += 1
         self.relay.queue(self.node_id, ["f", self.conn_id, frame])
 
-    def flush(self) -> None:
-        """Nothing: relayed frames leave with the relay's batch at the end of the turn."""
-
     def send_ok(self, req_id: Any, data: dict[str, Any]) -> None:
         self.push(encode({"type": "ok", "id": req_id, "data": data}))
 

@@ -42,11 +42,6 @@ class Peer(Protocol):
 
     def push(self, frame: bytes) -> None: ...
 
-    def flush(self) -> None:
-        """Write what `push` queued now, not at the end of the loop's turn: a room calls
-        it before slow work (the next actor's legal list), so the frames made so far
-        (the actor's own patch among them) do not wait for that work."""
-
     def send_ok(self, req_id: Any, data: dict[str, Any]) -> None: ...
 
     def send_ok_version(self, req_id: Any, version: int) -> None:

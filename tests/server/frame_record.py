@@ -37,9 +37,6 @@ class RecordingPeer:
     def push(self, frame: bytes) -> None:
         self.frames.append(frame)
 
-    def flush(self) -> None:
-        pass
-
     def send_ok(self, req_id: Any, data: dict[str, Any]) -> None:
         self.push(encode({"type": "ok", "id": req_id, "data": data}))
 

@@ -35,9 +35,6 @@ class MemoryPeer:
     def push(self, frame: bytes) -> None:
         self.frames += 1
 
-    def flush(self) -> None:
-        pass
-
     def send_ok(self, req_id: Any, data: dict[str, Any]) -> None:
         self.oks.append(data)
 
