@@ -1,8 +1,8 @@
 """The sans-I/O wire protocol shared by server, client and bots.
 
 No I/O and no `await` here: `codec` turns bytes into typed messages and back,
-`patch` diffs and applies views, `errors` holds the stable error codes. See
-docs/protocol.md for the wire format itself.
+`frames` builds what a server sends, `patch` diffs and applies views, `errors` holds
+the stable error codes. See docs/protocol.md for the wire format itself.
 """
 
 from __future__ import annotations
@@ -10,19 +10,10 @@ from __future__ import annotations
 from protocol.codec import (
     MAX_FRAME,
     MAX_SERVER_FRAME,
-    closing_frame,
-    compact_patch_frame,
     decode_client,
     decode_server,
     encode,
-    error_frame,
-    ok_frame,
-    patch_body,
-    patch_bytes,
-    patch_frame,
-    patch_head,
     recover_id,
-    snapshot_frame,
     unpack_map,
 )
 from protocol.compact import compact_ops, diff_compact, expand_ops, key_refs, key_table
@@ -35,6 +26,17 @@ from protocol.errors import (
     PatchError,
     ProtocolError,
     UnknownType,
+)
+from protocol.frames import (
+    closing_frame,
+    compact_patch_frame,
+    error_frame,
+    ok_frame,
+    patch_body,
+    patch_bytes,
+    patch_frame,
+    patch_head,
+    snapshot_frame,
 )
 from protocol.legal import apply_legal_edit, legal_edit, legal_edit_joined
 from protocol.messages import (

@@ -17,7 +17,8 @@ sys.path.append(str(Path(__file__).resolve().parents[2] / "bench"))
 import lean_load
 import wsclient
 
-from protocol.codec import compact_patch_frame, encode, patch_body, patch_bytes, patch_head
+from protocol.codec import encode
+from protocol.frames import compact_patch_frame, patch_body, patch_bytes, patch_head
 
 rooms = st.text(min_size=1, max_size=40)
 actions = st.text(min_size=1, max_size=200)

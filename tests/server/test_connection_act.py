@@ -12,8 +12,9 @@ from typing import Any
 import msgpack
 import pytest
 
-from protocol.codec import decode_client, decode_server, encode, error_frame
+from protocol.codec import decode_client, decode_server, encode
 from protocol.errors import ProtocolError
+from protocol.frames import error_frame
 from server.config import Config
 from server.connection import Connection
 from server.errors import RequestError
