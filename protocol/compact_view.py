@@ -63,6 +63,21 @@ def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any,
                     direct += 1
                 continue
             if w is part and type(k) is str:
+                if len(changed) == 1:  # a move's usual change (`to_act`): _walk_keys inlined
+                    n = changed[0]
+                    y, x = v[n], part[n]  # (w is part)
+                    if x is y:
+                        continue
+                    if type(y) is list and type(x) is list and len(y) == 1 and len(x) == 1 and type(y[0]) in _PLAIN:
+                        # its one-entry list (a turn passing: [a] -> [b]), set by its entry
+                        x, y = x[0], y[0]
+                        if type(x) is not type(y) or x != y:
+                            cops.append([SET, ck, refs.get(n, n), 0, y])
+                        continue
+                    if type(y) in _PLAIN:  # one op at most: no whole `set` to weigh, and it counts 0
+                        if type(x) is not type(y) or x != y:
+                            cops.append([SET, ck, refs.get(n, n), y])
+                        continue
                 direct += _walk_keys(w, v, changed, [ck], refs, cops)
             elif edits and k == "game":
                 base, value, at = edits[-1]

@@ -268,7 +268,8 @@ class RoomPublish(RoomViews):
             # protocol 3 may send the change from the member's last non-empty list.
             if wire >= 2:
                 key: tuple[Any, ...]
-                if legal_hash != member.legal_hash:
+                listed = legal_hash != member.legal_hash  # its list (or an edit of it) goes in the frame
+                if listed:
                     base = member.legal_base if wire >= 3 else None
                     key = (id(old), version, seat, wire, base)
                 else:
@@ -286,7 +287,7 @@ class RoomPublish(RoomViews):
                                    else diff_compact(old, view, refs))
                         body = bodies[id(old)] = patch_body(compact, shown)
                         prefix = prefix or patch_head(self.id)
-                    if len(key) == 4:  # the member's list is unchanged: none sent
+                    if not listed:  # the member's list is unchanged: none sent
                         frame = patch_bytes(prefix, version, body, None)
                     else:
                         if base is None:
@@ -307,7 +308,7 @@ class RoomPublish(RoomViews):
                     frames[key] = frame
                 # Each member's sequence moves only on changes it is sent (GI-8).
                 member.view, member.version = view, version + 1
-                if len(key) == 5:
+                if listed:
                     member.legal_hash = legal_hash
                     if wire >= 3 and legal:
                         packed = packs.get(seat)

@@ -82,6 +82,37 @@ def test_diff_view_of_one_entry_lists_in_the_room_part_is_diff_compact(
 
 
 @settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from(ROOM_POOL), one_entry | any_views, min_size=1, max_size=10),
+       one_entry | any_views | st.sampled_from(TRICKY), st.integers(0, 2**32), tables)
+def test_diff_view_of_one_named_room_entry_is_diff_compact(part: dict[str, Any], value: Any, seed: int,
+                                                          keys: tuple[str, ...]) -> None:
+    """A move's usual room part change, one entry named (`to_act`), which `diff_view`
+    sets without `_walk_keys`: the same ops as `diff_compact` whatever the old and new
+    entry are (one-entry lists of every kind, plain values, 1 for True, 0.0 for 0, the
+    same object, an equal copy, containers, which are walked), in a room part of any
+    size and next to a game map's change; and a key the part lacks sends it to
+    `diff_compact`."""
+    rng = random.Random(seed)
+    refs = key_refs(keys)
+    name = rng.choice(list(part))
+    if rng.random() < 0.5:  # a plain entry before (1 then True, 0 then 0.0, ...)
+        part = {**part, name: rng.choice([1, True, 0, 0.0, False, 1.0, "1", None])}
+    room = dict(part)
+    room[name] = rng.choice([value, part[name], copy.deepcopy(part[name]), [0], [1], [True], [0.0], [None], 1,
+                             True, 1.0, "1", None])
+    for game in ({"a": 1}, {"a": 2}):
+        old = {"room": part, "game": {"a": 1}, "outcome": None}
+        new = {"room": room, "game": game, "outcome": None}
+        want = diff_compact(old, new, refs)
+        assert exact(want, compact_ops(diff(old, new), refs, new))
+        assert exact(diff_view(old, new, refs, part, [name]), want)
+        assert exact(diff_view(old, new, refs, part, (name,)), want)
+    stray = {**room, "new key": 1}  # not the part's keys: the caller's promise broken, diff_compact's ops
+    new = {"room": stray, "game": {"a": 1}, "outcome": None}
+    assert exact(diff_view(old, new, refs, part, ["new key"]), diff_compact(old, new, refs))
+
+
+@settings(max_examples=400, deadline=None)
 @given(st.lists(scalars, max_size=70), st.dictionaries(map_keys, any_views, max_size=6), st.integers(0, 2**32),
        st.sampled_from([0.05, 0.3, 0.9]), tables)
 def test_diff_view_with_edits_is_diff_compact(base: list[Any], game: dict[Any, Any], seed: int, rate: float,
