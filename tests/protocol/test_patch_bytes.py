@@ -9,7 +9,15 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol import compact_patch_frame, decode_server, encode, patch_body, patch_bytes, patch_head
+from protocol import (
+    compact_patch_frame,
+    decode_server,
+    encode,
+    frames,
+    patch_body,
+    patch_bytes,
+    patch_head,
+)
 from protocol.packer import packb
 from tests.protocol.test_patch import scalars
 
@@ -51,6 +59,17 @@ def test_head_is_packb_for_any_room(room: str) -> None:
     """patch_head writes an ASCII room id under 32 bytes as a fixstr itself: the bytes
     msgpack writes, for ids around the fixstr bound (31/32) and non-ASCII ones too."""
     assert patch_head(room) == encode({"type": "patch", "room": room, "from": 0})[1:-1]
+
+
+def test_heads_are_kept_within_their_bound(monkeypatch: Any) -> None:
+    """patch_head keeps each room's head (the same bytes every change) and empties the
+    table when it holds HEADS_KEPT: a server of many rooms keeps a bounded number."""
+    monkeypatch.setattr(frames, "HEADS_KEPT", 3)
+    monkeypatch.setattr(frames, "_HEADS", {})
+    for n in range(10):
+        room = f"room{n % 5}" if n % 2 else "é" * (n + 30)  # fixstr and longer ids, ASCII and not
+        assert patch_head(room) == patch_head(room) == encode({"type": "patch", "room": room, "from": 0})[1:-1]
+        assert 1 <= len(frames._HEADS) <= 3
 
 
 @settings(max_examples=200, deadline=None)
