@@ -209,8 +209,8 @@ class RoomPublish(RoomViews):
         """`publish` in a room without hidden information: every member's new view is one
         object (`_views`' shared one, built inline), so the ops, act and events are packed
         once per old view (`patch_body`) and each member's frame is its own head, version
-        and legal list around them (`patch_bytes`); frames are shared by members at the
-        same old view, version and legal list. Same frames, same order, same member
+        and legal list around them (`patch_bytes`); the members sent no list share a frame
+        at the same old view and version. Same frames, same order, same member
         updates as the general loop (tests/server/test_publish_frames.py)."""
         to_act = engine.to_act(state) if self.status == "playing" else NO_SEATS
         game = engine.view(state, None)
@@ -231,7 +231,7 @@ class RoomPublish(RoomViews):
         # the new view) can give its id only to an object allocated since, never to an
         # old view; the new view is held by `view` until the end.
         bodies: dict[int, Any] = {}
-        frames: dict[tuple[Any, ...], bytes] = {}
+        frames: dict[tuple[int, int], bytes] = {}  # the frames of members sent no list
         # each acting seat's list (or the text `engine.legal_lines` wrote it as, until a
         # member needs the list) and its `open_legal` hash
         legals: dict[Seat | None, tuple[list[str] | str, int]] = {}
@@ -267,14 +267,16 @@ class RoomPublish(RoomViews):
             # Protocol 2 sends a legal list only when it differs from the member's last one;
             # protocol 3 may send the change from the member's last non-empty list.
             if wire >= 2:
-                key: tuple[Any, ...]
+                key: tuple[int, int] | None
                 listed = legal_hash != member.legal_hash  # its list (or an edit of it) goes in the frame
                 if listed:
+                    # its seat's list, from its own base: a frame seldom another's (a seat's
+                    # second connection), so none is looked for (a key hashed, a frame kept)
                     base = member.legal_base if wire >= 3 else None
-                    key = (id(old), version, seat, wire, base)
-                else:
-                    base, key = None, (id(old), version, seat, wire)
-                frame = frames.get(key)
+                    key = frame = None
+                else:  # the frame depends on the old view and the version only
+                    key = (id(old), version)
+                    frame = frames.get(key)
                 if frame is None:
                     body = bodies.get(id(old))
                     if body is None:  # the ops, act and events packed once for all who see them
@@ -305,7 +307,8 @@ class RoomPublish(RoomViews):
                             frame = patch_bytes(prefix, version, body, None, None, packed)
                         else:
                             frame = patch_bytes(prefix, version, body, None, edit)
-                    frames[key] = frame
+                    if key is not None:
+                        frames[key] = frame
                 # Each member's sequence moves only on changes it is sent (GI-8).
                 member.view, member.version = view, version + 1
                 if listed:
