@@ -206,6 +206,9 @@ def _walk_at(old: Any, new: Any, at: Sequence[Any], cpath: list[Any], refs: Mapp
         if type(old) is dict and type(new) is dict:
             return _walk_keys_at(old, new, at, cpath, refs, cops)
         return _walk(old, new, cpath, refs, cops)
+    if not at and len(new) == len(old) + 1:  # one entry pushed, nothing rewritten (a quiet move's
+        cops.append([PUSH, *cpath, new[-1]])  # text): one op, below _WHOLE_CHECK; it counts 1
+        return 1
     start, direct, last = len(cops), 0, -1
     lo, ln = len(old), len(new)
     end = ln if ln < lo else lo

@@ -240,6 +240,8 @@ class RoomPublish(RoomViews):
         ops_cache: dict[int, list[Any]] | None = None
         shown: list[dict[str, Any]] | None = None  # the events protocol 2 sends
         prefix = b""
+        last_old: Any = bodies  # the last body's old view (none yet: an object no member holds)
+        last_body: Any = None
         for member in ordered:
             if member is skip:
                 continue
@@ -278,7 +280,7 @@ class RoomPublish(RoomViews):
                     key = (id(old), version)
                     frame = frames.get(key)
                 if frame is None:
-                    body = bodies.get(id(old))
+                    body = last_body if old is last_old else bodies.get(id(old))  # (members mostly share one)
                     if body is None:  # the ops, act and events packed once for all who see them
                         if shown is None:
                             restated = engine.restated_events
@@ -288,6 +290,7 @@ class RoomPublish(RoomViews):
                         compact = (diff_view(old, view, refs, room[0], room[1], engine.view_edits(state)) if room
                                    else diff_compact(old, view, refs))
                         body = bodies[id(old)] = patch_body(compact, shown)
+                        last_old, last_body = old, body
                         prefix = prefix or patch_head(self.id)
                     if not listed:  # the member's list is unchanged: none sent
                         frame = patch_bytes(prefix, version, body, None)

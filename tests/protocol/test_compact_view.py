@@ -112,6 +112,33 @@ def test_diff_view_of_one_named_room_entry_is_diff_compact(part: dict[str, Any],
     assert exact(diff_view(old, new, refs, part, ["new key"]), diff_compact(old, new, refs))
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(scalars | any_views, max_size=8), scalars | any_views | st.sampled_from(TRICKY), st.integers(0, 2**32),
+       tables)
+def test_diff_view_of_a_list_pushed_to_once_is_diff_compact(base: list[Any], pushed: Any, seed: int,
+                                                           keys: tuple[str, ...]) -> None:
+    """A list of the game map whose edit names no entry and which grew by one (a quiet
+    move's text pushed: Giantslayer's `quiet_moves`), set by one push: the same ops as
+    `diff_compact` for entries and pushed values of every kind, short lists included
+    (no whole `set` weighed for one op), next to other changes of the game map; and
+    lists that grew by two or none, or lost one, with the same edit."""
+    rng = random.Random(seed)
+    refs = key_refs(keys)
+    part = {"id": "r1"}
+    for value in ([*base, pushed], [*base, pushed, pushed], base[:], base[:-1]):
+        # other entries, some rewritten: with the push counted, the game map's own ops
+        # may or may not reach a whole `set` of it
+        old_game = {"moves": base, **{f"k{i}": i for i in range(6)}}
+        new_game = {"moves": value, **{f"k{i}": rng.choice([i, i + 1]) for i in range(6)}}
+        old = {"room": part, "game": old_game, "outcome": None}
+        new = {"room": part, "game": new_game, "outcome": None}
+        want = diff_compact(old, new, refs)
+        assert exact(want, compact_ops(diff(old, new), refs, new))
+        assert exact(diff_view(old, new, refs, part, [], [(base, value, ())]), want)
+        assert exact(diff_view(old, new, refs, part, [], [(base, value, ()), (old_game, new_game, tuple(new_game))]),
+                     want)
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(scalars, max_size=70), st.dictionaries(map_keys, any_views, max_size=6), st.integers(0, 2**32),
        st.sampled_from([0.05, 0.3, 0.9]), tables)
