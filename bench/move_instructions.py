@@ -20,8 +20,8 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
   `act`, one loop turn per frame; the asyncio loop's turns count too (`--loop`).
 - `output`: what a Giantslayer move's frames cost in `Connection.push` and `flush` (the
   room part's peers keep nothing): the actor's `ok` (20 bytes) and patch with its
-  legal list (300), two more patches (111), each connection flushed once, on a
-  transport that keeps nothing; through the server's own flush scheduling
+  legal list (300), two more patches (111), each connection flushed once, websockets'
+  own `ServerConnection` on a transport that keeps nothing; through the server's own flush scheduling
   (`GiantsServer.schedule_flush` from each connection's first push, its `call_soon`,
   the actor's handler's `flush_now`, and the scheduled `_flush` at the end of the turn,
   which finds nothing left: called here as the loop would, the loop's dispatch of it
@@ -378,6 +378,7 @@ async def receive_part(requests: int) -> None:
 
 
 async def output_part(moves: int) -> None:
+    from websockets.asyncio.server import ServerConnection
     from websockets.protocol import State
     from websockets.server import ServerProtocol
 
@@ -385,17 +386,28 @@ async def output_part(moves: int) -> None:
     from server.config import Config
     from server.connection import Connection
 
-    class WriteTransport:
+    class WriteTransport(Transport):  # what websockets' connection and `push`/`flush` call
         def get_write_buffer_size(self) -> int:
             return 0
 
-        def write(self, data: bytes) -> None:
+        def pause_reading(self) -> None:
             pass
 
-    def open_protocol() -> ServerProtocol:  # websockets' own sans-I/O protocol (its `state` is a property), open
+        def resume_reading(self) -> None:
+            pass
+
+        def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+            pass
+
+    def open_connection() -> ServerConnection:
+        """websockets' own connection (a class of Python attributes, read as the
+        server's are: not a SimpleNamespace's, whose reads the interpreter does not
+        specialise), its sans-I/O protocol open, on a transport that keeps nothing."""
         protocol = ServerProtocol()
-        protocol.state = State.OPEN
-        return protocol
+        protocol.state = State.OPEN  # a property
+        ws = ServerConnection(protocol, None, ping_interval=None, ping_timeout=None)  # type: ignore[arg-type]
+        super(ServerConnection, ws).connection_made(WriteTransport())  # type: ignore[arg-type]
+        return ws
 
     class Server:  # the server's flush scheduling, as GiantsServer has it
         schedule_flush = GiantsServer.schedule_flush
@@ -411,9 +423,7 @@ async def output_part(moves: int) -> None:
     server = Server()
     conns = []
     for _ in range(3):
-        ws = SimpleNamespace(request=None, response=None, protocol=open_protocol(), transport=WriteTransport(),
-                             send_in_progress=None)
-        conns.append(Connection(ws, server))  # type: ignore[arg-type]
+        conns.append(Connection(open_connection(), server))  # type: ignore[arg-type]
     ok, legal, patch = b"o" * 20, b"l" * 300, b"p" * 111
     server_gc()
     for i in range(moves + WARMUP):
