@@ -436,6 +436,7 @@ async def output_part(moves: int) -> None:
             self.config, self.metrics, self.router = Config(), Metrics(), None
             self.dirty: list[Any] = []
             self._flush_scheduled = False
+            self._flush_soon = self._flush
 
     server = Server()
     conns = []

@@ -103,6 +103,7 @@ class GiantsServer:
         # Connections with frames queued (Host.dirty): while it holds any, a flush is scheduled.
         self.dirty: list[Connection] = []
         self._flush_scheduled = False
+        self._flush_soon = self._flush  # the callback `schedule_flush` hands the loop, bound once
 
     async def health(self) -> tuple[bool, dict[str, Any]]:
         """(healthy, /healthz body): Redis answers, rooms restored, not shutting down."""
@@ -169,7 +170,9 @@ class GiantsServer:
         self.dirty.append(conn)
         if not self._flush_scheduled:
             self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
+            # The connection's own loop (the running one): `asyncio.get_running_loop()`
+            # asks the kernel for the pid on Python 3.11, once a move here.
+            conn.ws.loop.call_soon(self._flush_soon)
 
     def flush_now(self) -> None:
         """Write the frames queued so far, without waiting for the end of this turn of
