@@ -134,14 +134,15 @@ class Connection(ConnectionRequests):
         self.protocol = frame_version(PROTOCOL_VERSION)  # how its snapshots and patches are encoded
         self.rooms: dict[str, RoomHandle] = {}
         self.budget = FrameBudget(self.config.rate, self.config.burst, self.config.flood_refusals)
-        self.corked = False  # frames queued, flush scheduled
         # The handshake (Origin included) is over and nothing reads its headers again:
         # free them, about 3 KiB a connection.
         if ws.request is not None:
             ws.request.headers = Headers()
         if ws.response is not None:
             ws.response.headers = Headers()
-        self.queued = 0  # bytes framed into the protocol's buffer since the last flush
+        # Bytes framed into the protocol's buffer since the last flush; not 0: frames
+        # are queued and the connection is among the server's `dirty` (a flush is due).
+        self.queued = 0
         # No extension was negotiated (and none will be: the handshake is over): `push`
         # frames its frames itself. Read once, not on every frame.
         self.plain_frames = not getattr(getattr(ws, "protocol", None), "extensions", None)
@@ -165,7 +166,8 @@ class Connection(ConnectionRequests):
         if self.dropped is not None or protocol._state is not _OPEN or ws.send_in_progress is not None:
             return
         length = len(frame)
-        queued = self.queued + length + FRAME_OVERHEAD
+        was = self.queued
+        queued = was + length + FRAME_OVERHEAD
         if ws.transport.get_write_buffer_size() + queued > self.config.max_write_buffer:
             self.drop("slow", "too slow: not reading its messages")
             return
@@ -186,8 +188,7 @@ class Connection(ConnectionRequests):
             protocol.send_binary(frame)
         self.queued = queued
         self.metrics.frames_out += 1
-        if not self.corked:
-            self.corked = True
+        if not was:  # its first frame since its last flush: have it flushed
             server = self.server
             dirty = server.dirty
             if dirty:  # a flush is scheduled already (Host.dirty): no call (the 2nd and 3rd of a move's)
@@ -197,14 +198,13 @@ class Connection(ConnectionRequests):
 
     def flush(self) -> None:
         """Write everything `push` queued, in one write."""
-        self.corked = False
         self.queued = 0
         ws = self.ws
         protocol = ws.protocol
         chunks, protocol.writes = protocol.writes, []  # `protocol.data_to_send()` without its call
         if len(chunks) == 1 and chunks[0]:  # one frame (most connections' turn): no scan, no join
             ws.transport.write(chunks[0])
-        elif all(chunks):
+        elif b"" not in chunks:  # `all(chunks)` without its call and iterator
             if chunks:
                 ws.transport.write(b"".join(chunks))
         else:  # an end-of-stream marker is among them: let websockets handle it

@@ -149,4 +149,4 @@ def test_flush_writes_as_it_wrote_every_list(chunks: list[bytes], eof: bool) -> 
     conn.flush()
     expected = _Recorder(eof)
     plain_flush(chunks, expected)
-    assert ws.transport.calls == expected.calls and ws.protocol.writes == [] and not conn.corked
+    assert ws.transport.calls == expected.calls and ws.protocol.writes == [] and conn.queued == 0
