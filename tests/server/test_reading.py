@@ -112,8 +112,8 @@ class Recorder(Connection):
             await self.gate.wait()
 
 
-def open_connection(plain: bool) -> tuple[Recorder, ServerConnection, Transport]:
-    protocol = ServerProtocol(max_size=MAX_SIZE)
+def open_connection(plain: bool, max_size: int = MAX_SIZE) -> tuple[Recorder, ServerConnection, Transport]:
+    protocol = ServerProtocol(max_size=max_size)
     protocol.receive_data(HANDSHAKE)
     request = protocol.events_received()[0]
     protocol.send_response(protocol.accept(request))
@@ -224,9 +224,10 @@ async def feed(conn: Recorder, ws: ServerConnection, transport: Transport, chunk
     }
 
 
-async def both(chunks: list[bytes], turns: list[int], end: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    plain = await feed(*open_connection(plain=True), chunks, turns, end)
-    fast = await feed(*open_connection(plain=False), chunks, turns, end)
+async def both(chunks: list[bytes], turns: list[int], end: str,
+               max_size: int = MAX_SIZE) -> tuple[dict[str, Any], dict[str, Any]]:
+    plain = await feed(*open_connection(plain=True, max_size=max_size), chunks, turns, end)
+    fast = await feed(*open_connection(plain=False, max_size=max_size), chunks, turns, end)
     return plain, fast
 
 
@@ -248,6 +249,22 @@ def test_sizes_at_the_edges_are_read_as_websockets_reads_them(size: int, wide: i
     for stream in ([frame(2, payload[:size], wide=wide)], [frame(2, b"ok") + frame(2, payload[:size], wide=wide)]):
         plain, fast = asyncio.run(both(stream, [1], "lost"))
         assert fast == plain
+
+
+@pytest.mark.parametrize("max_size", [MAX_SIZE, 60])
+def test_a_read_of_one_short_frame_is_read_as_websockets_reads_it(max_size: int) -> None:
+    """A read that is one whole frame of under 126 bytes and nothing else (the inbox's
+    shortest path: most reads): every such size, under and over a size limit below 126
+    (1009), and reads that only look like one: another opcode, no fin, reserved bits,
+    no mask, a byte more or less; alone, and after a ping that websockets answered."""
+    for size in sorted({*range(8), *range(54, 68), *range(118, 126)}):
+        payload = bytes(range(size))
+        one = frame(2, payload)
+        looks_like_one = [frame(1, b"t" * size), frame(2, payload, fin=False), frame(2, payload, rsv=4),
+                          frame(2, payload, masked=False), one + b"\x82", one[:-1]]
+        for stream in ([one], [frame(9, b"p"), one], *([x] for x in looks_like_one), [one, one]):
+            plain, fast = asyncio.run(both(stream, [1], "lost", max_size))
+            assert fast == plain, (size, stream)
 
 
 def test_whole_binary_frames_skip_websockets_parser_and_arrive_in_order() -> None:
