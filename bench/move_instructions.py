@@ -285,6 +285,22 @@ def request_part(requests: int) -> None:
     count_off()
 
 
+class Host:
+    """What the request and receive parts' connection reads of its server (the
+    server's own is a class of plain attributes: its reads specialised, not a
+    SimpleNamespace's generic look-ups); frames sent are not written."""
+
+    def __init__(self, config: Any) -> None:
+        self.config, self.metrics, self.router, self.shutting_down = config, Metrics(), None, False
+        self.dirty: list[Any] = []
+
+    def flush_now(self) -> None:
+        pass
+
+    def schedule_flush(self, conn: Any) -> None:
+        pass
+
+
 def handle_part(requests: int) -> None:
     from server.config import Config
     from server.connection import Connection
@@ -295,7 +311,7 @@ def handle_part(requests: int) -> None:
         async def act(self, conn: Any, req_id: Any, action: str, version: int | None) -> None:
             return None
 
-    server = SimpleNamespace(config=Config(), metrics=Metrics(), router=None, shutting_down=False)
+    server = Host(Config())
     conn = Connection(SimpleNamespace(request=None, response=None), server)  # type: ignore[arg-type]
     conn.session = "s"
     conn.rooms[StubRoom.id] = StubRoom()  # type: ignore[assignment]
@@ -367,8 +383,7 @@ async def receive_part(requests: int) -> None:
     transport.protocol = ws
     super(ServerConnection, ws).connection_made(transport)  # type: ignore[arg-type]  # the connection's task below
     ws.request = request  # type: ignore[assignment]
-    server = SimpleNamespace(config=config, metrics=Metrics(), router=None, shutting_down=False,
-                             flush_now=lambda: None, dirty=[], schedule_flush=lambda conn: None)
+    server = Host(config)
     conn = Connection(ws, server)  # type: ignore[arg-type]
     conn.session = "s"
     conn.rooms[StubRoom.id] = StubRoom()  # type: ignore[assignment]
