@@ -321,6 +321,11 @@ class GroupSender:
         # turn's flush writes a batch without calling `_send` otherwise.
         self.own_send = False
         self._post_failing = False
+        # The loop of the first command since the sender was made or closed: a sender
+        # serves one loop (its channel's socket, its turn's flush), and asking for the
+        # running loop costs a getpid system call on Python 3.11, once a commit.
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._flush_soon = self._flush  # the turn's flush, bound once
 
     async def call(self, *command: Any) -> Any:
         """Send one command with those of this turn of the loop; its reply. An error
@@ -330,13 +335,15 @@ class GroupSender:
     def add(self, command: tuple[Any, ...] | bytes) -> asyncio.Future[Any]:
         """`call` without its coroutine: the reply's future (callers on the hot path).
         `command` may be bytes: one command's RESP already (`pack`)."""
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
         fut: asyncio.Future[Any] = loop.create_future()
         self._pending.append(command)
         self._futures.append(fut)
         if not self._scheduled:
             self._scheduled = True
-            loop.call_soon(self._flush)
+            loop.call_soon(self._flush_soon)
         return fut
 
     def post(self, *command: Any) -> asyncio.Future[Any]:
@@ -412,3 +419,4 @@ class GroupSender:
         if self._pipe is not None:
             self._pipe.close()
         self._fail_pending(RedisConnectionError("the commit channel was closed"))
+        self._loop = None  # reopened later, maybe in another loop's run

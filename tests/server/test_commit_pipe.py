@@ -196,6 +196,37 @@ async def test_commands_of_one_turn_of_the_loop_leave_as_one_batch(redis_url: st
         await client.aclose()
 
 
+def test_a_closed_sender_serves_the_loop_it_is_used_in_next(redis_url: str, key_prefix: str) -> None:
+    """A sender keeps the loop of its first command (its futures' and its flush's) until
+    it is closed: used again in another loop's run, it answers there, and a sender used
+    in one loop at a time never schedules on a loop that has stopped."""
+    key = f"{key_prefix}{{loops}}:n"
+    sender = GroupSender(None, timeout=5.0)  # type: ignore[arg-type]  # its client is set in each run
+
+    async def run(increment: int) -> tuple[int, int]:
+        client = sender.client = aioredis.Redis.from_url(redis_url)
+        try:
+            sha = await client.script_load(INCR_BY)
+            results = await asyncio.gather(*(sender.call("EVALSHA", sha, 1, key, increment) for _ in range(3)))
+            assert sender._loop is asyncio.get_running_loop()
+            later = await sender.call("EVALSHA", sha, 1, key, increment)  # a later turn, the same loop
+            return results[-1], later
+        finally:
+            sender.close()
+            assert sender._loop is None
+            await client.aclose()
+
+    try:
+        assert asyncio.run(run(1)) == (3, 4)
+        assert asyncio.run(run(10)) == (34, 44)
+    finally:
+        async def clean() -> None:
+            client = aioredis.Redis.from_url(redis_url)
+            await client.delete(key)
+            await client.aclose()
+        asyncio.run(clean())
+
+
 async def test_send_for_completes_each_future_as_its_reply_arrives() -> None:
     """The group sender's batches (`send_for`): each command's future gets its own
     reply, an error reply raised by that future only; a channel that fails mid-batch
