@@ -148,13 +148,25 @@ class CommitPipe(asyncio.Protocol):
     # -- asyncio.Protocol --------------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
+        batches = self._batches
+        if data == b":1\r\n" and not self._buf and batches:
+            # One commit applied, the last reply of the oldest batch, a group sender's
+            # (a move at a human pace: most reads): the loop below's one turn.
+            batch = batches[0]
+            if batch[0] == 1 and batch[2] is None:
+                batches.popleft()
+                fut = batch[1][-1]
+                if not fut.done():
+                    fut.set_result(1)
+                if batch[4] is not None:
+                    batch[4](len(batch[1]), perf_counter() - batch[5])
+                return
         # Parsed from `data` itself unless part of a reply is left over (usually a
         # whole reply arrives at once: no copy into the buffer and out again).
         buf: bytes | bytearray = data
         if self._buf:
             self._buf += data
             buf = self._buf
-        batches = self._batches
         pos = 0
         while batches:
             if buf[pos:pos + 4] == b":1\r\n":  # a commit applied (most replies): no search, no int()

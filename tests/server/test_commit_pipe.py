@@ -282,3 +282,49 @@ async def test_a_turns_batch_is_sent_as_send_sends_it(seed: int) -> None:
         return capture.written, results, heard
 
     assert await run(False) == await run(True)
+
+
+@pytest.mark.parametrize("seed", range(30))
+async def test_a_lone_applied_reply_is_taken_as_the_general_parser_takes_it(seed: int) -> None:
+    """A read that is exactly `:1` and the last reply of the oldest batch, a group
+    sender's (`send_for`), is taken in one step: over batches of one to three commands,
+    `send` batches among them, error and other integer replies, replies in reads of
+    their own or run together, a reply nobody asked for, the same futures completed
+    with the same results, the same batches told to `on_batch` and to `send`'s callbacks
+    in the same order, and the channel closed at the same point as when every reply
+    is cut in two reads (the general parser, a reply left over); a reply nobody asked
+    for (at the end, 1 in 5) closes the channel either way."""
+    rng = random.Random(seed)
+    batches = []
+    for _ in range(rng.randrange(1, 12)):
+        size = rng.choice([1, 1, 1, 2, 3])
+        replies = [rng.choice([b":1\r\n", b":1\r\n", b":0\r\n", b":-2\r\n", b":12\r\n", b"-ERR no\r\n"])
+                   for _ in range(size)]
+        batches.append((rng.random() < 0.8, replies))
+    reads = [reply for _, replies in batches for reply in replies] + ([b":1\r\n"] if rng.random() < 0.2 else [])
+    if rng.random() < 0.5:  # the first two replies in one read (or a reply nobody asked for)
+        reads = [b"".join(reads[:2]), *reads[2:]]
+
+    async def run(cut: bool) -> list[object]:
+        loop = asyncio.get_running_loop()
+        pipe = CommitPipe(timeout=None)
+        pipe.transport = CaptureTransport()  # type: ignore[assignment]
+        heard: list[object] = []
+        futures: list[asyncio.Future[object]] = []
+        for grouped, replies in batches:
+            if grouped:
+                mine = [loop.create_future() for _ in replies]
+                futures += mine
+                pipe.send_for([("A",)] * len(replies), mine, lambda size, _: heard.append(("batch", size)))
+            else:
+                pipe.send([("A",)] * len(replies), lambda results: heard.append(("send", repr(results))))
+        for read in reads:
+            for part in ([read[:2], read[2:]] if cut else [read]):
+                pipe.data_received(part)
+            heard.append(("closed", pipe.closed, [repr(f.exception()) if f.done() and f.exception() else
+                                                  f.result() if f.done() else None for f in futures]))
+        return heard
+
+    whole = await run(cut=False)
+    assert whole == await run(cut=True)
+    assert len(whole) > len(reads)  # every read was recorded
