@@ -134,7 +134,7 @@ class Store(CommitChannels, LeaseStore, RoomReads, CommitArgs):
         self._open_channels(timeout, replica_acks, max(1, round(replica_timeout * 1000)))
         # Plain moves' command heads by room id (`move_head`, at most MOVE_HEADS), for
         # the commit script's sha they were made with.
-        self._move_heads: dict[str, str] = {}
+        self._move_heads: dict[str, bytes] = {}
         self._heads_sha = ""
         # The store's own msgpack packer (commits run on its loop's thread only):
         # `protocol.packer.packb` without its thread-local look-up, same bytes.
@@ -306,14 +306,15 @@ class Store(CommitChannels, LeaseStore, RoomReads, CommitArgs):
             hashed = expected - before.logged
             if head and len(entry) < 1024:  # the write id is ours: short hex digits
                 n = _LENGTHS
+                # One copy of every piece, the head's included (no text built, then encoded)
                 if 0 <= hashed < BULK_INTS and 0 <= count < BULK_INTS and 0 <= fence < BULK_INTS:
                     ints = _BULK_INTS  # the three guards of most rooms, no int formatted
-                    text = f"{head}{ints[hashed]}{ints[count]}{ints[fence]}{n[len(wid)]}{wid}\r\n{n[len(entry)]}"
+                    command = b"".join((head, ints[hashed], ints[count], ints[fence], n[len(wid)], wid.encode(),
+                                        b"\r\n", n[len(entry)], entry, b"\r\n"))
                 else:
-                    h, c, f = str(hashed), str(count), str(fence)
-                    text = (f"{head}{n[len(h)]}{h}\r\n{n[len(c)]}{c}\r\n{n[len(f)]}{f}\r\n{n[len(wid)]}{wid}\r\n"
-                            f"{n[len(entry)]}")
-                command = b"".join((text.encode(), entry, b"\r\n"))  # one copy, not two concatenations
+                    h, c, f = b"%d" % hashed, b"%d" % count, b"%d" % fence
+                    command = b"".join((head, n[len(h)], h, b"\r\n", n[len(c)], c, b"\r\n", n[len(f)], f, b"\r\n",
+                                        n[len(wid)], wid.encode(), b"\r\n", n[len(entry)], entry, b"\r\n"))
                 args: list[Any] = [hashed, count, fence, wid, entry]
                 keys: list[str] = []
                 move = True

@@ -10,27 +10,26 @@ from typing import Any
 
 from server.store_base import EMPTY_LIST, StoredFields, StoreKeys
 
-_LENGTHS = tuple(f"${n}\r\n" for n in range(1024))  # RESP's length lines: no int formatted per argument
+_LENGTHS = tuple(b"$%d\r\n" % n for n in range(1024))  # RESP's length lines: no int formatted per argument
 # RESP bulk strings of the integers below BULK_INTS (a plain move's guards: its room's
-# hash version, action count and fence; ~136 KB).
+# hash version, action count and fence; ~120 KB).
 BULK_INTS = 2048
-_BULK_INTS = tuple(f"{_LENGTHS[len(str(i))]}{i}\r\n" for i in range(BULK_INTS))
+_BULK_INTS = tuple(b"%s%d\r\n" % (_LENGTHS[len(str(i))], i) for i in range(BULK_INTS))
 # Rooms whose plain moves' command head `Store.commit` keeps (`move_head`, about 170
 # bytes each: at most ~0.7 MB; the table is emptied when full).
 MOVE_HEADS = 4096
 
 
-def move_head(sha: str, room_key: str, log_key: str) -> str:
+def move_head(sha: str, room_key: str, log_key: str) -> bytes:
     """What a plain move's EVALSHA of the commit script (`sha`, the room's two keys)
-    has in common with every other move of the room, as RESP text: the command up to
-    its arguments. Empty if that command cannot be written in one piece: a key not
-    ASCII (its length in characters would not be its length in bytes) or 1 KiB or
-    longer, or `sha` not a SHA1's 40 digits (the command is then sent as it is)."""
-    n = _LENGTHS
-    if len(sha) != 40 or len(room_key) >= len(n) or len(log_key) >= len(n):
-        return ""
-    head = f"*10\r\n$7\r\nEVALSHA\r\n$40\r\n{sha}\r\n$1\r\n2\r\n{n[len(room_key)]}{room_key}\r\n{n[len(log_key)]}{log_key}\r\n"
-    return head if head.isascii() else ""
+    has in common with every other move of the room, in RESP: the command up to its
+    arguments. Empty if that command cannot be written in one piece: a key not ASCII
+    (its length in characters would not be its length in bytes) or 1 KiB or longer,
+    or `sha` not a SHA1's 40 digits (the command is then sent as it is)."""
+    if len(sha) != 40 or len(room_key) >= len(_LENGTHS) or len(log_key) >= len(_LENGTHS):
+        return b""
+    head = f"*10\r\n$7\r\nEVALSHA\r\n$40\r\n{sha}\r\n$1\r\n2\r\n${len(room_key)}\r\n{room_key}\r\n${len(log_key)}\r\n{log_key}\r\n"
+    return head.encode() if head.isascii() else b""
 
 
 def move_command(sha: str, keys: list[str], args: list[Any]) -> bytes | None:
@@ -40,12 +39,10 @@ def move_command(sha: str, keys: list[str], args: list[Any]) -> bytes | None:
     checks both against `pack`)."""
     head = move_head(sha, keys[0], keys[1])
     hashed, count, fence, wid, entry = args
-    h, c, f = str(hashed), str(count), str(fence)
-    n = _LENGTHS
-    if not head or len(wid) >= len(n) or len(entry) >= len(n) or not wid.isascii():
+    if not head or len(wid) >= len(_LENGTHS) or len(entry) >= len(_LENGTHS) or not wid.isascii():
         return None
-    return (f"{head}{n[len(h)]}{h}\r\n{n[len(c)]}{c}\r\n{n[len(f)]}{f}\r\n{n[len(wid)]}{wid}\r\n"
-            f"{n[len(entry)]}").encode() + entry + b"\r\n"
+    arguments = [str(hashed).encode(), str(count).encode(), str(fence).encode(), wid.encode(), entry]
+    return head + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in arguments)
 
 
 class CommitArgs(StoreKeys):
