@@ -26,7 +26,6 @@ import logging
 import secrets
 import struct
 from collections.abc import Coroutine
-from time import monotonic
 from typing import Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
@@ -325,24 +324,10 @@ class Connection(ConnectionRequests):
     async def handle(self, frame: bytes | str) -> None:
         """Charge, decode, validate and dispatch one frame; exactly one reply."""
         self.metrics.frames_in += 1
-        # `self.budget.charge()` inline for a frame within the budget (every frame of a
-        # client within its rate; the call and its verdict cost ~600 instructions): the
-        # same sums, tests/server/test_connection_act.py. A frame over the budget is
-        # charged by `charge` itself, the bucket untouched here: the refusal counted,
-        # a flood told.
-        bucket = self.budget.bucket
-        now = monotonic()
-        tokens = bucket.tokens + (now - bucket.stamp) * bucket.rate
-        if tokens > bucket.burst:
-            tokens = bucket.burst
-        if tokens >= 1.0:
-            bucket.stamp = now
-            bucket.tokens = tokens - 1.0
-        else:
-            verdict = self.budget.charge(now)  # no token: REFUSE or FLOOD
-            if verdict != ACCEPT:
-                self._refuse(frame, verdict)
-                return
+        verdict = self.budget.charge()
+        if verdict != ACCEPT:
+            self._refuse(frame, verdict)
+            return
         req_id: Any = None
         try:
             # `rooms` holds valid room ids only (each came in a validated request)

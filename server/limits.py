@@ -87,7 +87,6 @@ class FrameBudget:
         return False
 
     def charge(self, now: float | None = None) -> int:
-        # Connection.handle has the accepting case inline (the same sums): keep them alike.
         if now is None:
             now = time.monotonic()
         # TokenBucket.take, inline (one frame's charge, every frame): the same sums.

@@ -6,7 +6,6 @@ path, same room field) and must give the same error codes in the same order of c
 
 from __future__ import annotations
 
-import random
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,11 +15,9 @@ import pytest
 from protocol.codec import decode_client, decode_server, encode
 from protocol.errors import ProtocolError
 from protocol.frames import error_frame
-from server import connection as connection_module
 from server.config import Config
 from server.connection import Connection
 from server.errors import RequestError
-from server.limits import ACCEPT, FrameBudget
 from server.metrics import Metrics
 
 
@@ -127,51 +124,3 @@ async def test_hostile_act_gets_the_decoders_error(spoil: dict[Any, Any]) -> Non
     assert room.calls == []
     expected = decode_server(encode(error_frame(caught.value))).model_dump()
     assert replies == [expected]
-
-
-class ClosingWS(WS):
-    async def close(self, code: int, reason: str) -> None:
-        pass
-
-
-@pytest.mark.parametrize("seed", range(6))
-async def test_every_frame_is_charged_as_the_frame_budget_charges_it(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """handle charges a frame within the budget itself (FrameBudget.charge, inline) and
-    leaves any other to `charge`: over a client's frames at any pace, bursts, pauses and
-    floods, each frame is served, refused (`rate_limited`) or the connection closed for
-    a flood exactly when FrameBudget.charge says so, and the budget ends as charge's."""
-    rng = random.Random(seed)
-    rate, burst = rng.choice([(2.0, 3), (10.0, 1), (50.0, 5), (0.5, 2)])
-    config = Config(rate=rate, burst=burst)
-    flood = config.flood_refusals
-    server = SimpleNamespace(config=config, metrics=Metrics(), router=Router(True), shutting_down=False,
-                             limit_closed=lambda reason: None, spawn=lambda coro: coro.close())
-    conn = Connection(ClosingWS(), server)  # type: ignore[arg-type]
-    replies: list[dict[str, Any]] = []
-    conn.push = lambda frame: replies.append(decode_server(frame).model_dump())  # type: ignore[method-assign]
-    conn.session = "s"
-    room = Room()
-    conn.rooms[room.id] = room  # type: ignore[assignment]
-    plain = FrameBudget(rate, burst, flood)
-    plain.bucket.stamp = plain.stamp = conn.budget.stamp
-    now = conn.budget.stamp
-    monkeypatch.setattr(connection_module, "monotonic", lambda: now)
-    verdicts = []
-    for i in range(300):
-        now += rng.choice([0.0, 0.0, 0.001, 0.01, 0.1, 0.5, 2.0 / rate, 5.0])
-        served, answered = len(room.calls), len(replies)
-        await conn.handle(encode({"type": "act", "id": i, "room": room.id, "action": "c3-d4"}))
-        verdict = plain.charge(now)
-        verdicts.append(verdict)
-        budget = conn.budget
-        assert (budget.bucket.tokens, budget.bucket.stamp, budget.refused, budget.stamp) == (
-            plain.bucket.tokens, plain.bucket.stamp, plain.refused, plain.stamp)
-        if verdict == ACCEPT:
-            assert len(room.calls) == served + 1 and len(replies) == answered and conn.dropped is None
-        elif verdict == FrameBudget.REFUSE:
-            assert len(room.calls) == served and conn.dropped is None
-            assert [(r["type"], r["code"], r["id"]) for r in replies[answered:]] == [("error", "rate_limited", i)]
-        else:
-            assert len(room.calls) == served and len(replies) == answered and conn.dropped == "flood"
-            break
-    assert ACCEPT in verdicts and FrameBudget.REFUSE in verdicts  # both ways were taken
