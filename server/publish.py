@@ -56,7 +56,9 @@ class RoomPublish(RoomViews):
         computed once per (old view, new view) pair, their protocol-2 form once per pair
         too, and frames once per identical content and protocol version; in a
         perfect-information room the packed ops, act and events once per pair too, each
-        member's frame its own head, version and legal list around them.
+        member's frame its own head, version and legal list around them; in a
+        hidden-information room, those of the members none of whose own view entries
+        changed (one ops list, `SplitDiffs.common`) once per kind of events shown.
         """
         if self.packed:
             self.expand_views()
@@ -107,6 +109,8 @@ class RoomPublish(RoomViews):
         seats_held = {member.seat for member in ordered}
         alone = len(seats_held) == len(ordered)
         handed: dict[Seat | None, Any] = {}  # the views handed out (kept for the next change)
+        bodies: dict[bool, tuple[int, bytes]] = {}  # patch_body of `splits.common` by `hide`
+        prefix = b""  # patch_head, once a change
         # The caches key on (id(old view), id(new view), ...). Every old view is held by its
         # member when the loop starts, so no two share an id, and one freed in the loop
         # (its member got the new view) can give its id only to an object allocated
@@ -180,7 +184,19 @@ class RoomPublish(RoomViews):
                             shown = [e for e in shown if e.get("type") not in restated]
                         compact_shown[hide] = shown
                     edit = legal_change(member, legal, edits, plain) if base is not None else None
-                    if resend and edit is None and type(legal) is NotationList:  # its runs packed once for all
+                    if compact is splits.common:  # the ops of every member none of whose own entries changed
+                        # packed with the events once for the members who get both
+                        body = bodies.get(hide)
+                        if body is None:
+                            body = bodies[hide] = patch_body(compact, shown)
+                        prefix = prefix or patch_head(self.id)
+                        if not resend or edit is not None:
+                            frame = patch_bytes(prefix, version, body, None, edit)
+                        elif type(legal) is NotationList:  # its runs packed once for all
+                            frame = patch_bytes(prefix, version, body, None, None, pack_legal(legal))
+                        else:
+                            frame = patch_bytes(prefix, version, body, legal)
+                    elif resend and edit is None and type(legal) is NotationList:  # its runs packed once for all
                         frame = with_legal(compact_patch_frame(self.id, version, compact, shown, None), legal)
                     else:
                         sent = legal if resend and edit is None else None

@@ -126,10 +126,12 @@ class SplitDiffs:
     of one member's own entries reaches another's ops: the reference's ops of an entry
     go to a member only if its old and new views hold the reference's very objects
     there (checked, entry by entry). A member for whom any of this fails, or whose diff
-    would weigh sending a whole map (`_whole_compact`), is diffed whole.
+    would weigh sending a whole map (`_whole_compact`), is diffed whole. Every member
+    none of whose own entries changed gets one list object (`common`: the room part's,
+    the shared entries' and the outcome's ops), which publish packs once.
     """
 
-    __slots__ = ("games", "gen", "head", "old", "prefix", "refs", "root_direct", "shared", "start", "tail")
+    __slots__ = ("common", "games", "gen", "head", "old", "prefix", "refs", "root_direct", "shared", "start", "tail")
 
     def __init__(self, refs: Mapping[str, int], shared: Shared, gen: dict[Seat | None, Any] | None,
                  start: int) -> None:
@@ -143,6 +145,9 @@ class SplitDiffs:
         # The ops of the entries before `start`, their direct count, and per entry the
         # objects the reference's old and new game views hold there
         self.prefix: tuple[list[list[Any]], int, list[tuple[str, Any, Any]]] | None = None
+        # The ops of a member none of whose own entries changed (the room part's, the
+        # shared entries' and the outcome's): one list, handed to every such member
+        self.common: list[list[Any]] | None = None
 
     def ops(self, seat: Seat | None, old: Any, new: Any) -> list[list[Any]]:
         """`diff_compact(old, new, refs)`, for a member of `seat`."""
@@ -230,9 +235,14 @@ class SplitDiffs:
             ops, game_direct = [], 0
         elif old is self.old:  # the reference itself: every entry its own
             ops, game_direct = [], 0
+            start, shared = self.start, True
             for segment in self.games:
                 ops += segment[2]
                 game_direct += segment[3]
+                if segment[0] >= start:
+                    shared = False
+            if shared:  # none of its own entries changed: the shared ops, as below
+                return self._common(game_direct, len(ng))
         else:
             if len(og) != len(ng):
                 raise _Unsplit
@@ -245,9 +255,10 @@ class SplitDiffs:
             except KeyError:
                 raise _Unsplit from None
             own = _own_ops(og, ng, self.refs.get("game", "game"), self.refs, self.start)
-            if own is not None:  # its own entries, walked for it alone
-                ops = ops + own[0]
-                game_direct += own[1]
+            if own is None:  # none of its own entries changed: the ops every such member gets
+                return self._common(game_direct, len(ng))
+            ops = ops + own[0]  # its own entries, walked for it alone
+            game_direct += own[1]
         if len(ops) >= _WHOLE_CHECK and 2 * game_direct >= len(ng):
             raise _Unsplit  # `_whole_compact` decides: the whole diff does
         head, tail = self.head, self.tail
@@ -255,4 +266,22 @@ class SplitDiffs:
             ops = [*head, *ops, *tail]
             if len(ops) >= _WHOLE_CHECK and 2 * self.root_direct >= 3:
                 raise _Unsplit  # the root's `_whole_compact`
+        return ops
+
+    def _common(self, game_direct: int, size: int) -> list[list[Any]]:
+        """The ops of a member whose own game entries are unchanged, its game view `size`
+        entries long: the room part's, the shared entries' (`prefix`, `game_direct`
+        direct changes among them) and the outcome's ops, one list object for every such
+        member (publish packs it once for all of them). The whole-map checks are
+        `_member`'s, made for this member's own view size."""
+        pre = self.prefix[0]  # type: ignore[index]
+        if len(pre) >= _WHOLE_CHECK and 2 * game_direct >= size:
+            raise _Unsplit  # `_whole_compact` decides: the whole diff does
+        ops = self.common
+        if ops is None:
+            head, tail = self.head, self.tail
+            ops = [*head, *pre, *tail] if head or tail else pre
+            if len(ops) >= _WHOLE_CHECK and 2 * self.root_direct >= 3:
+                raise _Unsplit  # the root's `_whole_compact`
+            self.common = ops
         return ops

@@ -226,3 +226,31 @@ def test_a_root_with_its_keys_moved_is_diffed_whole() -> None:
     splits = split_diffs.SplitDiffs(refs, {}, {0: old_view}, SHARED_START)
     assert splits.ops(0, old_view, new_view) == diff_compact(old_view, new_view, refs)
     assert splits.old is None  # no reference was taken: the member was diffed whole
+
+
+class _Shared:
+    calls = common = 0
+
+
+def _checked_common(self: split_diffs.SplitDiffs, seat: Seat | None, old: Any, new: Any) -> list[list[Any]]:
+    got = _split_ops(self, seat, old, new)
+    if got is self.common:  # one list for every member none of whose own entries changed
+        _Shared.common += 1
+    _Shared.calls += 1
+    # Each member's ops are its own diff, the shared list too (GI-28: nothing behind
+    # another seat's screen; GI-8: no other seat's sealed bid)
+    assert got == diff_compact(old, new, self.refs), seat
+    return got
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_members_without_own_changes_share_one_ops_list(monkeypatch: pytest.MonkeyPatch, players: int) -> None:
+    """`SplitDiffs.common`, which publish packs once with the events for every member
+    who gets it, is handed only to members whose whole diff it is (GI-28, GI-29), and
+    is handed out often (else the frames test below it tests nothing of it)."""
+    monkeypatch.setattr(split_diffs.SplitDiffs, "ops", _checked_common)
+    _Shared.calls = _Shared.common = 0
+    for seed in range(6):
+        play(Room, "giants", None, players, 40 + seed, steps=250)
+    assert _Shared.calls > 500
+    assert _Shared.common > _Shared.calls // 4
