@@ -324,43 +324,96 @@ def _walk(old: Any, new: Any, cpath: list[Any], refs: Mapping[str, int], cops: l
     return 0
 
 
-# id(refs) -> (refs, keys with keys[-1 - ref] the key of each ref): the few key tables
-# a server has (one per game and rule set, static), inverted once each. Bounded.
-_INVERTED: dict[int, tuple[Mapping[str, int], list[Any]]] = {}
+# id(refs) -> (refs, keys with keys[-1 - ref] the key of each ref, sizes with sizes[-1 -
+# ref] its packed size): the few key tables a server has (one per game and rule set,
+# static), inverted once each. Bounded.
+_INVERTED: dict[int, tuple[Mapping[str, int], list[Any], list[int]]] = {}
 
 
 def _keys_of(refs: Mapping[str, int]) -> list[Any]:
+    return _inverted(refs)[1]
+
+
+def _inverted(refs: Mapping[str, int]) -> tuple[Mapping[str, int], list[Any], list[int]]:
     hit = _INVERTED.get(id(refs))
     if hit is not None and hit[0] is refs:
-        return hit[1]
+        return hit
     keys: list[Any] = [None] * max((-1 - ref for ref in refs.values()), default=-1)
     keys.append(None)
     for key, ref in refs.items():
         keys[-1 - ref] = key
     if len(_INVERTED) >= 64:
         _INVERTED.clear()
-    _INVERTED[id(refs)] = (refs, keys)
-    return keys
+    hit = _INVERTED[id(refs)] = (refs, keys, [_packed_size(key) for key in keys])
+    return hit
+
+
+def _packed_size(key: Any) -> int:
+    # The bytes msgpack packs a path element (a str or int key, an index) in, as
+    # Packer(use_bin_type=True) writes it: its header and its data.
+    if type(key) is str:
+        n = len(key.encode())
+        return n + (1 if n < 32 else 2 if n < 0x100 else 3 if n < 0x10000 else 5)
+    if type(key) is int:
+        if -32 <= key < 0x80:
+            return 1
+        if key < 0:
+            return 2 if key >= -0x80 else 3 if key >= -0x8000 else 5 if key >= -0x80000000 else 9
+        return 2 if key < 0x100 else 3 if key < 0x10000 else 5 if key < 0x100000000 else 9
+    return len(_packer()(key))  # (no path holds another type: the walk's keys are str or int)
+
+
+_KIND_SIZES: Final = (4, 4, 6, 5)  # each op kind's name packed ("set", "del", "trunc", "push")
 
 
 def _whole_compact(cpath: list[Any], new: Any, refs: Mapping[str, int], cops: list[list[Any]],
                    start: int, own: int) -> int:
     # patch._whole's choice, made as it makes it: on the plain ops' packed sizes (rare:
     # a container with many of its entries changed). The plain ops are the compact
-    # ones expanded back: every one of them starts with this container's path.
-    keys = _keys_of(refs)
+    # ones expanded back ([kind, [*path, *keys], value]): every one of them starts with
+    # this container's path. Their size is summed from its parts (msgpack packs a
+    # list as its header and its entries' bytes), the values packed in one list: the
+    # plain ops are not built (a GIANTS screen's four ops: ~45,000 instructions for
+    # building and packing them).
+    _, keys, sizes = _inverted(refs)
     path = [keys[-1 - e] if type(e) is int and e < 0 else e for e in cpath]
     head = len(cpath) + 1
-    plain: list[Op] = []
+    size = 0  # the path's entries, packed
+    for e in cpath:
+        size += sizes[-1 - e] if type(e) is int and e < 0 else _packed_size(e)
+    n = len(cops) - start
+    total = 1 if n < 16 else 3 if n < 0x10000 else 5  # the list of ops' header
+    try:
+        whole = len(_packer()(["set", path, new]))
+    except (TypeError, ValueError, OverflowError):
+        return own  # not msgpack-able as is (the caller's problem at encode time)
+    if type(new) is dict and whole < total + n * (7 + size):
+        # Each op of a map's entry packs to at least 7 bytes besides the container's path:
+        # its header, kind ("set", "del": 4 bytes or more), its path's header, the entry's
+        # key and a value (a "del" has none, but a kind of 4 and a key of 2 or more: a str
+        # key is 1 byte or more, a ref's, else an int of 1). The whole set is smaller.
+        del cops[start:]
+        cops.append([SET, *cpath, new])
+        return 1
+    values: list[Any] = []
+    depth = len(path) - head
     for op in cops[start:]:
         code = op[0]
-        sub = path[:]
-        for e in op[head:] if code == DEL else op[head:-1]:
-            sub.append(keys[-1 - e] if type(e) is int and e < 0 else e)
-        plain.append([_KINDS[code], sub] if code == DEL else [_KINDS[code], sub, op[-1]])
+        end = len(op)
+        if code != DEL:
+            end -= 1
+            values.append(op[-1])
+        m = depth + end  # the op's path length
+        # the op's header (2 or 3 entries), its kind, its path's header and the container's path
+        total += 1 + _KIND_SIZES[code] + (1 if m < 16 else 3 if m < 0x10000 else 5) + size
+        i = head
+        while i < end:  # the op's own keys
+            e = op[i]
+            total += sizes[-1 - e] if type(e) is int and e < 0 else _packed_size(e)
+            i += 1
     try:
-        pack = _packer()
-        if len(pack(["set", path, new])) < len(pack(plain)):
+        n = len(values)
+        if whole < total + len(_packer()(values)) - (1 if n < 16 else 3 if n < 0x10000 else 5):
             del cops[start:]
             cops.append([SET, *cpath, new])
             return 1

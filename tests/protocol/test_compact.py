@@ -229,3 +229,48 @@ def test_whole_compact_chooses_as_the_plain_ops_sizes_do(old: Any, seed: int, ra
         assert got == 1 and mine == [[9], [0, *cpath, new]]
     else:
         assert got == 7 and mine == [[9], *cops]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "path"),
+    [
+        # a GIANTS screen with four of its seven entries changed (GI-28): decided by the
+        # bound on its ops' size, without summing them
+        ({"workers": 0, "chief": False, "sorcerer": False, "markers": 0, "tablets": 0, "logs": 0, "bases": 6},
+         {"workers": 2, "chief": True, "sorcerer": True, "markers": 3, "tablets": 0, "logs": 0, "bases": 6},
+         ["game", "screen"]),
+        # a board losing most of its hexes and every figure (its cleanup)
+        ({"4,2": {"n1": [1, 0]}, "8,6": {"w0": [1, 0]}, "6,7": {"s1": [1, 0]}, "1,2": {"n0": [1, 0]},
+          "10,3": {"n1": [1, 0]}, "4,0": {"s0": [1, 0]}, "8,4": {"w1": [1, 0]}},
+         {"4,2": {"n": [1, 0]}, "1,2": {"n": [1, 0]}, "10,3": {"n": [1, 0]}}, ["game", "board"]),
+        # long values: the ops win, or the whole map only on their summed size
+        ({"a": "x" * 40, "b": "y" * 40, "c": 1, "d": 2, "e": 3, "f": 4, "g": 5, "h": 6},
+         {"a": "z" * 40, "b": "w" * 40, "c": 7, "d": 8, "e": 3, "f": 4, "g": 5, "h": 6}, ["game", "seats", "0"]),
+        ({"a": "x" * 40, "b": "y" * 40, "c": 1, "d": 2}, {"a": "z" * 40, "b": "w" * 40, "c": 7, "d": 8},
+         ["game", 3]),
+        ([1, 2, 3, 4, 5, 6], [9, 8, 7, 6], ["game", "dice"]),  # a list (no bound): set, set, set, trunc
+    ],
+)
+def test_whole_compact_of_whole_views_parts(old: Any, new: Any, path: list[Any]) -> None:
+    """`_whole_compact`'s choice, by its cheap bound or by the plain ops' summed sizes, is
+    the one their packed bytes make (patch._whole's), for parts of game views."""
+    refs = key_refs(key_table(("screen", "board", "seats", "dice", "workers", "chief", "n", "w0")))
+    ops: list[Any] = []  # the container's ops, entry by entry (before any whole choice at its level)
+    if type(new) is dict:
+        ops += [["del", [k]] for k in old if k not in new]
+        for k, v in new.items():
+            if k not in old:
+                ops.append(["set", [k], v])
+            elif old[k] != v:
+                ops += [[op[0], [k, *op[1]], *op[2:]] for op in diff(old[k], v)]
+    else:
+        ops += [["set", [i], v] for i, v in enumerate(new[:len(old)]) if old[i] != v]
+        ops += [["trunc", [], len(new)]] if len(new) < len(old) else [["push", [], v] for v in new[len(old):]]
+    plain = [[op[0], [*path, *op[1]], *op[2:]] for op in ops]
+    cops = compact_ops(plain, refs, new)
+    assert len(cops) >= 4 and cops != [[0, new]]
+    cpath = [refs.get(e, e) for e in path]
+    sized = len(msgpack.packb(["set", path, new], use_bin_type=True)) < len(msgpack.packb(plain, use_bin_type=True))
+    mine = [[9], *cops]
+    got = _whole_compact(cpath, new, refs, mine, 1, 7)
+    assert (got, mine) == ((1, [[9], [0, *cpath, new]]) if sized else (7, [[9], *cops]))
