@@ -69,7 +69,9 @@ class RoomPublish(RoomViews):
         if not engine.info.hidden_information:
             self._publish_open(events, skip, engine, state)
             return
-        views = self._views(state)
+        to_act = engine.to_act(state) if self.status == "playing" else NO_SEATS
+        room: list[Any] = []  # the room part's change (`_room_part`), when known
+        views = self._views(state, to_act or None, room)
         # In a hidden-information game an action's text may be secret (a sealed bid):
         # only the seat that acted sees it; everyone else learns only that it acted
         # (and whatever the engine's public events and their own views say).
@@ -86,7 +88,6 @@ class RoomPublish(RoomViews):
         # already says the restated ones (Engine.restated_events)
         restated = engine.restated_events
         compact_shown: dict[bool, list[dict[str, Any]]] = {}
-        to_act = engine.to_act(state) if self.status == "playing" else NO_SEATS
         ordered: list[Member] = []
         acting_members: list[Member] = []
         for member in self.members:  # the order `sorted` by "is to act" gives, without a key call each
@@ -101,7 +102,7 @@ class RoomPublish(RoomViews):
         # the ops of those that are the same objects in the members' old views (the last
         # change's, kept in `_hidden_sent`) and new ones are worked out once (`SplitDiffs`),
         # and what else the views share, once per pair of parts (`subdiffs`).
-        splits = SplitDiffs(key_tables(engine)[1], {}, self._hidden_sent, engine.view_shared_start)
+        splits = SplitDiffs(key_tables(engine)[1], {}, self._hidden_sent, engine.view_shared_start, room)
         plain = engine.plain_notation
         # Members share a view only with members of their seat (each seat's view is its
         # own object, the spectators' one): with one member a seat, no frame or diff of

@@ -9,11 +9,12 @@ and exactly `diff_compact` of its own old and new views (tests/server/test_split
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engines.base import Seat
 from protocol.compact import SET, Shared, _Inexpressible, _walk
+from protocol.compact_view import _walk_keys
 from protocol.patch import _PLAIN, _WHOLE_CHECK
 from server.wire import diff_compact
 
@@ -131,11 +132,15 @@ class SplitDiffs:
     the shared entries' and the outcome's ops), which publish packs once.
     """
 
-    __slots__ = ("common", "games", "gen", "head", "old", "prefix", "refs", "root_direct", "shared", "start", "tail")
+    __slots__ = ("common", "games", "gen", "head", "old", "prefix", "refs", "room", "root_direct", "shared", "start",
+                 "tail")
 
     def __init__(self, refs: Mapping[str, int], shared: Shared, gen: dict[Seat | None, Any] | None,
-                 start: int) -> None:
+                 start: int, room: Sequence[Any] = ()) -> None:
         self.refs, self.shared, self.start = refs, shared, start
+        # `_room_part`'s `changed`: the room part the old views were found to hold and the
+        # keys whose objects the new one replaced (in its order); none when not known
+        self.room: Sequence[Any] = room if len(room) == 2 else (None, ())
         self.gen: dict[Seat | None, Any] = gen if gen is not None and start > 0 else {}  # the last change's
         self.old: dict[str, Any] | None = None  # the reference pair (None: none yet)
         self.head: list[list[Any]] = []  # the room part's ops
@@ -175,6 +180,7 @@ class SplitDiffs:
         tail: list[list[Any]] = []
         games: list[_Segment] = []
         direct, after = 0, False
+        part, changed = self.room
         for k, v in new.items():
             w = old[k]
             if k == "game":
@@ -189,6 +195,12 @@ class SplitDiffs:
                 continue
             ck = refs.get(k, k)
             ops = tail if after else head
+            if w is part and k == "room":  # the part `_room_part` built the new one from: its changed keys only
+                try:
+                    direct += _walk_keys(w, v, changed, [ck], refs, ops)
+                except _Inexpressible:
+                    raise _Unsplit from None
+                continue
             if type(v) in _PLAIN:
                 if type(w) is not type(v) or w != v:
                     ops.append([SET, ck, v])

@@ -285,8 +285,10 @@ class RoomViews:
                 pass
         return part
 
-    def _views(self, state: Any = None) -> Callable[[Seat | None], dict[str, Any]]:
-        """A per-change cache: each distinct RoomView is built once.
+    def _views(self, state: Any = None, seat_sets: frozenset[Seat] | None = None,
+               changed: list[Any] | None = None) -> Callable[[Seat | None], dict[str, Any]]:
+        """A per-change cache: each distinct RoomView is built once. `seat_sets` and
+        `changed` are `_room_part`'s (publish's: who acts, and what changed in the part).
 
         Without hidden information every seat sees what a spectator sees (the
         conformance suite checks it), so one view object serves every member and the
@@ -295,7 +297,7 @@ class RoomViews:
         """
         if state is None:  # publish passes the room's state, read once
             state = self.state
-        info = self._room_part(state)
+        info = self._room_part(state, seat_sets, changed)
         engine, outcome = self.engine, self.outcome
         # Before the first action the game views share their parts with the game's
         # template (server.packing.share_initial: memory per new room).

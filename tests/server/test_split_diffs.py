@@ -254,3 +254,23 @@ def test_members_without_own_changes_share_one_ops_list(monkeypatch: pytest.Monk
         play(Room, "giants", None, players, 40 + seed, steps=250)
     assert _Shared.calls > 500
     assert _Shared.common > _Shared.calls // 4
+
+
+def test_the_room_part_is_walked_at_the_keys_it_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference's room part, the one `_room_part` built from the part the old views
+    hold, is walked at the keys it says changed (`to_act` as the turn passes, GI-8's
+    `answered` as bids come in), and every member's ops are still its own whole diff."""
+    walked: list[tuple[str, ...]] = []
+    walk_keys = split_diffs._walk_keys
+
+    def counted(old: Any, new: Any, keys: Any, *rest: Any) -> int:
+        walked.append(tuple(keys))
+        return walk_keys(old, new, keys, *rest)
+
+    monkeypatch.setattr(split_diffs, "_walk_keys", counted)
+    monkeypatch.setattr(split_diffs.SplitDiffs, "ops", _checked_ops)
+    _Counts.diffs = 0
+    for seed in range(4):
+        play(Room, "giants", None, 3, 60 + seed, steps=200)
+    assert len(walked) > _Counts.diffs // 6
+    assert ("to_act",) in walked and any("answered" in keys for keys in walked)
