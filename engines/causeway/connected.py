@@ -10,6 +10,8 @@ they check or list; the tables here are read by ring mask (`board.ring_mask`).
 
 from __future__ import annotations
 
+from collections.abc import Container
+
 from engines.causeway.board import ARC_STARTS, DIRECTIONS, Hex, around, known_ring
 
 
@@ -50,9 +52,7 @@ def occupied_neighbours(
     return [n for n in known_ring(cell) or around(cell) if n in stacks or n in giants]
 
 
-def split_without(
-    stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]], origin: Hex, mask: int = -1
-) -> list[set[Hex]] | None:
+def split_without(occupied: Container[Hex], origin: Hex, mask: int = -1) -> list[set[Hex]] | None:
     """GC-3 for leaps from `origin`: how the Causeway falls apart once the giant leaves.
 
     None when it stays one group (the common case); otherwise its parts but one, each
@@ -64,14 +64,14 @@ def split_without(
     arcs but one are occupied (`OUTER_PATHS`: looked at first). Else searches from each
     arc take turns: they meet when the arcs are linked, and the first to run out has
     found a smaller part, so none walks the whole Causeway. `mask` is the origin's
-    `ring_mask` if the caller has it (else worked out here).
+    `ring_mask` if the caller has it (else worked out here). `occupied` holds the
+    Causeway's cells, stacks and giants (`stacks | giants`: one lookup a cell, not two).
     """
     ring = known_ring(origin) or around(origin)
     if mask < 0:
         a, b, c, d, e, f = ring  # `ring_mask`, written out
-        mask = ((a in stacks or a in giants) | (b in stacks or b in giants) << 1
-                | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
-                | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5)
+        mask = ((a in occupied) | (b in occupied) << 1 | (c in occupied) << 2 | (d in occupied) << 3
+                | (e in occupied) << 4 | (f in occupied) << 5)
     arcs = ARC_STARTS[mask]
     if len(arcs) <= 1:
         return None
@@ -82,8 +82,7 @@ def split_without(
     linked = 1 - len(arcs)
     for path in OUTER_PATHS[mask]:
         for dq, dr in path:
-            x = (q + dq, r + dr)
-            if x not in stacks and x not in giants:
+            if (q + dq, r + dr) not in occupied:
                 break
         else:
             linked += 1
@@ -91,13 +90,11 @@ def split_without(
                 return None
     starts = [ring[i] for i in arcs]
     if len(starts) == 2:
-        return _split_two(stacks, giants, origin, starts[0], starts[1])
-    return _split_many(stacks, giants, origin, starts)
+        return _split_two(occupied, origin, starts[0], starts[1])
+    return _split_many(occupied, origin, starts)
 
 
-def _split_two(
-    stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]], origin: Hex, a: Hex, b: Hex
-) -> list[set[Hex]] | None:
+def _split_two(occupied: Container[Hex], origin: Hex, a: Hex, b: Hex) -> list[set[Hex]] | None:
     """`split_without` for two arcs starting on `a` and `b`."""
     get = known_ring
     seen_a, seen_b = {origin, a}, {origin, b}
@@ -111,14 +108,14 @@ def _split_two(
             seen_b.discard(origin)
             return [seen_b]
         for n in get(todo_a[i]) or around(todo_a[i]):
-            if n in seen_a or not (n in stacks or n in giants):
+            if n in seen_a or n not in occupied:
                 continue
             if n in seen_b:
                 return None
             seen_a.add(n)
             todo_a.append(n)
         for n in get(todo_b[i]) or around(todo_b[i]):
-            if n in seen_b or not (n in stacks or n in giants):
+            if n in seen_b or n not in occupied:
                 continue
             if n in seen_a:
                 return None
@@ -127,9 +124,7 @@ def _split_two(
         i += 1
 
 
-def _split_many(
-    stacks: dict[Hex, str], giants: dict[Hex, tuple[int, str]], origin: Hex, starts: list[Hex]
-) -> list[set[Hex]] | None:
+def _split_many(occupied: Container[Hex], origin: Hex, starts: list[Hex]) -> list[set[Hex]] | None:
     """`split_without` for three arcs (or more) starting on `starts`: searches from each
     take turns, one cell each. Two that meet are linked and go on as one; one that runs
     out has found a whole part. The search stops once one is left, so it never walks
@@ -158,7 +153,7 @@ def _split_many(
             for n in get(queue[k]) or around(queue[k]):
                 seen = side.get(n)
                 if seen is None:
-                    if n in stacks or n in giants:
+                    if n in occupied:
                         side[n] = g
                         queue.append(n)
                 elif seen >= 0 and (h := group[seen]) != g:  # linked: h goes on as g
@@ -183,13 +178,7 @@ def _split_many(
     return parts
 
 
-def joins_all(
-    split: list[set[Hex]] | None,
-    landing: Hex,
-    stacks: dict[Hex, str],
-    giants: dict[Hex, tuple[int, str]],
-    origin: Hex,
-) -> bool:
+def joins_all(split: list[set[Hex]] | None, landing: Hex, occupied: Container[Hex], origin: Hex) -> bool:
     """Does a giant leaving `origin` for `landing` leave one Causeway (see
     `split_without`): does `landing` touch every part (and, a part being all but one
     group, the group left out)?"""
@@ -201,7 +190,7 @@ def joins_all(
         if part.isdisjoint(ring):  # (a part holds occupied cells, never the origin)
             return False
         for n in ring:  # and the rest (a loop: `any` over a generator costs twice as much)
-            if n not in part and n != origin and (n in stacks or n in giants):
+            if n not in part and n != origin and n in occupied:
                 break
         else:
             return False
@@ -209,7 +198,7 @@ def joins_all(
     touched: set[int] = set()
     last = False  # the part `split` leaves out
     for n in ring:
-        if n == origin or not (n in stacks or n in giants):
+        if n == origin or n not in occupied:
             continue
         for i, part in enumerate(split):
             if n in part:

@@ -20,7 +20,7 @@ end conditions and guards, the outcome) is `turn_end.Finishing`'s, and the leaps
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Container, Iterator, Mapping
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -119,9 +119,10 @@ class CausewayEngine(Leaping, Finishing, Engine[CausewayState, Action]):
     # None: `step_names` is asked.
     STEP_RULE: ClassVar[str | None] = None
 
-    def trap_steps(self, state: CausewayState, colour: int) -> list[Hex]:
+    def trap_steps(self, state: CausewayState, colour: int, occupied: Container[Hex] | None = None) -> list[Hex]:
         """GC-S3's trap steps of `colour`'s trapper (cells beside a lone opponent giant),
-        unsorted; only rule sets whose STEP_RULE is "slide" have them."""
+        unsorted; only rule sets whose STEP_RULE is "slide" have them. `occupied` is
+        `state.stacks | state.giants` if the caller has it."""
         return []
 
     @cached_property
@@ -133,6 +134,12 @@ class CausewayEngine(Leaping, Finishing, Engine[CausewayState, Action]):
     def leapable_kinds(self) -> frozenset[str]:
         """The giant kinds `leapable` answers yes for (the legal list reads this set)."""
         return frozenset(k for k in (GIANT, TRAPPER, SPIKEY) if self.leapable(k))
+
+    @cached_property
+    def run_kinds(self) -> tuple[dict[str | tuple[int, str], int], ...]:
+        """By colour, what a leap makes of each stack and giant it may run over (the legal
+        list reads these tables: `legal_text.run_kinds`)."""
+        return legal_text.run_kinds(self)
 
     def special_choices(self, work: Work, colour: int, cell: Hex) -> list[Hex | None]:
         """Choices a no-majority completion on `cell` needs ([None] if none)."""
@@ -234,7 +241,7 @@ class CausewayEngine(Leaping, Finishing, Engine[CausewayState, Action]):
         if state.supply[colour] > 0:
             actions.extend(Step(cell, to) for to in self.step_targets(state, cell, trapped))
         if not trapped:  # GC-B5 / GC-S3: a trapped giant never leaps
-            split = split_without(state.stacks, state.giants, cell)
+            split = split_without(state.stacks | state.giants, cell)
             for direction in range(6):
                 actions.extend(self._leaps(state, cell, colour, direction, split))
         return actions

@@ -81,7 +81,7 @@ class Leaping:
                     return None
             run.append(cell)
             q, r = q + dq, r + dr
-        if not run or not joins_all(split, cell, stacks, giants, start):  # GC-3
+        if not run or (split is not None and not joins_all(split, cell, stacks | giants, start)):  # GC-3
             return None
         return run, cell
 
@@ -160,7 +160,7 @@ class Leaping:
 
     def _is_leap(self, state: CausewayState, colour: int, leap: Leap) -> bool:
         """Is `leap` one of `_leaps` for its start and direction (found without listing them)?"""
-        split = split_without(state.stacks, state.giants, leap.start)
+        split = split_without(state.stacks | state.giants, leap.start)
         drops = leap.drops
         if type(drops) is not tuple or not all(type(d) is Drop for d in drops):
             return leap in self._leaps(state, leap.start, colour, leap.direction, split)

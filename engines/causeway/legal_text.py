@@ -10,7 +10,7 @@ its giant's cell plus the text of its target, with cell names kept once made
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import combinations, product
 from typing import TYPE_CHECKING
 
 from engines.causeway.board import (
@@ -18,12 +18,14 @@ from engines.causeway.board import (
     BLANK_PIECE,
     DIRECTION_NAMES,
     DIRECTIONS,
+    GIANT,
     MASK_BITS,
     PHASE_DESTROY,
     PHASE_OVER,
     PHASE_SETUP,
     SLIDES_SORTED,
     SPECIAL,
+    SPIKEY,
     TRAPPER,
     CausewayState,
     Hex,
@@ -47,6 +49,36 @@ if TYPE_CHECKING:
 LEAP_HEADS = tuple("^" + text for text in DIRECTION_NAMES)
 
 
+def run_kinds(engine: CausewayEngine) -> tuple[dict[str | tuple[int, str], int], ...]:
+    """`CausewayEngine.run_kinds`: by colour, what a leap makes of each piece it may run
+    over (a cell's value in `stacks | giants`): 0 it stops there (a stack topped by the
+    opponent's barrier / spellstone, GC-B5 / GC-S4, or a giant it may not leap), 1
+    passed over (a stack of height 3, GC-B8, or a giant), 2 a drop may go there (GC-B6
+    / GC-S5), 3 one would complete it without the mover's majority (two stones, none
+    the mover's: GC-B7 / GC-S6; only in rule sets with barriers / spellstones). Every
+    stack there can be (1-3 stones, GC-2) and every giant: one lookup where a run
+    looks at a cell (a stack's str keeps its hash)."""
+    special = engine.SPECIAL_NAME is not None
+    stacks = ["".join(stones) for n in (1, 2, 3) for stones in product("wbWB", repeat=n)]
+    tables = []
+    for colour in (0, 1):
+        table: dict[str | tuple[int, str], int] = {}
+        for stack in stacks:
+            if stack[-1] == SPECIAL[1 - colour]:
+                table[stack] = 0
+            elif len(stack) == 3:
+                table[stack] = 1
+            elif special and len(stack) == 2 and BLANK[colour] not in stack and SPECIAL[colour] not in stack:
+                table[stack] = 3
+            else:
+                table[stack] = 2
+        for owner in (0, 1):
+            for kind in (GIANT, TRAPPER, SPIKEY):
+                table[owner, kind] = 1 if kind in engine.leapable_kinds else 0
+        tables.append(table)
+    return tuple(tables)
+
+
 def legal_notation(engine: CausewayEngine, state: CausewayState, seat: int) -> list[str]:
     """`engine.legal_actions(state, seat)` in notation, in the same order."""
     phase = state.phase
@@ -57,7 +89,7 @@ def legal_notation(engine: CausewayEngine, state: CausewayState, seat: int) -> l
     if phase == PHASE_DESTROY:
         return [f"destroy@{name(c)}" for c, owner in sorted(state.won.items()) if owner == seat]
     out: list[str] = []
-    _giants_notation(engine, state, sorted([c for c, g in state.giants.items() if g[0] == seat]), seat, out)
+    _giants_notation(engine, state, sorted(state.giants), seat, out)
     return out or ["pass"]
 
 
@@ -84,26 +116,25 @@ def _placement_notation(state: CausewayState, colour: int) -> list[str]:
 
 
 def _giants_notation(engine: CausewayEngine, state: CausewayState, cells: list[Hex], colour: int, out: list[str]) -> None:
-    """Append the steps and leaps of the giants on `cells`, in turn (`_giant_actions`,
-    in notation): one call for all, the engine's tables read once."""
+    """Append the steps and leaps of `colour`'s giants among those on `cells`, in turn
+    (`_giant_actions`, in notation): one call for all, the engine's tables read once."""
     stacks, giants, supply = state.stacks, state.giants, state.supply[colour]
     trapping = engine.trapping_kinds
     rule = engine.STEP_RULE
-    leapable = engine.leapable_kinds
     sizes = engine.drop_table[supply if supply < 2 else 2]  # by open stacks passed over
-    blocker = SPECIAL[1 - colour]  # GC-B5 / GC-S4: the opponent's barriers / spellstones
-    special = engine.SPECIAL_NAME is not None
-    own = (BLANK[colour], SPECIAL[colour])  # the mover's stones
+    kinds = engine.run_kinds[colour]
     out_before = -1  # the mover's barriers / spellstones out, once asked for
     append = out.append
+    occupied = stacks | giants
     for cell in cells:
+        if giants[cell][0] != colour:  # (a comprehension to pick them first: a call more)
+            continue
         start = known_name(cell) or name(cell)
         # The giant's ring, read once for its trap, its steps, its leaps and the GC-3 split
         ring = known_ring(cell) or around(cell)
         a, b, c, d, e, f = ring  # `ring_mask`, written out
-        mask = ((a in stacks or a in giants) | (b in stacks or b in giants) << 1
-                | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
-                | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5)
+        mask = ((a in occupied) | (b in occupied) << 1 | (c in occupied) << 2 | (d in occupied) << 3
+                | (e in occupied) << 4 | (f in occupied) << 5)
         # `engine.is_trapped`, walked here over the occupied cells of the ring only
         trapped = False
         for i in MASK_BITS[mask]:
@@ -111,7 +142,7 @@ def _giants_notation(engine: CausewayEngine, state: CausewayState, cells: list[H
             giant = giants.get(n)
             if giant is not None and giant[0] != colour and giant[1] in trapping:
                 for m in known_ring(n) or around(n):  # does it touch anything but `cell`?
-                    if m != cell and (m in stacks or m in giants):
+                    if m != cell and m in occupied:
                         break
                 else:
                     trapped = True
@@ -127,7 +158,7 @@ def _giants_notation(engine: CausewayEngine, state: CausewayState, cells: list[H
                 if texts:
                     out += (head + ("\n" + head).join(texts)).split("\n")
             else:  # "slide", GC-S2 / GC-S3: `Spellstone.step_targets`, named
-                traps = engine.trap_steps(state, colour) if giants[cell][1] == TRAPPER else None
+                traps = engine.trap_steps(state, colour, occupied) if giants[cell][1] == TRAPPER else None
                 if traps:
                     out.extend([head + n for n in names(sorted([ring[i] for i in SLIDES_SORTED[mask]] + traps))])
                 else:
@@ -146,26 +177,22 @@ def _giants_notation(engine: CausewayEngine, state: CausewayState, cells: list[H
             open_stacks: list[Hex] = []  # the stacks passed over that take a drop
             lacking = 0  # how many of them a drop completes without the mover's majority
             while True:
-                stack = stacks.get(landing)
-                if stack is not None:
-                    if stack[-1] == blocker:
-                        break
-                    if len(stack) < 3:
-                        open_stacks.append(landing)
-                        if special and len(stack) == 2 and own[0] not in stack and own[1] not in stack:
-                            lacking += 1
-                else:
-                    giant = giants.get(landing)
-                    if giant is None:
-                        break
-                    if giant[1] not in leapable:
-                        break
+                here = occupied.get(landing)  # a stack's stones or a giant (GC-2: not both)
+                if here is None:
+                    break  # it lands here
+                kind = kinds[here]
+                if not kind:
+                    break  # blocked
+                if kind > 1:
+                    open_stacks.append(landing)
+                    if kind > 2:
+                        lacking += 1
                 landing = (landing[0] + dq, landing[1] + dr)
-            if landing in stacks or landing in giants:
+            if here is not None:
                 continue  # blocked
             if unsplit:
-                split, unsplit = split_without(stacks, giants, cell, mask), False
-            if split is not None and not joins_all(split, landing, stacks, giants, cell):  # GC-3 (None: one group)
+                split, unsplit = split_without(occupied, cell, mask), False
+            if split is not None and not joins_all(split, landing, occupied, cell):  # GC-3 (None: one group)
                 continue
             head = start + LEAP_HEADS[direction]
             count = len(open_stacks)

@@ -9,6 +9,7 @@ the spellstones (GC-Q1) and ends at three height-3 stacks (GC-Q2).
 
 from __future__ import annotations
 
+from collections.abc import Container
 from typing import ClassVar
 
 from engines.base import GameInfo
@@ -96,8 +97,10 @@ class Spellstone(CausewayEngine):
                 return sorted(targets + traps)
         return targets
 
-    def trap_steps(self, state: CausewayState, colour: int) -> list[Hex]:
-        stacks, giants = state.stacks, state.giants
+    def trap_steps(self, state: CausewayState, colour: int, occupied: Container[Hex] | None = None) -> list[Hex]:
+        giants = state.giants
+        if occupied is None:
+            occupied = state.stacks | giants
         traps: list[Hex] = []
         for other, giant in giants.items():
             if giant[0] == colour:
@@ -110,13 +113,11 @@ class Spellstone(CausewayEngine):
             # directions i - 1, i and i + 1 from it.
             ring = known_ring(other) or around(other)
             a, b, c, d, e, f = ring  # `ring_mask`, written out
-            for i, j, k in TRAP_CHECKS[(a in stacks or a in giants) | (b in stacks or b in giants) << 1
-                                       | (c in stacks or c in giants) << 2 | (d in stacks or d in giants) << 3
-                                       | (e in stacks or e in giants) << 4 | (f in stacks or f in giants) << 5]:
+            for i, j, k in TRAP_CHECKS[(a in occupied) | (b in occupied) << 1 | (c in occupied) << 2
+                                       | (d in occupied) << 3 | (e in occupied) << 4 | (f in occupied) << 5]:
                 x = ring[i]
                 outer = known_ring(x) or around(x)
-                m, n, o = outer[j], outer[i], outer[k]
-                if not (m in stacks or m in giants or n in stacks or n in giants or o in stacks or o in giants):
+                if not (outer[j] in occupied or outer[i] in occupied or outer[k] in occupied):
                     traps.append(x)
         return traps
 

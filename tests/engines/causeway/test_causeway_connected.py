@@ -39,7 +39,7 @@ def test_gc3_a_landing_joins_the_causeway_exactly_when_it_stays_one_group(rules:
         occupied = set(state.stacks) | set(state.giants)
         # (in random shapes any cell taken for the giant's: the rule reads only the occupancy)
         for origin in sorted(occupied) if state in shapes else state.giants:
-            split = split_without(state.stacks, state.giants, origin)
+            split = split_without(state.stacks | state.giants, origin)
             splits += split is not None
             if split is not None:  # one part (two arcs, joins_all's short way) or more
                 parts[len(split)] = parts.get(len(split), 0) + 1
@@ -48,7 +48,7 @@ def test_gc3_a_landing_joins_the_causeway_exactly_when_it_stays_one_group(rules:
                 if not any(n in rest for n in hexgrid.neighbors(landing)):
                     continue
                 expected = hexgrid.is_connected(rest | {landing})
-                assert joins_all(split, landing, state.stacks, state.giants, origin) == expected, (origin, landing)
+                assert joins_all(split, landing, state.stacks | state.giants, origin) == expected, (origin, landing)
                 checked += 1
     assert checked and splits and parts.get(1, 0) >= 10 and sum(parts.values()) > parts[1], parts
 
@@ -87,7 +87,7 @@ def test_gc3_the_split_is_the_plain_groups_of_the_causeway_without_the_giant(rul
             mask = ring_mask(tuple(hexgrid.neighbors(origin)), state.stacks, state.giants)
             arcs = len(ARC_STARTS[mask])
             groups = plain_groups(occupied - {origin})
-            split = split_without(state.stacks, state.giants, origin)
+            split = split_without(state.stacks | state.giants, origin)
             linked_outside += arcs > 1 and any(
                 all((origin[0] + dq, origin[1] + dr) in occupied for dq, dr in path) for path in OUTER_PATHS[mask])
             if split is None:

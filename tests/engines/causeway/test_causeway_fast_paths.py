@@ -207,7 +207,7 @@ def leap_targets(engine: CausewayEngine, state: CausewayState) -> Iterator[tuple
         for origin, (owner, _) in state.giants.items():
             if owner != colour:
                 continue
-            split = split_without(state.stacks, state.giants, origin)
+            split = split_without(state.stacks | state.giants, origin)
             for direction in range(6):
                 for leap in engine._leaps(state, origin, colour, direction, split):
                     yield colour, tuple(d.cell for d in leap.drops)

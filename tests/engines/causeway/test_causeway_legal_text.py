@@ -4,9 +4,11 @@ general path's list: `legal_actions` formatted one by one, same entries, same or
 `_giant_notation` works out whether a giant is trapped (GC-B3, GC-S3) on the occupied
 cells of its ring only, writes a free giant's steps from the kept frontier (GC-B4) or
 the slide table plus the trapper's `trap_steps` (GC-S2, GC-S3) without asking
-`step_names`, and reads which giants trap and which may be leapt over (GC-B5, GC-S4)
-from sets made once from the hooks: checked here over seeded random games and crowded
-random positions of every rule set.
+`step_names`, reads which giants trap and which may be leapt over (GC-B5, GC-S4)
+from sets made once from the hooks, and what a leap's run makes of each stack and
+giant (GC-B5..B8, GC-S4..S6) from tables made once (`run_kinds`), with the Causeway's
+cells in one map (`stacks | giants`) for the GC-3 split and the trap steps: checked
+here over seeded random games and crowded random positions of every rule set.
 """
 
 from __future__ import annotations
@@ -14,7 +16,15 @@ from __future__ import annotations
 import pytest
 from test_causeway_fast_paths import RULES, crowded_causeways, positions
 
-from engines.causeway.board import DIRECTIONS, GIANT, PHASE_PLAY, SPIKEY, TRAP_GATES, TRAPPER
+from engines.causeway.board import (
+    DIRECTIONS,
+    GIANT,
+    PHASE_PLAY,
+    SPIKEY,
+    STONE_COLOUR,
+    TRAP_GATES,
+    TRAPPER,
+)
 from engines.causeway.engine import CausewayEngine
 from engines.causeway.legal_text import legal_notation
 from engines.causeway.spellstone import TRAP_CHECKS
@@ -34,6 +44,35 @@ def test_the_kind_sets_are_the_hooks(rules: str) -> None:
     for kind in (GIANT, TRAPPER, SPIKEY):
         assert (kind in engine.trapping_kinds) == engine.traps(kind)
         assert (kind in engine.leapable_kinds) == engine.leapable(kind)
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_the_run_kinds_are_the_plain_leap_rules(rules: str) -> None:
+    """What a leap's run makes of each piece it meets (`run_kinds`, one lookup a cell) is
+    what the plain rules say: it stops at a stack topped by the opponent's barrier /
+    spellstone and at a giant the hook says may not be leapt (GC-B5 / GC-S4), a drop may
+    go on a stack below height 3 (GC-B6 / GC-S5, GC-B8), and a two-stone stack holding
+    none of the mover's stones is one a drop completes without a majority (GC-B7 /
+    GC-S6), which only rule sets with barriers / spellstones count (GC-Q1)."""
+    engine = engine_for(rules)
+    for colour in (0, 1):
+        table = engine.run_kinds[colour]
+        stacks = [key for key in table if isinstance(key, str)]
+        assert len(stacks) == 4 + 4 ** 2 + 4 ** 3 and len(table) == len(stacks) + 6  # every stack, every giant
+        for stack in stacks:
+            if STONE_COLOUR[stack[-1]] != colour and stack[-1].isupper():
+                expected = 0
+            elif len(stack) == 3:
+                expected = 1
+            elif (engine.SPECIAL_NAME is not None and len(stack) == 2
+                  and all(STONE_COLOUR[stone] != colour for stone in stack)):
+                expected = 3
+            else:
+                expected = 2
+            assert table[stack] == expected, (colour, stack)
+        for owner in (0, 1):
+            for kind in (GIANT, TRAPPER, SPIKEY):
+                assert table[owner, kind] == (1 if engine.leapable(kind) else 0), (colour, owner, kind)
 
 
 @pytest.mark.parametrize("rules", RULES)
