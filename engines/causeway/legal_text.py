@@ -159,11 +159,15 @@ def _giants_notation(engine: CausewayEngine, state: CausewayState, cells: list[H
                     out += (head + ("\n" + head).join(texts)).split("\n")
             else:  # "slide", GC-S2 / GC-S3: `Spellstone.step_targets`, named
                 traps = engine.trap_steps(state, colour, occupied) if giants[cell][1] == TRAPPER else None
-                if traps:
-                    out.extend([head + n for n in names(sorted([ring[i] for i in SLIDES_SORTED[mask]] + traps))])
+                if traps:  # (no comprehension: a call each)
+                    ends = list(map(ring.__getitem__, SLIDES_SORTED[mask]))
+                    ends += traps
+                    ends.sort()
+                    for end in ends:
+                        append(head + (known_name(end) or name(end)))
                 else:
                     for i in SLIDES_SORTED[mask]:
-                        out.append(head + (known_name(ring[i]) or name(ring[i])))
+                        append(head + (known_name(ring[i]) or name(ring[i])))
         if trapped:  # GC-B5 / GC-S3: a trapped giant never leaps
             continue
         # A leap's run (`_leap_run`, walked here) starts on the neighbour in its direction:
@@ -212,8 +216,10 @@ def _giants_notation(engine: CausewayEngine, state: CausewayState, cells: list[H
                     append(head)
                     continue
                 if plain and size <= 2:
-                    if nms is None:
-                        nms = [known_name(c) or name(c) for c in open_stacks]
+                    if nms is None:  # (a few stacks: a comprehension's call costs more than the loop)
+                        nms = []
+                        for target in open_stacks:
+                            nms.append(known_name(target) or name(target))
                     if size == 1:
                         for text in nms:
                             append(prefix + text)
