@@ -183,8 +183,10 @@ class CausewayState:
     # with the state, so they live and die with it, and handed to the next state for
     # each map a move passes on unchanged (`turn_end.pass_on`); and "frontier"
     # (`frontier_of`), carried to the next state (`carry_frontier`); "edit", how the
-    # move that made this state changed the last view's stacks (`view_edits`). Not an
-    # argument, never compared.
+    # move that made this state changed the last view's stacks (`view_edits`); "view",
+    # the view itself, made once (`views.view_of`), "last" the view of the state this
+    # one was played from until this one's is made, and "view_edit" how it was made
+    # from that one. Not an argument, never compared.
     memo: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def occupied(self, cell: Hex) -> bool:

@@ -370,9 +370,13 @@ class CausewayEngine(Leaping, Finishing, Engine[CausewayState, Action]):
         return views.VIEW_KEYS
 
     def view_edits(self, state: CausewayState) -> tuple[ViewEdit, ...]:
-        # The stacks' view, as the move's `views.next_stacks_part` changed it
-        edit = state.memo.get("edit")
-        return () if edit is None else (edit,)
+        # The stacks' view, as the move's `views.next_stacks_part` changed it, and the
+        # view itself, as `views.view_of` made it from the last position's (the last edit)
+        memo = state.memo
+        edit, whole = memo.get("edit"), memo.get("view_edit")
+        if whole is None:
+            return () if edit is None else (edit,)
+        return (whole,) if edit is None else (edit, whole)
 
     def view(self, state: CausewayState, seat: Seat | None) -> View:
         # Perfect information: every seat and spectator gets the same document.

@@ -220,9 +220,13 @@ def _stacks_changed(action: Action) -> tuple[Hex, ...]:
 
 def pass_on(before: CausewayState, after: CausewayState) -> None:
     """Hand `after` the view parts `before` kept for the maps it passes on unchanged (the
-    stacks' part is the caller's: `views.next_stacks_part`). Written out map by map: a
-    loop over the memo with `getattr` cost twice as much, once a move."""
+    stacks' part is the caller's: `views.next_stacks_part`), and `before`'s view, which
+    `after`'s is then an edit of. Written out map by map: a loop over the memo with
+    `getattr` cost twice as much, once a move."""
     kept, memo = before.memo, after.memo
+    entry = kept.get("view")
+    if entry is not None:  # `after`'s view is made as an edit of it (views.view_of)
+        memo["last"] = entry
     entry = kept.get("giants")
     if entry is not None and entry[0] is after.giants:
         memo["giants"] = entry

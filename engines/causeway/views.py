@@ -60,9 +60,14 @@ def view_of(state: CausewayState, rules: str, special: str | None, ply_cap: int)
     Every caller reads its parts and never changes them, so parts are shared: the part
     of a map the last state passed on unchanged (`turn_end.Finishing._finish`, `pass_on`) is the
     last view's very object, kept in the state's memo, which the room's diff passes by
-    identity; small maps come from a table of their values.
+    identity; small maps come from a table of their values. The view is made once a
+    position, kept in the memo ("view"): the room's diff is told how it was made from
+    the last position's (`CausewayEngine.view_edits`).
     """
     memo = state.memo
+    made: View | None = memo.get("view")
+    if made is not None and made["rules"] is rules:  # (a state of one rule set, viewed by its engine)
+        return made
     # Each part read from the memo inline when it is there (nearly always but for the
     # giants after a move): one call fewer a part, once a position.
     entry = memo.get("stacks")
@@ -81,7 +86,7 @@ def view_of(state: CausewayState, rules: str, special: str | None, ply_cap: int)
     destroyed = entry[1] if entry is not None and entry[0] is state.destroyed else _destroyed_view(memo, state.destroyed)
     supply = _PAIRS.get(state.supply) or _pair(state.supply)
     setup = _SETUPS.get(state.setup_left) or _setup_view(state.setup_left)
-    return {
+    view = {
         "rules": rules,
         "phase": state.phase,
         "seats": SEATS,
@@ -102,10 +107,23 @@ def view_of(state: CausewayState, rules: str, special: str | None, ply_cap: int)
         "history": list(state.history) if state.history else NO_HISTORY,
         "end": state.end,
     }
+    memo["view"] = view
+    # The last position's view (`turn_end.pass_on` hands it over): this one is an edit
+    # of it (`view_edits`) at most at the keys a move can change (the same literal makes
+    # both: the same key objects in the same order), so the room's diff looks at those.
+    last = memo.pop("last", None)
+    if last is not None and last["rules"] is rules:
+        memo["view_edit"] = (last, view, MOVED)
+    return view
 
 
 # Parts shared by every view that shows them: constants, and small maps by value.
 SEATS = {"white": 0, "black": 1}
+# A view's keys in the order `view_of` writes them (tests/engines/causeway check it),
+# and those whose entries a move may change: not the rule set's constants.
+VIEW_ORDER = ("rules", "phase", "seats", "stacks", "giants", "supply", "setup_left", "won", "destroyed", "towers",
+              "special", "specials", "ply", "ply_cap", "passes", "history", "end")
+MOVED = tuple(k for k in VIEW_ORDER if k not in ("rules", "seats", "special", "ply_cap"))
 NO_HISTORY: list[str] = []  # never changed
 _GIANT_VIEWS = {(c, kind): [COLOUR_NAMES[c], kind] for c in (0, 1) for kind in KINDS}
 _PAIRS: dict[tuple[int, int], dict[str, int]] = {}  # supplies and counts: a few hundred

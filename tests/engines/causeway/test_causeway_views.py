@@ -14,7 +14,7 @@ from causeway_position import position as picture_position
 from engines import IllegalActionError, NotationError, hexgrid
 from engines.causeway import CausewayState, Drop, Leap, Place, format_action
 from engines.causeway.board import DIRECTIONS
-from engines.causeway.views import NO_HISTORY
+from engines.causeway.views import NO_HISTORY, VIEW_ORDER
 from engines.registry import get_engine
 from protocol.compact import diff_compact, key_refs, key_table
 from protocol.compact_view import diff_view
@@ -170,7 +170,7 @@ def test_the_diff_told_the_stacks_edit_is_the_whole_diff(rules: str) -> None:
     engine = get_engine("causeway", rules)
     refs = key_refs(list(key_table(engine.view_keys())))
     rng = random.Random(17)
-    used = added = 0
+    used = added = whole = 0
     part = {"id": "r"}
     for seed in range(6):
         state = engine.new_game(2, {}, seed)
@@ -183,13 +183,19 @@ def test_the_diff_told_the_stacks_edit_is_the_whole_diff(rules: str) -> None:
             edits = engine.view_edits(state)
             assert diff_view(old, new, refs, part, [], edits) == diff_compact(old, new, refs)
             for base, value, at in edits:
+                if value is new["game"]:  # the view itself, made from the last one (the last edit)
+                    assert base is old["game"] and edits[-1][1] is value
+                    assert list(base) == list(value) == list(VIEW_ORDER) and list(at) == [k for k in value if k in at]
+                    assert {k for k in value if value[k] is not base[k]} <= set(at)  # every entry changed named
+                    whole += 1
+                    continue
                 assert base is old["game"]["stacks"] and value is new["game"]["stacks"]
                 changed = [k for k in value if k not in base or value[k] != base[k]]
                 assert set(changed) <= set(at) and list(at) == [k for k in value if k in at]
                 used += 1
                 added += len(value) > len(base)
             old = new
-    assert used and added
+    assert used and added and whole
 
 
 @pytest.mark.parametrize(("rules", "picture"), [
@@ -212,10 +218,11 @@ def test_the_stacks_edit_of_a_fourth_special_names_every_cell_in_order(rules: st
         after = engine.apply_text(state, 0, text).state
         new = {"room": part, "game": engine.view(after, None), "outcome": None}
         edits = engine.view_edits(after)
-        if not edits:  # a leap dropping nothing (GC-S5): the stacks' view is the last one
+        assert edits[-1][0] is old["game"] and edits[-1][1] is new["game"]  # the view itself, from the last one
+        if len(edits) == 1:  # a leap dropping nothing (GC-S5): the stacks' view is the last one
             assert new["game"]["stacks"] is old["game"]["stacks"]
             continue
-        (base, value, at), = edits
+        (base, value, at), _ = edits
         assert base is old["game"]["stacks"] and value is new["game"]["stacks"]
         assert list(at) == [k for k in value if k in at] and len(set(at)) == len(at)
         assert diff_view(old, new, refs, part, [], edits) == diff_compact(old, new, refs)
