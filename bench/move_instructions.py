@@ -10,7 +10,9 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
   then `publish` to two seats and a spectator (protocol 3; frames are encoded, not
   sent), over scripted random games played out before measuring (in a child process: no
   engine table of parsed notation starts out holding the measured moves), new rooms made
-  (snapshots included) as games end.
+  (snapshots included, equal views shared as the members' joins leave them:
+  `share_equal_view`; until session 21 each member kept its own copy, so each room's
+  first move diffed three old views) as games end.
 - `request`: `decode_client` of an `act` frame (unpacked, checked, validated).
 - `handle`: `Connection.handle` of the same frame (the frame budget's charge, the
   decode, the dispatch) up to a stub room's `act`, which returns at once.
@@ -187,6 +189,9 @@ def room_moves(moves: int, game: str, rules: str | None, deadline: float | None)
         room.members = [Member(peers[0], 0), Member(peers[1], 1), Member(peers[2], None)]
         for member in room.members:
             room.send_snapshot(member)
+            # as a join or a watch does once the others are told (server.membership): members
+            # whose views are equal hold one object, so a room's first move diffs one old view
+            room.share_equal_view(member)
         return room, peers
 
     server_gc()
