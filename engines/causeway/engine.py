@@ -262,12 +262,18 @@ class CausewayEngine(Leaping, Finishing, Engine[CausewayState, Action]):
             raise IllegalActionError(f"{text}: {problem}")
         # `Work.of(state)`, written out (one call fewer a move); a step lays a blank and
         # moves a giant (GC-B4 / GC-S2), so it is given the state's very maps of towers
-        # won and destroyed, which it never writes (only drops and destroy steps do)
-        if type(action) is Step:
+        # won and destroyed, which it never writes (only drops and destroy steps do).
+        # Steps and leaps (most moves) by their exact class first: no isinstance calls.
+        kind = type(action)
+        if kind is Step:
             work = Work(dict(state.stacks), dict(state.giants), list(state.supply), state.won, state.destroyed)
-        else:
-            work = Work(dict(state.stacks), dict(state.giants), list(state.supply), dict(state.won),
-                        dict(state.destroyed))
+            self._do_step(work, seat, action)  # type: ignore[arg-type]
+            return self._finish(state, work, action, 1 - seat, end=work.end)
+        work = Work(dict(state.stacks), dict(state.giants), list(state.supply), dict(state.won),
+                    dict(state.destroyed))
+        if kind is Leap:
+            self._do_leap(state, work, seat, action)  # type: ignore[arg-type]
+            return self._finish(state, work, action, 1 - seat, end=work.end)
         if isinstance(action, Place):
             return self._after_place(state, work, action)
         if isinstance(action, Destroy):

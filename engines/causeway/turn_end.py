@@ -108,9 +108,12 @@ class Finishing:
         """Bookkeeping after a move: end conditions, then the guards (GC-B10/B11, GC-S7)."""
         mover = state.to_move
         supply = (work.supply[0], work.supply[1])
-        passes = state.passes + 1 if isinstance(action, Pass) else 0
+        kind = type(action)  # parse_action's exact classes: one `is` each, no isinstance call
+        if kind is not Step and kind is not Leap and kind is not Pass and kind is not Destroy:
+            kind = _action_class(action)
+        passes = state.passes + 1 if kind is Pass else 0
         ply = state.ply + 1
-        changed = _stacks_changed(action)
+        changed = _stacks_changed(action, kind)
         # A step lays a blank (GC-B4 / GC-S2) and every drop adds a stone or tops a tower
         # (GC-B6 / B7, GC-S5 / S6, GC-Q1): the stacks changed exactly when the move names
         # a cell, so the maps (~20-60 entries) are not compared
@@ -119,7 +122,7 @@ class Finishing:
         history: tuple[str, ...] = ()  # if a stone was added: earlier positions are gone for good
         if stacks is state.stacks:
             history = (*state.history, views.digest(state))
-        elif type(action) is not Step:  # a step lays a blank (GC-B4 / GC-S2): added
+        elif kind is not Step:  # a step lays a blank (GC-B4 / GC-S2): added
             # Did the move add a stone (it can move a barrier or turn a spellstone, GC-B7 /
             # GC-S6, but never take one off)? Counted on the cells it changed, which
             # `changed` names (a drop's cell may come again as a later drop's choice).
@@ -129,7 +132,7 @@ class Finishing:
                 history = (*state.history, views.digest(state))
         key: str | None = None  # this position's digest, worked out only if it can be a third repetition
         phase = PHASE_PLAY
-        if isinstance(action, Destroy):
+        if kind is Destroy:
             phase = PHASE_OVER
         elif end is None:
             end = self.move_end(work, mover)
@@ -150,7 +153,8 @@ class Finishing:
         # then the last view's object too (views.view_of), passed by the diff unread.
         after = CausewayState(  # by position: keywords cost twice as much to pass, once a move
             stacks,
-            state.giants if work.giants == state.giants else work.giants,
+            # a step or a leap moves a giant (GC-B4 / GC-S2, GC-B5 / GC-S4), nothing else does
+            work.giants if kind is Step or kind is Leap else state.giants,
             supply,
             state.setup_left,
             state.won if work.won is state.won or work.won == state.won else work.won,
@@ -174,11 +178,11 @@ class Finishing:
             if text is not None:
                 after.memo["text"] = text
         if "frontier" in state.memo:  # kept for barrier's steps: the cells filled or emptied
-            if isinstance(action, Step):
-                carry_frontier(state, after, (action.to,), ())
-            elif isinstance(action, Leap):
+            if kind is Step:
+                carry_frontier(state, after, (action.to,), ())  # type: ignore[union-attr]
+            elif kind is Leap:
                 landing = [c for c in after.giants if c not in state.giants]
-                carry_frontier(state, after, tuple(landing), (action.start,))
+                carry_frontier(state, after, tuple(landing), (action.start,))  # type: ignore[union-attr]
             else:
                 carry_frontier(state, after, (), ())
         if phase == PHASE_DESTROY:
@@ -194,6 +198,11 @@ class Finishing:
     def outcome(self, state: CausewayState) -> Outcome | None:
         if state.phase != PHASE_OVER or state.end is None:
             return None
+        # Made once a finished position: the move's game_end event and the room ask for it
+        # (the scores walk every stack, GC-Q2 each stone, ~25,000 instructions a time)
+        found: Outcome | None = state.memo.get("outcome")
+        if found is not None:
+            return found
         keys = [self.result_key(state, c) for c in (0, 1)]
         scores = (self.score(state, 0), self.score(state, 1))
         if keys[0] == keys[1]:
@@ -204,17 +213,28 @@ class Finishing:
             winners = (winner,)
             detail = f"{COLOUR_NAMES[winner]} wins after {REASONS[state.end]}"
         detail += f" ({scores[0]:g}-{scores[1]:g})"
-        return Outcome(scores=scores, winners=winners, reason=state.end, detail=detail)
+        found = state.memo["outcome"] = Outcome(scores=scores, winners=winners, reason=state.end, detail=detail)
+        return found
 
 
-def _stacks_changed(action: Action) -> tuple[Hex, ...]:
-    """The cells whose stacks `action` may change or add (`views.next_stacks_part`): the
-    blank laid under a stepping giant (GC-B4 / GC-S2), a leap's drops and the towers its
-    choices take a barrier from or turn a spellstone on (GC-B6 / B7, GC-S5 / S6)."""
-    if isinstance(action, Step):
-        return (action.start,)
-    if isinstance(action, Leap):
-        return tuple(c for d in action.drops for c in (d.cell, d.choice) if c is not None)
+def _action_class(action: Action) -> type:
+    """The class of the five `action` is an instance of (a subclass's base), for `_finish`,
+    which tells moves apart by their exact class."""
+    for kind in (Step, Leap, Pass, Destroy, Place):
+        if isinstance(action, kind):
+            return kind
+    return type(action)
+
+
+def _stacks_changed(action: Action, kind: type) -> tuple[Hex, ...]:
+    """The cells whose stacks `action` (of class `kind`, `_action_class`) may change or add
+    (`views.next_stacks_part`): the blank laid under a stepping giant (GC-B4 / GC-S2), a
+    leap's drops and the towers its choices take a barrier from or turn a spellstone on
+    (GC-B6 / B7, GC-S5 / S6)."""
+    if kind is Step:
+        return (action.start,)  # type: ignore[union-attr]
+    if kind is Leap:
+        return tuple(c for d in action.drops for c in (d.cell, d.choice) if c is not None)  # type: ignore[union-attr]
     return ()
 
 
