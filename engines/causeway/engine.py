@@ -217,12 +217,13 @@ class CausewayEngine(Leaping, Finishing, Engine[CausewayState, Action]):
     def legal_notation(self, state: CausewayState, seat: Seat) -> list[str]:
         legal = legal_text.legal_notation(self, state, seat)
         if legal and state.phase == PHASE_PLAY:  # the mover's moves
-            # Kept for `_illegal`, which then finds a move by one search of this text
+            # Kept for `_illegal`, which then finds a move by one scan of this tuple
             # instead of working out its giant's trap and walking its leap or its step
             # targets again (a room lists every position before a move is applied to
-            # it). Barrier's lists too (~60 moves, ~0.6 KiB of text a playing room):
-            # its checks cost ~20,000 instructions a move, the join ~3,000.
-            state.memo["legal"] = "\n" + "\n".join(legal) + "\n"
+            # it). Barrier's lists too (~60 moves, ~0.5 KiB a playing room): its checks
+            # cost ~20,000 instructions a move. A tuple copy (the caller owns the list):
+            # a join and a text search cost more than comparing strs (lengths first).
+            state.memo["legal"] = tuple(legal)
         return legal
 
     def _placements(self, state: CausewayState, colour: int) -> Iterator[Place]:
@@ -297,7 +298,7 @@ class CausewayEngine(Leaping, Finishing, Engine[CausewayState, Action]):
             listed = state.memo.get("legal")  # the position's list, if it was asked for
             if listed is not None and seat == state.to_move:
                 text = _listed_text(action)  # type: ignore[arg-type]
-                if text is not None and text in listed:
+                if text is not None and text in listed:  # (None is no entry)
                     return None
         if isinstance(action, Place):
             if phase != PHASE_SETUP:
@@ -414,8 +415,7 @@ class CausewayEngine(Leaping, Finishing, Engine[CausewayState, Action]):
 
 
 def _listed_text(action: Step | Leap) -> str | None:
-    """The action's notation between line breaks, as `legal_notation` keeps its list,
-    written with the names of the cells equal to the action's (`board.known_name`: a
+    """The action's notation, as `legal_notation` keeps its list, written with the names of the cells equal to the action's (`board.known_name`: a
     listed move's cells are named); None if some cell has no name (then it is not
     listed), the direction is not one of GC-1's six, or the drops are not a tuple of
     `Drop` (`_illegal` then checks the action the plain way)."""
@@ -424,11 +424,11 @@ def _listed_text(action: Step | Leap) -> str | None:
         return None
     if type(action) is Step:
         to = known_name(action.to)
-        return None if to is None else "\n" + start + ">" + to + "\n"
+        return None if to is None else start + ">" + to
     direction, drops = action.direction, action.drops  # type: ignore[union-attr]
     if type(direction) is not int or not 0 <= direction < 6 or type(drops) is not tuple:
         return None
-    text = "\n" + start + "^" + DIRECTION_NAMES[direction]
+    text = start + "^" + DIRECTION_NAMES[direction]
     for drop in drops:
         if type(drop) is not Drop:
             return None
@@ -441,4 +441,4 @@ def _listed_text(action: Step | Leap) -> str | None:
             if choice is None:
                 return None
             text += "/" + choice
-    return text + "\n"
+    return text
