@@ -33,6 +33,7 @@ from engines.base import (
     Seat,
     Transition,
     View,
+    ViewEdit,
     winners_by_score,
 )
 from engines.registry import register
@@ -233,6 +234,7 @@ class Tara(Engine[TaraState, Move]):
         kept.spent = spent
         kept.vacant = vacant
         kept.view = None
+        kept.edits = ()
         after.memo = kept
         transition: Transition[TaraState] = _new(Transition)
         if out or after.to_move == colour:
@@ -303,6 +305,10 @@ class Tara(Engine[TaraState, Move]):
 
     def view_keys(self) -> tuple[str, ...]:
         return VIEW_KEYS
+
+    def view_edits(self, state: TaraState) -> tuple[ViewEdit, ...]:
+        # How `view_after` made the view from the parent's (none when built otherwise)
+        return state.memo.edits if state.memo is not None else ()
 
     def view(self, state: TaraState, seat: Seat | None) -> View:
         return game_view(state)  # perfect information: the same for everyone

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.base import Seat
+from engines.base import Seat, ViewEdit
 from engines.tara.board import (
     BLACK,
     EMPTY,
@@ -106,13 +106,14 @@ class StateMemo:
 
     When `last` is the parent's, `step` says what the move did (hill, colour, bridges
     it used as `board.place` counts them, the seat that moved, whether it captured),
-    so the view is built without comparing the boards or counting anything again.
+    so the view is built without comparing the boards or counting anything again,
+    and `edits` then says how it was made from the parent's (`Tara.view_edits`).
 
     It holds boards, names and views, never a state (no chain of ancestors stays
     alive), and lives and dies with its state; nothing in it changes once it is set.
     """
 
-    __slots__ = ("last", "sieges", "spent", "step", "vacant", "view")
+    __slots__ = ("edits", "last", "sieges", "spent", "step", "vacant", "view")
 
     def __init__(
         self,
@@ -122,6 +123,7 @@ class StateMemo:
         vacant: list[str] | None = None,
         spent: tuple[int, int, int] | None = None,
     ) -> None:
+        self.edits: tuple[ViewEdit, ...] = ()
         self.sieges = sieges
         self.spent = spent
         self.vacant = vacant

@@ -34,11 +34,22 @@ def game_view(state: TaraState) -> dict[str, Any]:
     if view is None:
         step, last = memo.step, memo.last
         if step is not None and last is not None:
-            view = memo.view = view_after(state, last[1], step)
+            was = last[1]
+            view = memo.view = view_after(state, was, step)
+            # For the room's diff (`Engine.view_edits`): the hills map at the move's hill,
+            # the view at the keys a move may change, in the view's order
+            memo.edits = ((was["hills"], view["hills"], (NAMES[step[0]],)),
+                          (was, view, _MOVE_KEYS_USED if step[2] else _MOVE_KEYS))
         else:
             view = memo.view = build_view(state, last, step)
         memo.last = memo.step = None  # the ancestor's view is not needed any more
     return view
+
+
+# The view's keys `view_after` may set (bridges only when the move used some), in its order
+_MOVE_KEYS = ("hills", "to_move", "seat_to_move", "must_capture", "turns", "territory", "last_move")
+_MOVE_KEYS_USED = ("hills", "to_move", "seat_to_move", "must_capture", "turns", "bridges", "bridges_left",
+                   "territory", "last_move")
 
 
 def view_after(state: TaraState, was: dict[str, Any], step: tuple[int, int, int, int, bool]) -> dict[str, Any]:
