@@ -251,6 +251,15 @@ def _walk_keys_at(old: dict[Any, Any], new: dict[Any, Any], at: Sequence[Any], c
     # name them once each in the maps' order (checked on their places in `new`, and in
     # `old` for gone ones, when it names more than one), and the count of keys must add
     # up; anything else, _walk walks whole. Plain loops: `at` names a key or two.
+    if len(at) == 1 and len(old) == len(new):  # one entry rewritten in place (a Tara hill)
+        k = at[0]
+        if type(k) is str and k in old and k in new:
+            v = new[k]
+            if type(v) in _PLAIN:  # its one op at most: below _WHOLE_CHECK, nothing counted
+                w = old[k]
+                if w is not v and (type(w) is not type(v) or w != v):
+                    cops.append([SET, *cpath, refs.get(k, k), v])
+                return 0
     gone: list[str] = []
     kept: list[str] = []
     count = len(old)

@@ -38,8 +38,15 @@ def game_view(state: TaraState) -> dict[str, Any]:
             view = memo.view = view_after(state, was, step)
             # For the room's diff (`Engine.view_edits`): the hills map at the move's hill,
             # the view at the keys a move may change, in the view's order
-            memo.edits = ((was["hills"], view["hills"], (NAMES[step[0]],)),
-                          (was, view, _MOVE_KEYS_USED if step[2] else _MOVE_KEYS))
+            hill, _, used, seat, capture = step
+            at = _AT[seat]
+            land = (was["territory"], view["territory"], _BOTH if capture else at)  # TA-8
+            if used:  # TA-6: the mover's count and what it has left
+                memo.edits = ((was["hills"], view["hills"], (NAMES[hill],)),
+                              (was["bridges"], view["bridges"], at), (was["bridges_left"], view["bridges_left"], at),
+                              land, (was, view, _MOVE_KEYS_USED))
+            else:
+                memo.edits = ((was["hills"], view["hills"], (NAMES[hill],)), land, (was, view, _MOVE_KEYS))
         else:
             view = memo.view = build_view(state, last, step)
         memo.last = memo.step = None  # the ancestor's view is not needed any more
@@ -50,6 +57,9 @@ def game_view(state: TaraState) -> dict[str, Any]:
 _MOVE_KEYS = ("hills", "to_move", "seat_to_move", "must_capture", "turns", "territory", "last_move")
 _MOVE_KEYS_USED = ("hills", "to_move", "seat_to_move", "must_capture", "turns", "bridges", "bridges_left",
                    "territory", "last_move")
+# The indexes of a two-seat list a move changes: the mover's, or both (a capture's territory)
+_AT = ((0,), (1,))
+_BOTH = (0, 1)
 
 
 def view_after(state: TaraState, was: dict[str, Any], step: tuple[int, int, int, int, bool]) -> dict[str, Any]:

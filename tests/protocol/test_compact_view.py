@@ -298,3 +298,39 @@ def test_diff_view_with_edits_naming_pushed_entries_and_keys_the_maps_lack() -> 
             want = diff_compact(old, new, refs)
             edits = [(base, value, at), (old_game, new_game, names)]
             assert exact(diff_view(old, new, refs, part, [], edits), want), (value, at, names)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(KEY_POOL) | st.text(max_size=4), scalars | any_views, min_size=1, max_size=45),
+       st.integers(0, 2**32), tables)
+def test_diff_view_with_a_map_edit_of_one_key_is_diff_compact(base: dict[str, Any], seed: int,
+                                                              keys: tuple[str, ...]) -> None:
+    """A map edit naming one key (a Tara move's hill: `_walk_keys_at`'s one-key path)
+    gives `diff_compact`'s ops, op for op, whatever the key's old and new values:
+    another plain value, the same object, an equal one, 1 for True, a container; and a
+    key added or gone (the maps' lengths differ) or one the maps lack go the general
+    way, with the same ops."""
+    rng = random.Random(seed)
+    refs = key_refs(keys)
+    k = rng.choice(list(base))
+    cases: list[tuple[dict[str, Any], dict[str, Any], str]] = []
+    for was in (base[k], 1, True, 1.0, "x", [1]):
+        before = {**base, k: was}
+        for now in (*TRICKY, was, copy.deepcopy(was), "x", 7, True, 1, 1.0, [1]):
+            cases.append((before, {**before, k: now}, k))
+    gone = dict(base)
+    del gone[k]
+    cases.append((base, gone, k))
+    new_key = "new" + str(rng.randrange(5))
+    cases.append((base, {**base, new_key: rng.choice(TRICKY)}, new_key))
+    cases.append((base, dict(base), "no such key"))
+    part = {"id": "r1"}
+    for before, after, named in cases:
+        old_game = {"hills": before, "turns": 1}
+        new_game = {"hills": after, "turns": 2}
+        old = {"room": part, "game": old_game, "outcome": None}
+        new = {"room": part, "game": new_game, "outcome": None}
+        want = diff_compact(old, new, refs)
+        assert exact(diff_view(old, new, refs, part, [], [(before, after, (named,))]), want)
+        assert exact(diff_view(old, new, refs, part, [], [(before, after, (named,)),
+                                                          (old_game, new_game, ("hills", "turns"))]), want)
