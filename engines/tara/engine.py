@@ -18,7 +18,8 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from itertools import compress
+from typing import Any, ClassVar
 
 from engines.base import (
     BadSnapshotError,
@@ -47,6 +48,7 @@ from engines.tara.board import (
     MOVES,
     NAMES,
     NO_SIEGES,
+    ONLY,
     PAIRS,
     SYMBOLS,
     WHITE,
@@ -73,6 +75,9 @@ from engines.tara.state import (
     score_game,
 )
 from engines.tara.views import game_view
+
+# Each hill's name after a line break, the way `legal_lines` writes a build
+BREAKS = tuple("\n" + name for name in NAMES)
 
 # Per game: exactly 45 builds (a build fills a hill, nothing empties one) plus at most
 # 38 captures — each capture turns an all-enemy neighbourhood of k >= 2 hills into k
@@ -156,6 +161,26 @@ class Tara(Engine[TaraState, Move]):
             vacant = memo.vacant = vacant_names(state.board)
         return vacant.copy()  # the caller's own
 
+    lines_notation: ClassVar[bool] = True
+
+    def legal_lines(self, state: TaraState, seat: Seat) -> tuple[str, int] | None:
+        # `legal_notation` as "\nD4\nE5…" (builds: 2 characters, TA-11) or "\nxD4…"
+        # (captures: 3): the builds' text kept with the state and handed down by `apply`,
+        # one entry cut a build, so a room packs the list with one replace (open_lines)
+        if len(state.results) == state.games or seat != state.mover:
+            return None
+        memo = state.memo
+        if memo is None or memo.sieges is None:
+            memo = memo_of(state)
+            board_sieges(state)
+        captures = memo.sieges[state.to_move]  # type: ignore[index]
+        if captures:
+            return "".join([BREAKS[i] for i in captures]).replace("\n", "\nx"), 3
+        lines = memo.lines
+        if lines is None:
+            lines = memo.lines = "".join([BREAKS[i] for i in compress(range(HILLS), state.board.translate(ONLY[EMPTY]))])
+        return lines, 2
+
     def apply(self, state: TaraState, seat: Seat, action: Move) -> Transition[TaraState]:
         if len(state.results) == state.games:
             raise GameOverError("the match is over")
@@ -217,10 +242,13 @@ class Tara(Engine[TaraState, Move]):
         after.turns = state.turns + 1
         after.results = state.results
         after.last_move = CAPTURE_NAMES[hill] if capture else name
-        vacant = memo.vacant
-        if vacant is not None and not capture:  # the builds left: all but this hill (TA-5)
-            vacant = vacant.copy()
-            vacant.remove(name)
+        vacant, lines = memo.vacant, memo.lines
+        if not capture:  # the builds left: all but this hill (TA-5)
+            if vacant is not None:
+                vacant = vacant.copy()
+                vacant.remove(name)
+            if lines is not None:  # (every name is two characters: "\nD4" is that entry alone)
+                lines = lines.replace(BREAKS[hill], "", 1)
         # `StateMemo(...)`, every slot set directly
         kept: StateMemo = _new(StateMemo)
         view = memo.view
@@ -233,6 +261,7 @@ class Tara(Engine[TaraState, Move]):
         kept.sieges = sieges
         kept.spent = spent
         kept.vacant = vacant
+        kept.lines = lines
         kept.view = None
         kept.edits = ()
         after.memo = kept

@@ -100,7 +100,8 @@ class StateMemo:
     the bridges each colour has used (`spent`, by colour, index 0 unused: TA-6's
     `bridges_used`, which `apply` needs to saturate a move's count),
     the names of its vacant hills (`vacant`, TA-5's builds in notation, once its legal
-    list was asked for), its view (`engines.tara.views`), and until then the last view
+    list was asked for; `lines`, the same as `Engine.legal_lines` writes it, once that was
+    asked for), its view (`engines.tara.views`), and until then the last view
     an ancestor had with that ancestor's board (`last`, passed on by `apply`), to
     build it from.
 
@@ -113,7 +114,7 @@ class StateMemo:
     alive), and lives and dies with its state; nothing in it changes once it is set.
     """
 
-    __slots__ = ("edits", "last", "sieges", "spent", "step", "vacant", "view")
+    __slots__ = ("edits", "last", "lines", "sieges", "spent", "step", "vacant", "view")
 
     def __init__(
         self,
@@ -124,6 +125,7 @@ class StateMemo:
         spent: tuple[int, int, int] | None = None,
     ) -> None:
         self.edits: tuple[ViewEdit, ...] = ()
+        self.lines: str | None = None
         self.sieges = sieges
         self.spent = spent
         self.vacant = vacant

@@ -279,3 +279,34 @@ def test_actions_read_and_written_by_the_engine_are_the_notations() -> None:
     for bad in ("", "A1", "xG7", "H4", "D8", "xx D4"):
         with pytest.raises(NotationError):
             ENGINE.parse_action(state, 0, bad)
+
+
+def test_legal_lines_handed_down_are_the_rules_in_room_play() -> None:
+    # TA-4/TA-5/TA-7/TA-11: the text `legal_lines` writes (a room's packing of the list),
+    # asked of every state or only of some (the builds' text then made afresh or handed
+    # down, one build cut a move, a capture leaving it), is the rules' list after line
+    # breaks, builds 2 characters and captures 3, for the seat to move; the other seat
+    # and a finished match get None.
+    captures = 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        every = seed % 3 != 0
+        state = ENGINE.new_game(2, {}, seed)
+        while True:
+            for seat in (0, 1):
+                if not (every or rng.random() < 0.4):
+                    continue
+                got = ENGINE.legal_lines(state, seat)
+                if state.finished or seat != state.mover:
+                    assert got is None
+                    continue
+                want = notation_ref(state.board, state.to_move)
+                assert got == ("".join("\n" + entry for entry in want), len(want[0]))
+                assert got[1] == (3 if want[0].startswith("x") else 2)
+                captures += got[1] == 3
+            if ENGINE.outcome(state) is not None:
+                break
+            seat = state.mover
+            text = rng.choice(notation_ref(state.board, state.to_move))
+            state = ENGINE.apply(state, seat, ENGINE.parse_action(state, seat, text)).state
+    assert captures
