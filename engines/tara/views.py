@@ -22,7 +22,7 @@ from engines.tara.board import (
     WHITE,
     links,
 )
-from engines.tara.state import TaraState, captures_of, memo_of
+from engines.tara.state import StateMemo, TaraState, captures_of, memo_of
 
 
 def game_view(state: TaraState) -> dict[str, Any]:
@@ -34,19 +34,7 @@ def game_view(state: TaraState) -> dict[str, Any]:
     if view is None:
         step, last = memo.step, memo.last
         if step is not None and last is not None:
-            was = last[1]
-            view = memo.view = view_after(state, was, step)
-            # For the room's diff (`Engine.view_edits`): the hills map at the move's hill,
-            # the view at the keys a move may change, in the view's order
-            hill, _, used, seat, capture = step
-            at = _AT[seat]
-            land = (was["territory"], view["territory"], _BOTH if capture else at)  # TA-8
-            if used:  # TA-6: the mover's count and what it has left
-                memo.edits = ((was["hills"], view["hills"], (NAMES[hill],)),
-                              (was["bridges"], view["bridges"], at), (was["bridges_left"], view["bridges_left"], at),
-                              land, (was, view, _MOVE_KEYS_USED))
-            else:
-                memo.edits = ((was["hills"], view["hills"], (NAMES[hill],)), land, (was, view, _MOVE_KEYS))
+            view = memo.view = view_after(state, memo, last[1], step)
         else:
             view = memo.view = build_view(state, last, step)
         memo.last = memo.step = None  # the ancestor's view is not needed any more
@@ -62,19 +50,24 @@ _AT = ((0,), (1,))
 _BOTH = (0, 1)
 
 
-def view_after(state: TaraState, was: dict[str, Any], step: tuple[int, int, int, int, bool]) -> dict[str, Any]:
+def view_after(state: TaraState, memo: StateMemo, was: dict[str, Any],
+               step: tuple[int, int, int, int, bool]) -> dict[str, Any]:
     """`build_view(state, (parent's board, was), step)` for a state `apply` made that
     goes on with the same game (the only states it hands a `step`): `was` is the
     parent's view. The same game, match and OUT (none: a move after OUT ends the game,
     TA-7), so every part but the moving ones is `was`'s, key order included (a copy).
+    Sets `memo.edits`: how the view was made from `was`, for the room's diff
+    (`Engine.view_edits`).
     """
     hill, colour, used, seat, capture = step
     view = was.copy()
-    hills = view["hills"] = was["hills"].copy()
-    hills[NAMES[hill]] = SYMBOLS[colour]
+    name = NAMES[hill]
+    hills_was = was["hills"]
+    hills = view["hills"] = hills_was.copy()
+    hills[name] = SYMBOLS[colour]
     view["to_move"] = COLOUR_NAMES[state.to_move]
     view["seat_to_move"] = state.mover
-    captures = captures_of(state)
+    captures = memo.sieges[state.to_move]  # type: ignore[index]  # (`apply` hands them down)
     if captures:  # TA-4 (kept as `was`'s when equal: the diff passes it by identity)
         must = [NAMES[i] for i in captures]
         if must != was["must_capture"]:
@@ -82,15 +75,25 @@ def view_after(state: TaraState, was: dict[str, Any], step: tuple[int, int, int,
     elif was["must_capture"]:
         view["must_capture"] = []
     view["turns"] = state.turns
-    if used:  # TA-6: the mover's saturated count grows by what `place` counted
-        bridges = was["bridges"]
-        bridges = view["bridges"] = [bridges[0] + used, bridges[1]] if seat == 0 else [bridges[0], bridges[1] + used]
-        view["bridges_left"] = [BRIDGES - bridges[0], BRIDGES - bridges[1]]
     # TA-8: a build adds a hill to the mover's territory, a capture takes it from the other
-    land = was["territory"]
+    land_was = was["territory"]
     lost = 1 if capture else 0
-    view["territory"] = [land[0] + 1, land[1] - lost] if seat == 0 else [land[0] - lost, land[1] + 1]
+    land = view["territory"] = ([land_was[0] + 1, land_was[1] - lost] if seat == 0
+                                else [land_was[0] - lost, land_was[1] + 1])
     view["last_move"] = state.last_move
+    # The edits: the hills map at the move's hill, the two-seat lists at the indexes the
+    # move changed (the mover's, or both: a capture's territory), the view at the keys a
+    # move may change, in the view's order
+    at = _AT[seat]
+    if used:  # TA-6: the mover's saturated count grows by what `place` counted
+        bridges_was = was["bridges"]
+        bridges = view["bridges"] = ([bridges_was[0] + used, bridges_was[1]] if seat == 0
+                                     else [bridges_was[0], bridges_was[1] + used])
+        left = view["bridges_left"] = [BRIDGES - bridges[0], BRIDGES - bridges[1]]
+        memo.edits = ((hills_was, hills, (name,)), (bridges_was, bridges, at), (was["bridges_left"], left, at),
+                      (land_was, land, _BOTH if capture else at), (was, view, _MOVE_KEYS_USED))
+    else:
+        memo.edits = ((hills_was, hills, (name,)), (land_was, land, _BOTH if capture else at), (was, view, _MOVE_KEYS))
     return view
 
 
