@@ -70,7 +70,6 @@ from engines.tara.state import (
     board_sieges,
     bridges_spent,
     captures_of,
-    memo_of,
     new_match_game,
     score_game,
 )
@@ -149,13 +148,10 @@ class Tara(Engine[TaraState, Move]):
     def legal_notation(self, state: TaraState, seat: Seat) -> list[str]:
         if len(state.results) == state.games or seat != state.mover:
             return []
-        memo = state.memo
-        if memo is None or memo.sieges is None:
-            memo = memo_of(state)
-            board_sieges(state)
-        captures = memo.sieges[state.to_move]  # type: ignore[index]
+        captures = captures_of(state)
         if captures:
             return [CAPTURE_NAMES[i] for i in captures]
+        memo: StateMemo = state.memo  # type: ignore[assignment]  # made by captures_of
         vacant = memo.vacant
         if vacant is None:
             vacant = memo.vacant = vacant_names(state.board)
@@ -169,13 +165,10 @@ class Tara(Engine[TaraState, Move]):
         # one entry cut a build, so a room packs the list with one replace (open_lines)
         if len(state.results) == state.games or seat != state.mover:
             return None
-        memo = state.memo
-        if memo is None or memo.sieges is None:
-            memo = memo_of(state)
-            board_sieges(state)
-        captures = memo.sieges[state.to_move]  # type: ignore[index]
+        captures = captures_of(state)
         if captures:
             return "".join([BREAKS[i] for i in captures]).replace("\n", "\nx"), 3
+        memo: StateMemo = state.memo  # type: ignore[assignment]  # made by captures_of
         lines = memo.lines
         if lines is None:
             lines = memo.lines = "".join([BREAKS[i] for i in compress(range(HILLS), state.board.translate(ONLY[EMPTY]))])
