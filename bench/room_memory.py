@@ -4,6 +4,7 @@
     python bench/room_memory.py --game causeway/quick --rooms 200
     python bench/room_memory.py --moves 20             # rooms after 20 moves each
     python bench/room_memory.py --no-trace --rooms 500 # RSS and allocators as bench/server.py sees them
+    python bench/room_memory.py --pack-after 0         # rooms never packed: what a new room holds unpacked
 
 Runs `giants serve` (embedded Redis in a temp dir) as a subprocess with tracemalloc on,
 then does what `bench/server.py --memory-only` does for its "per room" figure: helloed
@@ -431,6 +432,9 @@ async def main() -> int:
     parser.add_argument("--moves", type=int, default=0, help="random legal moves per room before measuring")
     parser.add_argument("--no-trace", action="store_true",
                         help="no tracemalloc: RSS and allocator figures as the server has them without it")
+    parser.add_argument("--pack-after", type=float, default=None,
+                        help="the server's --pack-after (0: nothing is packed, so the figures are of unpacked "
+                             "rooms: what each room holds until the new-room sweep packs it)")
     args = parser.parse_args()
     game, _, rules = args.game.partition("/")
     tmp = tempfile.mkdtemp(prefix="giants-roommem-")
@@ -439,7 +443,8 @@ async def main() -> int:
     proc = subprocess.Popen(
         [sys.executable, __file__, "--serve", "--port", "0", "--log-level", "warning", "--data-dir", tmp,
          "--key-prefix", f"roommem:{os.getpid()}:", "--rate", "1000", "--burst", "1000",
-         "--max-connections-per-address", "0", "--max-rooms-per-address", "0"],
+         "--max-connections-per-address", "0", "--max-rooms-per-address", "0",
+         *([] if args.pack_after is None else ["--pack-after", str(args.pack_after)])],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env)
     assert proc.stdout is not None
     url = ""

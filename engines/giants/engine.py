@@ -52,6 +52,25 @@ PLIES_PER_SEAT_TURN = 400
 # `to_act` in a sequential step: one frozenset per seat, made once (it is asked several
 # times a move; constants, not state).
 _ONE_SEAT = tuple(frozenset((seat,)) for seat in range(5))
+# Per player count: the new game with seed 0, viewed by every seat and a spectator
+# (`views.viewed`). Every new or restored state starts from its view parts
+# (`views.share_parts`), so rooms hold one copy of the parts new games have alike.
+_TEMPLATES: dict[int, GameState] = {}
+
+
+def _set_up(players: int, seed: int) -> GameState:
+    """GI-2..4 and the turn-1 dice: a new game, not viewed yet."""
+    state = new_state(players, seed, dice.first_player(seed, players))
+    state.current = flow.PENDING
+    flow.settle(state, [])
+    return state
+
+
+def _template(players: int) -> GameState:
+    found = _TEMPLATES.get(players)
+    if found is None:
+        found = _TEMPLATES[players] = views.viewed(_set_up(players, 0))
+    return found
 
 
 class GiantsEngine(Engine[GameState, Action]):
@@ -72,9 +91,8 @@ class GiantsEngine(Engine[GameState, Action]):
 
     def new_game(self, players: int, options: Mapping[str, Any], seed: int) -> GameState:
         self.validate_options(players, options)
-        state = new_state(players, seed, dice.first_player(seed, players))
-        state.current = flow.PENDING
-        flow.settle(state, [])
+        state = _set_up(players, seed)
+        views.share_parts(state, _template(players))
         return state
 
     def to_act(self, state: GameState) -> frozenset[Seat]:
@@ -196,7 +214,10 @@ class GiantsEngine(Engine[GameState, Action]):
         return to_data(state)
 
     def restore(self, data: Mapping[str, Any]) -> GameState:
-        return from_data(data)
+        state = from_data(data)
+        if self.info.min_players <= state.players <= self.info.max_players:
+            views.share_parts(state, _template(state.players))
+        return state
 
     def players(self, state: GameState) -> int:
         return state.players

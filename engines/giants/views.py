@@ -205,6 +205,34 @@ def _memo(state: GameState) -> _Memo:
     return new
 
 
+def viewed(state: GameState) -> GameState:
+    """`state` once viewed by every seat and a spectator: its memo then holds every
+    part a view of it has (a template for `share_parts`). Returns `state`."""
+    for seat in (None, *range(state.players)):
+        view(state, seat)
+    return state
+
+
+def share_parts(state: GameState, template: GameState) -> None:
+    """Give `state` (a new or restored state, not viewed yet) its view parts now, as if
+    it followed `template` (a `viewed` state of as many seats): every part equal to
+    the template's (by the same comparisons a move's successor is viewed with) is the
+    template's own object, and every seat's own parts are built from the template's
+    equal ones. New rooms of a game start alike, so they then hold one copy of what
+    their views have alike (memory per room, docs/performance.md); the caller views
+    `state` as usual afterwards. Views are read, never changed, so sharing them
+    across states is as safe as sharing them with a successor."""
+    memo = template.view_memo
+    if type(memo) is not _Memo or state.view_memo is not None or state.board is memo.board:
+        return
+    state.view_memo = memo
+    own = _memo(state)
+    if state.seed != template.seed:  # the one part not made from what `_memo` compares
+        own.public["seed_commitment"] = dice.commitment(state.seed)
+    if own.sources == memo.sources:
+        own.sources = memo.sources
+
+
 def _ahu(state: GameState, seat: int | None, over: bool,
          last: _Memo | None = None, was: dict[str, Any] | None = None) -> dict[str, Any]:
     """The Ahu as `seat` sees them; entries whose Ahu equal `last`'s are `was`'s (the
