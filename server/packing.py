@@ -3,7 +3,8 @@ bases, and its engine state (memory per room, docs/performance.md).
 
 Everything is msgpack (or text), deflated against a preset dictionary: a constant of
 the game and player count, built once per process from a game nobody plays (the
-engine's new game with seed 0, its spectator view, its first legal lists). Rooms of a
+engine's new game with seed 0, its spectator's view and, with hidden information, its
+first seat's, its first legal lists). Rooms of a
 game start alike and keep most of their structure (keys, boards, supplies), so a
 packed initial state or view is a few dozen bytes instead of hundreds. A dictionary is
 built from constants only, never from a room's data, so it can hold nothing of any
@@ -82,8 +83,8 @@ def dictionaries(engine: Engine, players: int) -> Dictionaries:
     """The preset dictionaries for rooms of `engine` with `players` seats (cached).
 
     Built from the engine's own new game with seed 0 and default options: its snapshot,
-    its spectator view inside a RoomView's shape, and the legal lists of its first
-    seats to act. A game that cannot be made so gets empty dictionaries (packing still
+    its spectator view inside a RoomView's shape (with hidden information, its first
+    seat's view after it), and the legal lists of its first seats to act. A game that cannot be made so gets empty dictionaries (packing still
     works, only larger)."""
     key = (type(engine), players)
     found = _DICTS.get(key)
@@ -98,7 +99,13 @@ def dictionaries(engine: Engine, players: int) -> Dictionaries:
         games: dict[int | None, Part] = {None: template_part(view["game"], TEMPLATE_DEPTH)}
         if engine.info.hidden_information:
             games.update((seat, template_part(engine.view(state, seat), TEMPLATE_DEPTH)) for seat in range(players))
-        found = Dictionaries(pack(engine.snapshot(state)), pack(view), legal.encode(), games)
+        views = pack(view)
+        if engine.info.hidden_information:
+            # A seat's view has parts a spectator's has not (its screen, its bid): the first
+            # seat's view of the same game too, last (nearest what is packed: most views
+            # packed are seats').
+            views += pack({**view, "game": engine.view(state, 0)})
+        found = Dictionaries(pack(engine.snapshot(state)), views, legal.encode(), games)
     except Exception:  # a dictionary is an optimisation: never fail a room for it
         found = Dictionaries(b"", b"", b"")
     _DICTS[key] = found

@@ -18,7 +18,16 @@ from typing import Any
 import pytest
 
 from engines import registry
-from server.packing import dictionaries, pack_state, share_initial, template_part, unpack_state
+from server.packing import (
+    _ROOM_TEMPLATE,
+    dictionaries,
+    pack_state,
+    pack_view,
+    share_initial,
+    template_part,
+    unpack_state,
+    unpack_view,
+)
 from server.store_base import pack
 from tests.server.game_cases import CASES, named, plain, seated_room, settle
 
@@ -58,6 +67,31 @@ def test_a_packed_state_unpacks_to_the_same_position(game, rules, players) -> No
         # Play on from the unpacked copy: it must lead where the original does.
         action = rng.choice(engine.legal_actions(back, seat))
         state = engine.apply(back, seat, action).state
+
+
+@pytest.mark.parametrize("players", [2, 3, 5])
+def test_a_hidden_games_view_dictionary_is_its_template_games_views_and_packs_exactly(players) -> None:
+    """With hidden information the view dictionary is the seed-0 new game's spectator view
+    and then its first seat's, in a room view's shape (constants: nothing of any room
+    or seat), and every seat's and a spectator's view of random positions packs and
+    unpacks to exactly (msgpack byte for byte) what was packed."""
+    engine = registry.get_engine("giants")
+    template = engine.new_game(players, engine.validate_options(players, {}), 0)
+    room = {**_ROOM_TEMPLATE, "seats": [{"seat": i, "name": None, "connected": True, "bot": None}
+                                        for i in range(players)]}
+    presets = dictionaries(engine, players).view
+    assert presets == pack({"room": room, "game": engine.view(template, None), "outcome": None}) + pack(
+        {"room": room, "game": engine.view(template, 0), "outcome": None})
+    rng = random.Random(players)
+    state = engine.new_game(players, {}, 4_000 + players)
+    for _ in range(80):
+        for seat in [None, *range(players)]:
+            view = {"room": {**room, "id": "r" + str(players)}, "game": engine.view(state, seat), "outcome": None}
+            assert pack(unpack_view(pack_view(view, presets), presets)) == pack(view)
+        if engine.outcome(state) is not None:
+            break
+        seat = rng.choice(sorted(engine.to_act(state)))
+        state = engine.apply(state, seat, rng.choice(engine.legal_actions(state, seat))).state
 
 
 def test_share_initial_takes_only_msgpack_equal_parts_and_changes_nothing() -> None:
