@@ -231,6 +231,31 @@ def share_parts(state: GameState, template: GameState) -> None:
         own.public["seed_commitment"] = dice.commitment(state.seed)
     if own.sources == memo.sources:
         own.sources = memo.sources
+    if state.turn == 1:
+        public = own.public
+        for key in _COUNTED:
+            public[key] = _common(public[key])
+
+
+# Parts `share_parts` gives every turn-1 state that has them equal, one object each (kept
+# here): a new game's offer and stock follow from its turn-1 dice and take few values
+# (19 each in 3,000 new games of each seat count; its dice many more). Bounded all the same.
+_COUNTED = ("offer", "stock")
+_COMMON: dict[tuple[Any, ...], Any] = {}
+_COMMON_MAX = 256
+
+
+def _common(part: Any) -> Any:
+    """`part` (a list or a str-keyed dict of ints), or the kept object equal to it (its
+    entries' types too: 1 is not True)."""
+    items = part.items() if type(part) is dict else enumerate(part)
+    key = (type(part), *((k, type(v), v) for k, v in items))
+    found = _COMMON.get(key)
+    if found is None:
+        if len(_COMMON) >= _COMMON_MAX:
+            return part
+        found = _COMMON[key] = part
+    return found
 
 
 def _ahu(state: GameState, seat: int | None, over: bool,

@@ -54,6 +54,21 @@ def test_new_games_hold_the_templates_parts(players: int) -> None:
     assert games[0].view_memo.public["seed_commitment"] != games[1].view_memo.public["seed_commitment"]  # type: ignore[attr-defined]
 
 
+def test_new_games_with_equal_offers_and_stocks_hold_one_object_each() -> None:
+    """The offer and the stock follow from the turn-1 dice: new games (and restored new
+    games) with equal ones hold one object each, and their views say each game's own."""
+    seen: dict[str, dict[tuple[int, ...], Any]] = {"offer": {}, "stock": {}}
+    for seed in range(60):
+        state = ENGINE.new_game(2, {}, seed)
+        for game in (state, ENGINE.restore(ENGINE.snapshot(state))):
+            view = ENGINE.view(game, 0)
+            assert [view["offer"][k] for k in "123"] == state.offer
+            assert [view["stock"][k] for k in "123"] == state.stock
+            for key in ("offer", "stock"):
+                assert seen[key].setdefault(tuple(getattr(state, key)), view[key]) is view[key], (seed, key)
+    assert len(seen["offer"]) < 60
+
+
 @pytest.mark.parametrize(("players", "seed"), [(2, 3), (2, 11), (3, 5), (4, 9), (5, 1)])
 def test_views_are_those_built_from_nothing(players: int, seed: int) -> None:
     """Every seat's and a spectator's view of every state of a random game started with
