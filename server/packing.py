@@ -63,7 +63,6 @@ class Dictionaries:
 
 
 _DICTS: dict[tuple[type, int], Dictionaries] = {}
-_ROOM_TEMPLATE = {"id": "", "game": "", "rules": "", "players": 0, "status": "playing"}
 
 
 def deflate(data: bytes, zdict: bytes = b"") -> bytes:
@@ -83,8 +82,9 @@ def dictionaries(engine: Engine, players: int) -> Dictionaries:
     """The preset dictionaries for rooms of `engine` with `players` seats (cached).
 
     Built from the engine's own new game with seed 0 and default options: its snapshot,
-    its spectator view inside a RoomView's shape (with hidden information, its first
-    seat's view after it), and the legal lists of its first seats to act. A game that cannot be made so gets empty dictionaries (packing still
+    its spectator view inside a RoomView's shape (`template_room`; with hidden
+    information, its first seat's view after it), and the legal lists of its first
+    seats to act. A game that cannot be made so gets empty dictionaries (packing still
     works, only larger)."""
     key = (type(engine), players)
     found = _DICTS.get(key)
@@ -92,9 +92,8 @@ def dictionaries(engine: Engine, players: int) -> Dictionaries:
         return found
     try:
         state = engine.new_game(players, engine.validate_options(players, {}), 0)
-        view = {"room": {**_ROOM_TEMPLATE, "seats": [{"seat": i, "name": None, "connected": True, "bot": None}
-                                                      for i in range(players)]},
-                "game": engine.view(state, None), "outcome": None}
+        room = template_room(engine, players, state)
+        view = {"room": room, "game": engine.view(state, None), "outcome": None}
         legal = "\n".join(a for seat in sorted(engine.to_act(state)) for a in engine.legal_notation(state, seat))
         games: dict[int | None, Part] = {None: template_part(view["game"], TEMPLATE_DEPTH)}
         if engine.info.hidden_information:
@@ -104,12 +103,21 @@ def dictionaries(engine: Engine, players: int) -> Dictionaries:
             # A seat's view has parts a spectator's has not (its screen, its bid): the first
             # seat's view of the same game too, last (nearest what is packed: most views
             # packed are seats').
-            views += pack({**view, "game": engine.view(state, 0)})
+            views += pack({"room": room, "game": engine.view(state, 0), "outcome": None})
         found = Dictionaries(pack(engine.snapshot(state)), views, legal.encode(), games)
     except Exception:  # a dictionary is an optimisation: never fail a room for it
         found = Dictionaries(b"", b"", b"")
     _DICTS[key] = found
     return found
+
+
+def template_room(engine: Engine, players: int, state: Any) -> dict[str, Any]:
+    """The room part of a new room of `engine` with `players` seats playing `state`,
+    nobody named, in the order `RoomViews._room_part` (server.views) gives its keys:
+    the room part of the views in the preset view dictionary."""
+    return {"id": "", "game": engine.info.name, "rules": engine.info.rules, "players": players, "status": "playing",
+            "seats": [{"seat": i, "name": None, "connected": True, "bot": None} for i in range(players)],
+            "to_act": sorted(engine.to_act(state)), "deadline": None, "answered": [], "draw_offer": None}
 
 
 def template_part(value: Any, depth: int) -> Part:

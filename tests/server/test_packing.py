@@ -19,12 +19,12 @@ import pytest
 
 from engines import registry
 from server.packing import (
-    _ROOM_TEMPLATE,
     dictionaries,
     pack_state,
     pack_view,
     share_initial,
     template_part,
+    template_room,
     unpack_state,
     unpack_view,
 )
@@ -77,8 +77,7 @@ def test_a_hidden_games_view_dictionary_is_its_template_games_views_and_packs_ex
     unpacks to exactly (msgpack byte for byte) what was packed."""
     engine = registry.get_engine("giants")
     template = engine.new_game(players, engine.validate_options(players, {}), 0)
-    room = {**_ROOM_TEMPLATE, "seats": [{"seat": i, "name": None, "connected": True, "bot": None}
-                                        for i in range(players)]}
+    room = template_room(engine, players, template)
     presets = dictionaries(engine, players).view
     assert presets == pack({"room": room, "game": engine.view(template, None), "outcome": None}) + pack(
         {"room": room, "game": engine.view(template, 0), "outcome": None})
