@@ -28,7 +28,9 @@ from server.store_base import pack, unpack
 # matches beyond the window are lost. The compressor's state is then ~18 KiB (16 KiB
 # window + 2 KiB hash tables at memLevel 2), made and freed per call; zlib.compress's
 # defaults take ~256 KiB, which glibc serves from the heap and the process keeps.
-WBITS = 12
+# Negative: raw deflate, without zlib's header, dictionary id and checksum (10 bytes
+# of every packed object; the bytes never leave the process that packed them).
+WBITS = -12
 LEVEL = 1
 
 
@@ -66,7 +68,8 @@ _DICTS: dict[tuple[type, int], Dictionaries] = {}
 
 
 def deflate(data: bytes, zdict: bytes = b"") -> bytes:
-    """zlib level 1, a 4 KiB window, small hash tables, and `zdict` as the preset."""
+    """Raw deflate at zlib's level 1, a 4 KiB window, small hash tables, and `zdict` as
+    the preset."""
     packer = zlib.compressobj(LEVEL, zlib.DEFLATED, WBITS, 2, zdict=zdict) if zdict else zlib.compressobj(
         LEVEL, zlib.DEFLATED, WBITS, 2)
     return packer.compress(data) + packer.flush()
