@@ -239,7 +239,8 @@ def share_parts(state: GameState, template: GameState) -> None:
 
 # Parts `share_parts` gives every turn-1 state that has them equal, one object each (kept
 # here): a new game's offer and stock follow from its turn-1 dice and take few values
-# (19 each in 3,000 new games of each seat count; its dice many more). Bounded all the same.
+# (19 offers and 19 stocks in 3,000 new games of each seat count, 2-5; its dice many
+# more). Bounded all the same.
 _COUNTED = ("offer", "stock")
 _COMMON: dict[tuple[Any, ...], Any] = {}
 _COMMON_MAX = 256
