@@ -280,7 +280,7 @@ def act_frame(frame: bytes, max_size: int = MAX_FRAME, known: Container[str] = (
     against the pattern again (~1,000 instructions a move). A string not in it is.
     tests/protocol/test_decode_fast.py checks it against `decode_client`.
     """
-    if type(frame) is not bytes or len(frame) > ACT_FRAME_MAX or len(frame) > max_size:
+    if type(frame) is not bytes or (length := len(frame)) > ACT_FRAME_MAX or length > max_size:
         return None
     try:
         # Subscripts, not `get` (a method call each): a key missing, or a value that is
@@ -303,7 +303,7 @@ def act_frame(frame: bytes, max_size: int = MAX_FRAME, known: Container[str] = (
         (room.isascii() and room.isalnum()) or _ROOM_ID_FULL(room) is not None
     ))):
         return None
-    if type(action) is not str or not 0 < len(action) <= MAX_ACTION_LEN:
+    if type(action) is not str or not action or len(action) > MAX_ACTION_LEN:
         return None
     if version is None or (type(version) is int and version >= 0):
         return rid, room, action, version

@@ -338,8 +338,9 @@ class Connection(ConnectionRequests):
                 req_id, room_id, action, version = act
                 if self.server.shutting_down:
                     raise RequestError("shutting_down", "the server is shutting down")
-                room = self.rooms.get(room_id)
-                if room is None:
+                try:  # a subscript, not `get` (a method call): a room not joined raises
+                    room = self.rooms[room_id]
+                except KeyError:
                     room = await self._my_room(room_id)
                 await room.act(self, req_id, action, version)
                 return
