@@ -349,8 +349,9 @@ class Connection(ConnectionRequests):
             if self.server.shutting_down:
                 raise RequestError("shutting_down", "the server is shutting down")
             if type(msg) is msgs.Act and self.session is not None:  # a move: no handler's coroutine
-                room = self.rooms.get(msg.room)
-                if room is None:
+                try:
+                    room = self.rooms[msg.room]
+                except KeyError:
                     room = await self._my_room(msg.room)
                 await room.act(self, req_id, msg.action, msg.version)
                 return
