@@ -288,10 +288,12 @@ class Connection(ConnectionRequests):
                 # Inbox.wait without its coroutine: until an item arrives or the stream ends
                 inbox.waiter = waiter = create_future()
                 try:
-                    await waiter
+                    handed = await waiter
                 finally:
                     inbox.waiter = None
-                continue
+                if handed is None or self.dropped is not None:  # queued (or the end): look again
+                    continue
+                frame = handed  # a binary message, handed over rather than queued
             else:
                 frame = await inbox.receive()
                 if self.dropped is not None:

@@ -48,7 +48,9 @@ class Inbox(asyncio.Protocol):
         self.protocol = protocol = ws.protocol
         self.transport = ws.transport
         self.items: collections.deque[bytes | Frame] = collections.deque()
-        self.waiter: asyncio.Future[None] | None = None
+        # The connection's task waiting for an item: its result is a binary message
+        # handed over (`data_received`), or None when one was queued or the stream ended.
+        self.waiter: asyncio.Future[bytes | None] | None = None
         self.closed = False
         if high is not None and low is None:
             low = high // 4
@@ -127,10 +129,13 @@ class Inbox(asyncio.Protocol):
                 # One whole frame of under 126 bytes, the whole read (most reads): the
                 # loop below's first turn, and its end, without its sums and tests.
                 # (data[1]: the mask bit and a 7-bit length that ends the frame at `size`.)
-                items.append(apply_mask(data[6:], data[2:6]))
-                waiter = self.waiter  # `_arrived()` without its call
+                waiter = self.waiter
                 if waiter is not None and not waiter.done():
-                    waiter.set_result(None)
+                    # The connection's task waits, so nothing is queued (every item queued
+                    # wakes it): the frame is handed to it, not queued and taken back.
+                    waiter.set_result(apply_mask(data[6:], data[2:6]))
+                    return
+                items.append(apply_mask(data[6:], data[2:6]))
                 if self.high is not None and len(items) > self.high and not self.paused:
                     self.paused = True
                     self.transport.pause_reading()
@@ -192,11 +197,12 @@ class Inbox(asyncio.Protocol):
             self.paused = False
             self.transport.resume_reading()
 
-    async def wait(self) -> None:
-        """Until an item arrives or the stream ends."""
+    async def wait(self) -> bytes | None:
+        """Until an item arrives or the stream ends: a binary message handed over
+        instead of queued (`data_received`), else None (look at `items`)."""
         self.waiter = waiter = self.ws.loop.create_future()
         try:
-            await waiter
+            return await waiter
         finally:
             self.waiter = None
 
@@ -235,7 +241,9 @@ class Inbox(asyncio.Protocol):
         while not self.items:
             if self.closed:
                 raise EOFError("stream of frames ended")
-            await self.wait()
+            handed = await self.wait()
+            if handed is not None:
+                return handed
         item = self.items.popleft()
         self.taken()
         return item

@@ -312,6 +312,32 @@ def test_whole_binary_frames_skip_websockets_parser_and_arrive_in_order() -> Non
     asyncio.run(go())
 
 
+def test_a_frame_read_while_the_task_waits_is_handed_to_it() -> None:
+    """A one-frame read while the connection's task waits is handed to the task (the
+    waiter's result), not queued; reads that come before the task wakes queue behind
+    it, and everything is handled in the order it came (for any stream and turns:
+    test_any_stream_is_read_as_websockets_reads_it)."""
+
+    async def go() -> None:
+        conn, ws, transport = open_connection(plain=False)
+        task = await run(conn)
+        inbox = ws.recv_messages
+        assert isinstance(inbox, Inbox) and inbox.waiter is not None
+        waiter = inbox.waiter
+        inbox.data_received(frame(2, b"one"))
+        assert waiter.result() == b"one" and not inbox.items  # handed over, not queued
+        inbox.data_received(frame(2, b"two"))  # the task has not woken yet: queued
+        inbox.data_received(frame(2, b"three"))
+        assert list(inbox.items) == [b"two", b"three"]
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert conn.handled == [b"one", b"two", b"three"] and not inbox.items and inbox.waiter is not None
+        transport.close()
+        await task
+
+    asyncio.run(go())
+
+
 @pytest.mark.parametrize("plain", [True, False])
 def test_reading_pauses_while_frames_wait_and_resumes_once_read(plain: bool) -> None:
     """A client sending faster than its frames are handled: above max_queue waiting frames
