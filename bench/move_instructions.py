@@ -18,7 +18,8 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
   decode, the dispatch) up to a stub room's `act`, which returns at once.
 - `receive`: the bytes of a masked client `act` frame fed to a real websockets
   `ServerConnection`'s `data_received` (websockets' parser, the hand-over to the
-  connection's task, its wake-up) through `Connection.run` and `handle` to a stub room's
+  connection's task, its wake-up) through `Connection.run` (awaited two coroutines down
+  in the handler's task, as websockets' handler and the server's await it) and `handle` to a stub room's
   `act`, one loop turn per frame, each frame handed over by a callback of the loop (as
   a socket's would be); the asyncio loop's turns count too (`--loop`).
 - `output`: what a Giantslayer move's frames cost in `Connection.push` and `flush` (the
@@ -396,7 +397,15 @@ async def receive_part(requests: int) -> None:
     conn.budget.bucket.rate = 1e12  # never out of tokens
     payload = encode({"type": "act", "id": 12345, "room": StubRoom.id, "action": "c3-d4", "version": 17})
     frame = Frame(Opcode.BINARY, payload).serialize(mask=True)  # a client's frame is masked (any mask costs the same)
-    task = asyncio.ensure_future(conn.run())
+    async def server_handler() -> None:  # GiantsServer._handler: `await conn.run()`
+        await conn.run()
+
+    async def websockets_handler() -> None:  # websockets' conn_handler: `await handler(connection)`
+        await server_handler()
+
+    # As the server runs it: `run` two coroutines down in websockets' handler task (until
+    # session 22 the bench's task ran `run` itself, a frame's wake-up two levels shorter).
+    task = asyncio.ensure_future(websockets_handler())
     await asyncio.sleep(0)  # the task runs up to its first read
     server_gc()
     # Each frame handed over by a plain callback of the loop, as a socket's reading
