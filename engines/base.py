@@ -34,6 +34,10 @@ Event = dict[str, Any]
 # played from (`Engine.view_edits`): (that one, this one, the indexes or keys where they
 # may differ).
 ViewEdit = tuple[list[Any] | dict[str, Any], list[Any] | dict[str, Any], tuple[Any, ...]]
+# Protocol 2's op codes (docs/protocol.md section 6: `[code, *path, value]`), for the ops
+# an engine writes itself (`Engine.view_ops`): set, trunc and push, as protocol.compact
+# numbers them (tests/protocol/test_compact_view.py checks they agree).
+OP_SET, OP_TRUNC, OP_PUSH = 0, 2, 3
 
 S = TypeVar("S")
 A = TypeVar("A")
@@ -430,6 +434,27 @@ class Engine(ABC, Generic[S, A]):
         whole.
         """
         return ()
+
+    # True in an engine whose `view_ops` may write ops: a room asks it only then, and
+    # other engines' moves pay nothing for it.
+    writes_view_ops: ClassVar[bool] = False
+
+    def view_ops(self, state: S, refs: Mapping[str, int], key: Any) -> tuple[View, list[list[Any]]] | None:
+        """The server's diff of this state's view, written by the engine (perfect-information
+        games): `(base, ops)`, where `base` is the view of the state this one was played
+        from (the very object `view` gave for it) and `ops` are what
+        `protocol.compact.diff_compact` finds between `base` and `view(state, None)` as the
+        entry `key` of a map (a room's view: `key` is its game entry's reference, and
+        each op's path starts with it), op for op, keys as `refs` (protocol 2's key
+        table: `refs[k]`) gives them,
+        codes OP_SET, OP_TRUNC, OP_PUSH; never one `set` of the whole view (the diff's
+        choice when most of its entries changed: the engine then returns None). The
+        server sends them to every member whose last view holds `base` instead of
+        diffing the two (protocol.compact_view.diff_view). None (the default, or
+        when the engine does not know): the server diffs, with `view_edits`. An engine
+        that overrides this sets `writes_view_ops`; the conformance suite checks the ops
+        against the diff on random games."""
+        return None
 
     def state_from_view(self, view: View) -> S:
         """Rebuild a playable state from a spectator view (perfect-information games).

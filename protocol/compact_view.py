@@ -26,7 +26,8 @@ from protocol.patch import _PLAIN, _WHOLE_CHECK, diff
 
 
 def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any, changed: Sequence[str],
-              edits: Sequence[tuple[Any, Any, Sequence[Any]]] = ()) -> list[list[Any]]:
+              edits: Sequence[tuple[Any, Any, Sequence[Any]]] = (),
+              written: tuple[Any, list[list[Any]]] | None = None) -> list[list[Any]]:
     """`diff_compact(old, new, refs)` when the caller knows what its `room` entry changed:
     the same ops, op for op, with no look at the entries it did not.
 
@@ -43,6 +44,10 @@ def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any,
     indexes (and past the shorter length) or keys only (`_walk_at`, `_walk_keys_at`),
     and so is the `game` map itself when it is the last edit's value, made from the old
     one (`_walk_map_edited`: its entries still walked by their own edits).
+
+    `written` is the engine's own diff of the `game` map (`Engine.view_ops`): (base,
+    ops), the ops the walk would give where the old map holds `base` there; they are
+    taken as they are (and count nothing towards a whole `set` of `new`).
     """
     if type(old) is not dict or len(old) != len(new) or old.get("room") is not part:
         return diff_compact(old, new, refs)
@@ -79,6 +84,8 @@ def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any,
                             cops.append([SET, ck, refs.get(n, n), y])
                         continue
                 direct += _walk_keys(w, v, changed, [ck], refs, cops)
+            elif written is not None and w is written[0] and k == "game":
+                cops += written[1]
             elif edits and k == "game":
                 base, value, at = edits[-1]
                 if value is v and base is w and type(w) is dict and type(v) is dict and len(w) == len(v):

@@ -303,9 +303,15 @@ class RoomPublish(RoomViews):
                             restated = engine.restated_events
                             # the view's change already says it (Engine.restated_events)
                             shown = [e for e in events if e.get("type") not in restated] if restated else events
-                        refs = key_tables(engine)[1]
-                        compact = (diff_view(old, view, refs, room[0], room[1], engine.view_edits(state)) if room
-                                   else diff_compact(old, view, refs))
+                        _, refs, writes = key_tables(engine)
+                        if not room:
+                            compact = diff_compact(old, view, refs)
+                        elif writes and (written := engine.view_ops(state, refs, refs["game"])):
+                            # the engine's own ops of the game map (a member whose last view does not
+                            # hold their base, seldom if ever: its game map walked whole)
+                            compact = diff_view(old, view, refs, room[0], room[1], (), written)
+                        else:
+                            compact = diff_view(old, view, refs, room[0], room[1], engine.view_edits(state))
                         body = bodies[id(old)] = patch_body(compact, shown)
                         last_old, last_body = old, body
                         prefix = prefix or patch_head(self.id)

@@ -56,12 +56,16 @@ _TO_ACT = ("to_act",)  # `_room_part`'s changed keys when only the turn moved
 # Member.legal_hash of a list whose entries are its member's base (`legal_base`, joined;
 # hidden-information rooms): no hash is -1 (CPython keeps it for errors), so no list's.
 AS_BASE = -1
-# Protocol 2's key table per engine class (static per game and rule set): (keys, refs).
-_TABLES: dict[type, tuple[list[str], dict[str, int]]] = {}
+# Protocol 2's key table per engine class (static per game and rule set): (keys, refs,
+# the engine's `writes_view_ops`).
+_TABLES: dict[type, tuple[list[str], dict[str, int], bool]] = {}
 
 
-def key_tables(engine: Engine) -> tuple[list[str], dict[str, int]]:
-    """The room's key table (sent in protocol-2 snapshots) and its key -> reference map.
+def key_tables(engine: Engine) -> tuple[list[str], dict[str, int], bool]:
+    """The room's key table (sent in protocol-2 snapshots), its key -> reference map, and
+    whether the engine writes its view's ops in that form (`Engine.writes_view_ops`, a
+    class's flag kept here: read on the engine, an attribute its class holds costs a
+    move ~300 instructions more).
 
     Built from the engine's static `view_keys`, never from a view: it is the same for
     every member of every room of the game, so it reveals nothing.
@@ -69,7 +73,7 @@ def key_tables(engine: Engine) -> tuple[list[str], dict[str, int]]:
     table = _TABLES.get(type(engine))
     if table is None:
         keys = list(key_table(engine.view_keys()))
-        table = _TABLES[type(engine)] = (keys, key_refs(keys))
+        table = _TABLES[type(engine)] = (keys, key_refs(keys), engine.writes_view_ops)
     return table
 
 

@@ -1,8 +1,8 @@
 """Giantslayer: importing this package registers the engine.
 
 `engines.giantslayer.board` holds the board, notation and move rules (GS-1 … GS-12,
-GS-14); `engines.giantslayer.state` the state and a round's start; `engines.giantslayer.engine`
-the match (GS-10 … GS-13) and the engine.
+GS-14); `engines.giantslayer.state` the state and a round's start; `engines.giantslayer.views`
+the view and its diff; `engines.giantslayer.engine` the match (GS-10 … GS-13) and the engine.
 """
 
 from engines.giantslayer.board import (

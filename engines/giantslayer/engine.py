@@ -11,8 +11,8 @@ Notation (GS-14): a cell is a column letter a–i (q = -4 … 4) and a rank 1–
 a forced pass (GS-12) is `pass`.
 
 The board, notation and move rules are in `engines.giantslayer.board`, the state and a
-round's start in `engines.giantslayer.state`; this module holds the match (GS-10 …
-GS-13) and the engine.
+round's start in `engines.giantslayer.state`, the view and its diff in
+`engines.giantslayer.views`; this module holds the match (GS-10 … GS-13) and the engine.
 
 """
 
@@ -43,7 +43,6 @@ from engines.base import (
 )
 from engines.giantslayer.board import (
     BLACK,
-    CELL_NAMES,
     CELLS,
     CENTRE,
     EDGE,
@@ -81,6 +80,7 @@ from engines.giantslayer.state import (
     new_round,
     position_key,
 )
+from engines.giantslayer.views import COUNTED_KEYS, MOVED_KEYS, GiantslayerViews
 from engines.registry import register
 
 
@@ -109,18 +109,8 @@ def explain_illegal(state: GiantslayerState, move: Move) -> str:
 
 # ----------------------------------------------------------------------------- engine
 
-# The keys of the view entries a move changes within a round (`_play`, `view_edits`), in
-# the view's order: a quiet move's, and one that captured (the stones left too).
-_MOVED_KEYS = ("board", "to_move", "quiet_plies", "quiet_moves", "last_move")
-_COUNTED_KEYS = ("board", "to_move", "black_left", "white_left", "quiet_plies", "quiet_moves", "last_move")
-# Every map key of a view (protocol 2's key table), those a move changes first.
-VIEW_KEYS = ("board", "to_move", "quiet_plies", "quiet_moves", "last_move", "white_left", "black_left",
-             "round", "totals", "results", "white", "black", "rounds", "cells", "reason", "white_points",
-             "black_points")
-
-
 @register
-class Giantslayer(Engine[GiantslayerState, Move]):
+class Giantslayer(GiantslayerViews, Engine[GiantslayerState, Move]):
     info = GameInfo(
         name="giantslayer",
         title="Giantslayer",
@@ -301,7 +291,7 @@ class Giantslayer(Engine[GiantslayerState, Move]):
         after.edits = edits
         made = state.view_made
         after.view_made = None
-        after.view_from = None if made is None else (made, _COUNTED_KEYS if captured else _MOVED_KEYS)
+        after.view_from = None if made is None else (made, COUNTED_KEYS if captured else MOVED_KEYS)
         _become(after, "__class__", GiantslayerState)
         if end_reason is not None:
             after = self._end_round(after, end_reason, events)
@@ -349,58 +339,6 @@ class Giantslayer(Engine[GiantslayerState, Move]):
             detail=detail,
             extra={"rounds": [r.to_data() for r in state.results]},
         )
-
-    def view_keys(self) -> tuple[str, ...]:
-        return VIEW_KEYS
-
-    def view_edits(self, state: GiantslayerState) -> tuple[ViewEdit, ...]:
-        # The board, as `_play` wrote it (a new round's or a restored state's: none), and
-        # the view itself when it was made from the last one's (`view`)
-        made, view = state.view_from, state.view_made
-        if made is None or view is None:
-            return state.edits
-        return (*state.edits, (made[0], view, made[1]))
-
-    def view(self, state: GiantslayerState, seat: Seat | None) -> View:
-        # Perfect information: every seat and spectator sees the same document, made once
-        # a state. The state's properties are inlined (a view is built after every move).
-        view = state.view_made
-        if view is not None:
-            return view
-        symbols, black_left, white_left, results, totals = state.view_parts
-        made = state.view_from
-        if made is not None:  # the last view's copy, the entries `_play` changed new
-            last, keys = made
-            view = last.copy()
-            view["board"] = symbols
-            view["to_move"] = "white" if state.white_to_move else "black"  # (not finished: `_play` made it)
-            if keys is _COUNTED_KEYS:
-                view["black_left"], view["white_left"] = black_left, white_left
-            view["quiet_plies"] = state.quiet_plies
-            view["quiet_moves"] = state.quiet_texts
-            view["last_move"] = state.last_move
-            object.__setattr__(state, "view_made", view)
-            return view
-        white = state.round_index % 2
-        texts = state.quiet_texts
-        view = {
-            "cells": CELL_NAMES,
-            "board": symbols,
-            "round": state.round_index + 1,
-            "rounds": state.rounds,
-            "white": white,
-            "black": 1 - white,
-            "to_move": None if len(results) == state.rounds else ("white" if state.white_to_move else "black"),
-            "black_left": black_left,
-            "white_left": white_left,
-            "quiet_plies": state.quiet_plies,
-            "quiet_moves": texts if texts is not None else [format_move(m) for m in state.quiet_moves],
-            "results": results,
-            "totals": totals,
-            "last_move": state.last_move,
-        }
-        object.__setattr__(state, "view_made", view)
-        return view
 
     def state_from_view(self, view: View) -> GiantslayerState:
         try:

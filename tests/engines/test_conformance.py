@@ -35,6 +35,8 @@ from engines import (
 )
 from engines.base import FixedNotation
 from engines.playout import random_playout, replay
+from protocol import diff_compact, key_refs, key_table
+from tests.protocol.test_compact import exact
 
 # Large seeds, so the "seed never visible" check cannot match an ordinary count.
 SEEDS = [987_654_321 + 1_000_003 * k for k in range(6)]
@@ -86,6 +88,7 @@ class Checker:
         self.pool: list[Any] = []  # actions seen elsewhere: candidates for "not listed"
         self.hidden_seed = engine.info.chance and engine.info.hidden_information
         self.lines = 0  # lists `legal_lines` wrote
+        self.written = 0  # diffs `view_ops` wrote
 
     def check_state(self, state: Any) -> None:
         engine = self.engine
@@ -192,6 +195,20 @@ class Checker:
                     continue
                 assert list(at) == sorted(set(at))
                 assert all(value[i] is base[i] for i in range(min(len(base), len(value))) if i not in at)
+        # what the server sends instead of its diff (Engine.view_ops): the very ops of
+        # `diff_compact` between the two views as a room's game entry (the room part and
+        # outcome unchanged), from the view `before` gave
+        refs = key_refs(key_table(engine.view_keys()))
+        written = engine.view_ops(transition.state, refs, refs["game"])
+        if written is not None:
+            assert engine.writes_view_ops and not engine.info.hidden_information  # a room asks it only then
+            base, ops = written
+            old = engine.view(before, None)
+            assert base is old
+            room: dict[str, Any] = {}
+            new_view = {"room": room, "game": engine.view(transition.state, None), "outcome": None}
+            assert exact(ops, diff_compact({"room": room, "game": old, "outcome": None}, new_view, refs))
+            self.written += 1
         # purity: the input state is unchanged
         assert pack(engine.snapshot(before)) == snap_before
         self.check_state(transition.state)
@@ -233,6 +250,7 @@ def test_random_playout_conforms(engine: Engine, players: int, seed: int) -> Non
     again = replay(engine, players, result.options, seed, result.log)
     assert pack(engine.snapshot(again)) == pack(engine.snapshot(final))
     assert checker.lines > 0 or not engine.lines_notation  # the check above ran
+    assert checker.written > 0 or not engine.writes_view_ops  # and so did the ops' one
 
 
 @pytest.mark.parametrize(("engine", "players"), _cases())

@@ -11,7 +11,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engines.base import OP_PUSH, OP_SET, OP_TRUNC
 from protocol import compact_ops, diff, diff_compact, diff_view, key_refs
+from protocol.compact import PUSH, SET, TRUNC, _Inexpressible, _walk
 from tests.protocol.test_compact import KEY_POOL, any_views, exact, map_keys, tables
 from tests.protocol.test_patch import scalars
 from tests.protocol.test_patch_shared import TRICKY, mutate
@@ -334,3 +336,42 @@ def test_diff_view_with_a_map_edit_of_one_key_is_diff_compact(base: dict[str, An
         assert exact(diff_view(old, new, refs, part, [], [(before, after, (named,))]), want)
         assert exact(diff_view(old, new, refs, part, [], [(before, after, (named,)),
                                                           (old_game, new_game, ("hills", "turns"))]), want)
+
+
+def test_the_engines_op_codes_are_protocol_2s() -> None:
+    # what an engine writes its own ops with (`Engine.view_ops`)
+    assert (OP_SET, OP_TRUNC, OP_PUSH) == (SET, TRUNC, PUSH)
+
+
+@settings(max_examples=400, deadline=None)
+@given(room_parts, st.dictionaries(map_keys, any_views, max_size=8), any_views, st.integers(0, 2**32),
+       st.sampled_from([0.1, 0.5, 0.9]), tables)
+def test_diff_view_with_the_game_maps_ops_written_is_diff_compact(part: dict[str, Any], game: dict[Any, Any],
+                                                                  outcome: Any, seed: int, rate: float,
+                                                                  keys: tuple[str, ...]) -> None:
+    """`diff_view` handed the game map's ops (`Engine.view_ops`: the walk's, never one
+    `set` of the map) takes them where the old view holds their base, between the room
+    part's ops and the outcome's: `diff_compact`'s ops, op for op, next to changes of the
+    room part and the outcome, a whole `set` of the view included; ops whose base the old
+    view does not hold change nothing."""
+    rng = random.Random(seed)
+    refs = key_refs(keys)
+    new_game = mutate(game, rng, rate)
+    if type(new_game) is not dict:
+        return
+    ck = refs.get("game", "game")
+    ops: list[list[Any]] = []
+    try:
+        if _walk(game, new_game, [ck], refs, ops):  # one `set` of the map: no engine writes it
+            return
+    except _Inexpressible:
+        return
+    room = {k: mutate(v, rng, rate) if rng.random() < rate else v for k, v in part.items()}
+    changed = [k for k in room if room[k] is not part[k]]
+    old = {"room": part, "game": game, "outcome": outcome}
+    for new_outcome in (outcome, mutate(outcome, rng, rate)):
+        new = {"room": room, "game": new_game, "outcome": new_outcome}
+        want = diff_compact(old, new, refs)
+        assert exact(diff_view(old, new, refs, part, changed, (), (game, ops)), want)
+        other = {**old, "game": dict(game)}  # another map there: walked
+        assert exact(diff_view(other, new, refs, part, changed, (), (game, ops)), diff_compact(other, new, refs))
