@@ -52,6 +52,17 @@ def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any,
     if type(old) is not dict or len(old) != len(new) or old.get("room") is not part:
         return diff_compact(old, new, refs)
     cops: list[list[Any]] = []
+    if written is not None and len(changed) == 1 and len(new) == 3:
+        # A move's usual change in a RoomView (room, game, outcome: the loop below's
+        # order): one room part entry, the game map as the engine wrote it, the outcome
+        # the same object. Its ops are the loop's, and count nothing.
+        room, game, other = new
+        if (room == "room" and game == "game" and old.get("game") is written[0]
+                and old.get(other, old) is new[other]):
+            n = changed[0]
+            if _set_entry(part[n], new["room"][n], refs.get("room", "room"), n, refs, cops):  # type: ignore[index]  # (`part` is old.get(...)'s)
+                cops += written[1]
+                return cops
     direct = 0
     try:
         # _walk's dict walk, as either of its paths goes: `old` has `new`'s keys (as
@@ -68,21 +79,9 @@ def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any,
                     direct += 1
                 continue
             if w is part and type(k) is str:
-                if len(changed) == 1:  # a move's usual change (`to_act`): _walk_keys inlined
-                    n = changed[0]
-                    y, x = v[n], part[n]  # (w is part)
-                    if x is y:
-                        continue
-                    if type(y) is list and type(x) is list and len(y) == 1 and len(x) == 1 and type(y[0]) in _PLAIN:
-                        # its one-entry list (a turn passing: [a] -> [b]), set by its entry
-                        x, y = x[0], y[0]
-                        if type(x) is not type(y) or x != y:
-                            cops.append([SET, ck, refs.get(n, n), 0, y])
-                        continue
-                    if type(y) in _PLAIN:  # one op at most: no whole `set` to weigh, and it counts 0
-                        if type(x) is not type(y) or x != y:
-                            cops.append([SET, ck, refs.get(n, n), y])
-                        continue
+                # a move's usual change (`to_act`), _walk_keys' without its walk
+                if len(changed) == 1 and _set_entry(part[changed[0]], v[changed[0]], ck, changed[0], refs, cops):
+                    continue
                 direct += _walk_keys(w, v, changed, [ck], refs, cops)
             elif written is not None and w is written[0] and k == "game":
                 cops += written[1]
@@ -103,6 +102,25 @@ def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any,
     if len(cops) >= _WHOLE_CHECK and 2 * direct >= len(new):
         _whole_compact([], new, refs, cops, 0, 0)
     return cops
+
+
+def _set_entry(x: Any, y: Any, ck: Any, n: str, refs: Mapping[str, int], cops: list[list[Any]]) -> bool:
+    # _walk_keys of a map (at `ck`, under the root) whose one changed key `n` went from
+    # x to y, when y is a plain value or a one-entry list of one (a turn passing:
+    # `to_act` [a] -> [b], set by its entry): its op if any, which counts 0 (one op: no
+    # whole `set` to weigh). False, nothing done: another kind of entry, to walk.
+    if x is y:
+        return True
+    if type(y) is list and type(x) is list and len(y) == 1 and len(x) == 1 and type(y[0]) in _PLAIN:
+        x, y = x[0], y[0]
+        if type(x) is not type(y) or x != y:
+            cops.append([SET, ck, refs.get(n, n), 0, y])
+        return True
+    if type(y) in _PLAIN:
+        if type(x) is not type(y) or x != y:
+            cops.append([SET, ck, refs.get(n, n), y])
+        return True
+    return False
 
 
 def _walk_keys(old: Any, new: Any, keys: Sequence[str], cpath: list[Any],

@@ -210,7 +210,9 @@ class RoomViews:
                 answered = seat_list(seat_sets)
         else:
             to_act = answered = NO_SEATS_LIST
-        connected = {m.seat for m in members}
+        connected: set[Seat | None] = set()  # members' seats (a loop: a comprehension's own frame costs more)
+        for member in members:
+            connected.add(member.seat)
         seen, seat_states = self._seats_seen, self.seats
         if seen is not None and seen[0] is seat_states and seen[1] == connected:
             seats = seen[2]

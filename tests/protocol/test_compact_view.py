@@ -352,8 +352,9 @@ def test_diff_view_with_the_game_maps_ops_written_is_diff_compact(part: dict[str
     """`diff_view` handed the game map's ops (`Engine.view_ops`: the walk's, never one
     `set` of the map) takes them where the old view holds their base, between the room
     part's ops and the outcome's: `diff_compact`'s ops, op for op, next to changes of the
-    room part and the outcome, a whole `set` of the view included; ops whose base the old
-    view does not hold change nothing."""
+    room part (one entry of any kind: a move's usual change) and the outcome, a whole `set`
+    of the view included, the view's keys in another order; ops whose base the old view
+    does not hold change nothing."""
     rng = random.Random(seed)
     refs = key_refs(keys)
     new_game = mutate(game, rng, rate)
@@ -367,10 +368,15 @@ def test_diff_view_with_the_game_maps_ops_written_is_diff_compact(part: dict[str
     except _Inexpressible:
         return
     room = {k: mutate(v, rng, rate) if rng.random() < rate else v for k, v in part.items()}
+    if part and rng.random() < 0.5:  # one entry changed (a move's usual change), of any kind
+        name = rng.choice(list(part))
+        room = {**part, name: rng.choice([mutate(part[name], rng, rate), *TRICKY, [0], [1], [True], [1.0]])}
     changed = [k for k in room if room[k] is not part[k]]
     old = {"room": part, "game": game, "outcome": outcome}
     for new_outcome in (outcome, mutate(outcome, rng, rate)):
         new = {"room": room, "game": new_game, "outcome": new_outcome}
+        if rng.random() < 0.3:  # the view's keys in another order: its ops in that order
+            new = {"game": new_game, "room": room, "outcome": new_outcome}
         want = diff_compact(old, new, refs)
         assert exact(diff_view(old, new, refs, part, changed, (), (game, ops)), want)
         other = {**old, "game": dict(game)}  # another map there: walked
