@@ -27,7 +27,7 @@ from server.legal_lists import (
 from server.packing import PackedState, dictionaries, share_initial
 from server.seats import NO_SEATS, Member
 from server.split_diffs import SplitDiffs
-from server.views import AS_BASE, NO_LEGAL, PACKED_NO_LEGAL, RoomViews, key_tables
+from server.views import AS_BASE, NO_LEGAL, PACKED_NO_LEGAL, EngineFacts, RoomViews
 from server.wire import (
     compact_patch_frame,
     diff,
@@ -66,8 +66,9 @@ class RoomPublish(RoomViews):
         engine, state = self.engine, self._state  # `state` (Room's property) without its call
         if type(state) is PackedState:
             state = self.state
-        if not engine.info.hidden_information:
-            self._publish_open(events, skip, engine, state)
+        facts = self.facts
+        if not facts.hidden:
+            self._publish_open(events, skip, engine, state, facts)
             return
         to_act = engine.to_act(state) if self.status == "playing" else NO_SEATS
         room: list[Any] = []  # the room part's change (`_room_part`), when known
@@ -86,7 +87,7 @@ class RoomPublish(RoomViews):
             redacted = [*shown_head, *events[1:]]
         # What protocol 2 sends of them, by `hide` (made on first use): the view's change
         # already says the restated ones (Engine.restated_events)
-        restated = engine.restated_events
+        restated = facts.restated
         compact_shown: dict[bool, list[dict[str, Any]]] = {}
         ordered: list[Member] = []
         acting_members: list[Member] = []
@@ -102,7 +103,7 @@ class RoomPublish(RoomViews):
         # the ops of those that are the same objects in the members' old views (the last
         # change's, kept in `_hidden_sent`) and new ones are worked out once (`SplitDiffs`),
         # and what else the views share, once per pair of parts (`subdiffs`).
-        splits = SplitDiffs(key_tables(engine)[1], {}, self._hidden_sent, engine.view_shared_start, room)
+        splits = SplitDiffs(facts.refs, {}, self._hidden_sent, engine.view_shared_start, room)
         plain = engine.plain_notation
         # Members share a view only with members of their seat (each seat's view is its
         # own object, the spectators' one): with one member a seat, no frame or diff of
@@ -222,7 +223,8 @@ class RoomPublish(RoomViews):
         # The views of a room yet to play share parts with its template instead (`_views`)
         self._hidden_sent = handed if handed and self.actions else None
 
-    def _publish_open(self, events: list[dict[str, Any]], skip: Member | None, engine: Engine, state: Any) -> None:
+    def _publish_open(self, events: list[dict[str, Any]], skip: Member | None, engine: Engine, state: Any,
+                      facts: EngineFacts) -> None:
         """`publish` in a room without hidden information: every member's new view is one
         object (`_views`' shared one, built inline), so the ops, act and events are packed
         once per old view (`patch_body`) and each member's frame is its own head, version
@@ -268,7 +270,7 @@ class RoomPublish(RoomViews):
             if seat in to_act:
                 found = legals.get(seat)
                 if found is None:  # `legal_for`, whose checks `to_act` has made
-                    if engine.lines_notation and (lines := engine.legal_lines(state, seat)) is not None:
+                    if facts.lines and (lines := engine.legal_lines(state, seat)) is not None:
                         # packed from the text; the list made only for a member that needs it
                         legal = lines[0]
                         packed, legal_hash = open_lines(legal, lines[1])
@@ -300,13 +302,13 @@ class RoomPublish(RoomViews):
                     body = last_body if old is last_old else bodies.get(id(old))  # (members mostly share one)
                     if body is None:  # the ops, act and events packed once for all who see them
                         if shown is None:
-                            restated = engine.restated_events
+                            restated = facts.restated
                             # the view's change already says it (Engine.restated_events)
                             shown = [e for e in events if e.get("type") not in restated] if restated else events
-                        _, refs, writes = key_tables(engine)
+                        refs = facts.refs
                         if not room:
                             compact = diff_compact(old, view, refs)
-                        elif writes and (written := engine.view_ops(state, refs, refs["game"])):
+                        elif facts.writes and (written := engine.view_ops(state, refs, refs["game"])):
                             # the engine's own ops of the game map (a member whose last view does not
                             # hold their base, seldom if ever: its game map walked whole)
                             compact = diff_view(old, view, refs, room[0], room[1], (), written)

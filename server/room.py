@@ -38,6 +38,7 @@ from server.store import (
     RoomRecord,
     Store,
 )
+from server.views import engine_facts
 
 _NO_GUESSES = GuessLimiter()
 NO_REPLACEMENTS: Mapping[Seat, int] = MappingProxyType({})  # rooms built without a lobby (tests, tools)
@@ -136,6 +137,7 @@ class Room(RoomStorage, RoomTasks, RoomPublish, RoomEndings, RoomMembership):
         "deadline",
         "draw_offer",
         "engine",
+        "facts",
         "fence",
         "guesses",
         "hidden",
@@ -175,6 +177,7 @@ class Room(RoomStorage, RoomTasks, RoomPublish, RoomEndings, RoomMembership):
     ) -> None:
         self.id = room_id
         self.engine = engine
+        self.facts = engine_facts(engine)
         self.meta = lean_meta(meta)
         self._state: Any = state  # or a PackedState while idle: read it as `state`
         self.store = store
@@ -389,7 +392,7 @@ class Room(RoomStorage, RoomTasks, RoomPublish, RoomEndings, RoomMembership):
         actions = self.actions + 1
         head: dict[str, Any] = {"type": "action", "seat": seat, "action": notation}
         hidden = False
-        if engine.info.hidden_information:
+        if self.facts.hidden:
             # What the other seats may learn of it (GIANTS: a sealed bid is "bid", a
             # replaced one nothing at all); views.publish strips this before sending.
             head["public"] = engine.public_action(state, seat, action)

@@ -56,25 +56,47 @@ _TO_ACT = ("to_act",)  # `_room_part`'s changed keys when only the turn moved
 # Member.legal_hash of a list whose entries are its member's base (`legal_base`, joined;
 # hidden-information rooms): no hash is -1 (CPython keeps it for errors), so no list's.
 AS_BASE = -1
-# Protocol 2's key table per engine class (static per game and rule set): (keys, refs,
-# the engine's `writes_view_ops`).
-_TABLES: dict[type, tuple[list[str], dict[str, int], bool]] = {}
 
 
-def key_tables(engine: Engine) -> tuple[list[str], dict[str, int], bool]:
-    """The room's key table (sent in protocol-2 snapshots), its key -> reference map, and
-    whether the engine writes its view's ops in that form (`Engine.writes_view_ops`, a
-    class's flag kept here: read on the engine, an attribute its class holds costs a
-    move ~300 instructions more).
+class EngineFacts:
+    """What a room reads of its engine's class on every change, read once per class
+    (`engine_facts`; a room keeps its engine's as `facts`): read on the engine, an
+    attribute its class holds costs ~300 instructions (the interpreter does not
+    specialise it), a slot of this ~30.
 
-    Built from the engine's static `view_keys`, never from a view: it is the same for
-    every member of every room of the game, so it reveals nothing.
-    """
-    table = _TABLES.get(type(engine))
-    if table is None:
-        keys = list(key_table(engine.view_keys()))
-        table = _TABLES[type(engine)] = (keys, key_refs(keys), engine.writes_view_ops)
-    return table
+    `keys` is protocol 2's key table (sent in its snapshots) and `refs` its key ->
+    reference map, built from the engine's static `view_keys`, never from a view: the
+    same for every member of every room of the game, so it reveals nothing. The rest
+    are the engine's `info.hidden_information`, `lines_notation`, `restated_events` and
+    `writes_view_ops`."""
+
+    __slots__ = ("hidden", "keys", "lines", "refs", "restated", "writes")
+
+    def __init__(self, engine: Engine) -> None:
+        self.keys = list(key_table(engine.view_keys()))
+        self.refs = key_refs(self.keys)
+        self.hidden = engine.info.hidden_information
+        self.lines = engine.lines_notation
+        self.restated = engine.restated_events
+        self.writes = engine.writes_view_ops
+
+
+_FACTS: dict[type, EngineFacts] = {}  # by engine class (static per game and rule set)
+
+
+def engine_facts(engine: Engine) -> EngineFacts:
+    """The room's `EngineFacts` for `engine` (one object per engine class)."""
+    facts = _FACTS.get(type(engine))
+    if facts is None:
+        facts = _FACTS[type(engine)] = EngineFacts(engine)
+    return facts
+
+
+def key_tables(engine: Engine) -> tuple[list[str], dict[str, int]]:
+    """The room's key table (sent in protocol-2 snapshots) and its key -> reference map
+    (`EngineFacts`' `keys` and `refs`)."""
+    facts = engine_facts(engine)
+    return facts.keys, facts.refs
 
 
 class RoomViews:
@@ -85,6 +107,7 @@ class RoomViews:
 
     id: str
     engine: Engine
+    facts: EngineFacts  # `engine_facts(engine)`
     meta: dict[str, Any]
     state: Any
     _state: Any  # what `state` reads (Room: packed while idle)
@@ -433,5 +456,5 @@ class RoomViews:
         # the hash publish compares the member's next list with (each kind of room its own)
         member.legal_hash = hash(tuple(legal)) if self.engine.info.hidden_information else open_legal(legal)[1]
         member.legal_base = joined_legal(legal, plain=self.engine.plain_notation)  # a snapshot resets the base of legal edits
-        keys = key_tables(self.engine)[0] if member.peer.protocol >= 2 else None
+        keys = self.facts.keys if member.peer.protocol >= 2 else None
         member.peer.push(encode(snapshot_frame(self.id, member.version, member.seat, view, legal, keys)))
