@@ -52,19 +52,19 @@ def diff_view(old: Any, new: dict[str, Any], refs: Mapping[str, int], part: Any,
     if type(old) is not dict or len(old) != len(new) or old.get("room") is not part:
         return diff_compact(old, new, refs)
     cops: list[list[Any]] = []
-    if written is not None and len(changed) == 1 and len(new) == 3:
-        # A move's usual change in a RoomView (room, game, outcome: the loop below's
-        # order): one room part entry, the game map as the engine wrote it, the outcome
-        # the same object. Its ops are the loop's, and count nothing.
-        room, game, other = new
-        if (room == "room" and game == "game" and old.get("game") is written[0]
-                and old.get(other, old) is new[other]):
-            n = changed[0]
-            if _set_entry(part[n], new["room"][n], refs.get("room", "room"), n, refs, cops):  # type: ignore[index]  # (`part` is old.get(...)'s)
-                cops += written[1]
-                return cops
     direct = 0
     try:
+        if written is not None and len(changed) == 1 and len(new) == 3:
+            # A move's usual change in a RoomView (room, game, outcome: the loop below's
+            # order): one room part entry, the game map as the engine wrote it, the
+            # outcome the same object. Its ops are the loop's, and count nothing.
+            room, game, other = new
+            if (room == "room" and game == "game" and old.get("game") is written[0]
+                    and old.get(other, old) is new[other]):
+                n = changed[0]
+                if _set_entry(old[room][n], new[room][n], refs.get(room, room), n, refs, cops):
+                    cops += written[1]
+                    return cops
         # _walk's dict walk, as either of its paths goes: `old` has `new`'s keys (as
         # many, each found), so there is nothing to delete and the entries come in
         # `new`'s order.

@@ -381,3 +381,6 @@ def test_diff_view_with_the_game_maps_ops_written_is_diff_compact(part: dict[str
         assert exact(diff_view(old, new, refs, part, changed, (), (game, ops)), want)
         other = {**old, "game": dict(game)}  # another map there: walked
         assert exact(diff_view(other, new, refs, part, changed, (), (game, ops)), diff_compact(other, new, refs))
+    # a key the part lacks named (the caller's promise broken): diff_compact's ops
+    stray = {"room": {**part, "new key": 1}, "game": new_game, "outcome": outcome}
+    assert exact(diff_view(old, stray, refs, part, ["new key"], (), (game, ops)), diff_compact(old, stray, refs))
