@@ -92,13 +92,6 @@ def engine_facts(engine: Engine) -> EngineFacts:
     return facts
 
 
-def key_tables(engine: Engine) -> tuple[list[str], dict[str, int]]:
-    """The room's key table (sent in protocol-2 snapshots) and its key -> reference map
-    (`EngineFacts`' `keys` and `refs`)."""
-    facts = engine_facts(engine)
-    return facts.keys, facts.refs
-
-
 class RoomViews:
     """Mixin for Room: the read side. Room supplies the attributes declared here."""
 

@@ -25,7 +25,7 @@ from server import legal_lists, publish, views
 from server.legal_lists import joined_legal, legal_change
 from server.room import Room
 from server.seats import Member
-from server.views import AS_BASE, key_tables
+from server.views import AS_BASE, engine_facts
 from server.wire import compact_ops, compact_patch_frame, diff, encode, patch_frame
 from tests.server.frame_record import play
 from tests.server.game_cases import CASES
@@ -68,7 +68,7 @@ class PlainRoom(Room):
         def acting(member: Member) -> bool:
             return member.seat is not None and member.seat in to_act
 
-        refs = key_tables(engine)[1]
+        refs = engine_facts(engine).refs
         views = self._views()
         for member in [m for m in self.members if not acting(m)] + [m for m in self.members if acting(m)]:
             if member is skip:

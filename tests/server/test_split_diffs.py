@@ -106,9 +106,9 @@ def test_own_ops_read_from_the_ends_are_the_forward_walks() -> None:
     from the maps' ends: the same ops in the maps' order as walking them forward, and
     _Unsplit where the keys there differ or a changed key is not a str."""
     from engines.registry import get_engine
-    from server.views import key_tables
+    from server.views import engine_facts
 
-    refs = key_tables(get_engine("giants"))[1]
+    refs = engine_facts(get_engine("giants")).refs
     ck = refs["game"]
     shared = {f"s{i}": [i] for i in range(SHARED_START)}
     screen_a, screen_b = {"workers": 2, "logs": 0}, {"workers": 1, "logs": 0}
@@ -172,10 +172,10 @@ def test_entry_ops_checking_keys_as_it_walks_are_the_pipelines() -> None:
     and _Rekeyed exactly where that check failed; a room part whose keys moved is
     walked whole, its ops still the whole diff's."""
     from engines.registry import get_engine
-    from server.views import key_tables
+    from server.views import engine_facts
 
     engine = get_engine("giants")
-    refs = key_tables(engine)[1]
+    refs = engine_facts(engine).refs
     ck = refs["game"]
     rng = random.Random(3)
     state = engine.new_game(3, {}, 9)
@@ -217,9 +217,9 @@ def test_a_root_with_its_keys_moved_is_diffed_whole() -> None:
     """`_reference` reads the root's three keys by unpacking: a view whose `room`, `game`
     and `outcome` keys come in another order is not split, its ops the whole diff's."""
     from engines.registry import get_engine
-    from server.views import key_tables
+    from server.views import engine_facts
 
-    refs = key_tables(get_engine("giants"))[1]
+    refs = engine_facts(get_engine("giants")).refs
     game = {f"g{i}": i for i in range(SHARED_START)}
     old_view = {"room": {"to_act": [0]}, "game": game, "outcome": None}
     new_view = {"game": {**game, "g0": 5}, "room": {"to_act": [1]}, "outcome": None}
