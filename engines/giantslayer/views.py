@@ -109,35 +109,26 @@ class GiantslayerViews:
                 ops.append([OP_SET, key, ref, i, v])
         if len(ops) >= 4 and 2 * len(ops) >= len(new):
             return None  # the diff would weigh one `set` of the whole board
-        direct = 0  # the view's own entries set, pushed to or cut
-        v = view["to_move"]
-        if v != base["to_move"]:  # strs (a move within a round)
-            ops.append([OP_SET, key, refs["to_move"], v])
-            direct += 1
+        # The view's own entries: at most 6 of its 14 set, pushed to or cut, never the
+        # half from which the diff weighs one `set` of the whole view. The turn passes
+        # on every move within a round.
+        ops.append([OP_SET, key, refs["to_move"], view["to_move"]])
         if keys is COUNTED_KEYS:
             v = view["black_left"]
             if v != base["black_left"]:  # ints
                 ops.append([OP_SET, key, refs["black_left"], v])
-                direct += 1
             v = view["white_left"]
             if v != base["white_left"]:
                 ops.append([OP_SET, key, refs["white_left"], v])
-                direct += 1
         v = view["quiet_plies"]
         if v != base["quiet_plies"]:
             ops.append([OP_SET, key, refs["quiet_plies"], v])
-            direct += 1
         texts = view["quiet_moves"]
         if texts:  # a quiet move: the last list's texts (or equal ones) and its own pushed
             ops.append([OP_PUSH, key, refs["quiet_moves"], texts[-1]])
-            direct += 1
         elif base["quiet_moves"]:  # a capture: the list emptied
             ops.append([OP_TRUNC, key, refs["quiet_moves"], 0])
-            direct += 1
         v, w = view["last_move"], base["last_move"]
         if type(w) is not type(v) or w != v:  # (None before a round's first move)
             ops.append([OP_SET, key, refs["last_move"], v])
-            direct += 1
-        if len(ops) >= 4 and 2 * direct >= len(view):
-            return None  # the diff would weigh one `set` of the whole view
         return base, ops
