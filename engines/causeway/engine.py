@@ -293,6 +293,10 @@ class CausewayEngine(Leaping, Finishing, Engine[CausewayState, Action]):
     def _illegal(self, state: CausewayState, seat: int, action: Action) -> str | None:
         """Why `action` is not legal now, or None if it is (checked without listing all)."""
         phase = state.phase
+        if phase == PHASE_PLAY and seat == state.to_move:
+            read = state.memo.get("read")  # the action `parse_action` read off a listed text?
+            if read is not None and read[0] is action:
+                return None
         kind = type(action)
         if (kind is Step or kind is Leap) and phase == PHASE_PLAY:  # most moves: found listed?
             listed = state.memo.get("legal")  # the position's list, if it was asked for
@@ -395,9 +399,22 @@ class CausewayEngine(Leaping, Finishing, Engine[CausewayState, Action]):
     # -- notation and persistence -------------------------------------------------
 
     def parse_action(self, state: CausewayState, seat: Seat, text: str) -> Action:
-        return notation.parse_action(text)
+        action = notation.parse_action(text)
+        listed = state.memo.get("legal")
+        if listed is not None and text in listed:
+            # A text of the mover's legal list (`legal_notation`) as it was written: the
+            # action read off it is legal, and that text is its notation. Kept for the
+            # `apply` and `format_action` of this very action object (a room parses a
+            # move, applies it, then writes it down) instead of writing it again for
+            # each (`_listed_text`, `notation.format_action`).
+            state.memo["read"] = (action, text)
+        return action
 
     def format_action(self, state: CausewayState, action: Action) -> str:
+        read = state.memo.get("read")
+        if read is not None and read[0] is action:
+            text: str = read[1]
+            return text
         return notation.format_action(action)
 
     def snapshot(self, state: CausewayState) -> dict[str, Any]:
