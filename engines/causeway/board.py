@@ -185,8 +185,10 @@ class CausewayState:
     # (`frontier_of`), carried to the next state (`carry_frontier`); "edit", how the
     # move that made this state changed the last view's stacks (`view_edits`); "view",
     # the view itself, made once (`views.view_of`), "last" the view of the state this
-    # one was played from until this one's is made, and "view_edit" how it was made
-    # from that one. Not an argument, never compared.
+    # one was played from until this one's is made, "moved" the view's keys the move (a
+    # step or a leap) may have changed (`views.MOVED_BY`), and "view_edit" how it was
+    # made from that one; "read", the action `parse_action` read off a text of the
+    # position's legal list, and that text. Not an argument, never compared.
     memo: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def occupied(self, cell: Hex) -> bool:

@@ -171,6 +171,10 @@ class Finishing:
         after.memo["stacks"] = part
         if edit is not None:  # for the room's diff (view_edits)
             after.memo["edit"] = edit
+        if kind is Step or kind is Leap:  # the view's entries it may change (views.MOVED_BY)
+            after.memo["moved"] = views.MOVED_BY[
+                (kind is Leap) | (phase != state.phase or end != state.end) << 1
+                | (passes != state.passes) << 2 | (history != state.history) << 3]
         if key is not None:
             after.memo["key"] = key
         if stacks is state.stacks:  # the stacks' view too: its key text, if kept, goes on

@@ -68,52 +68,48 @@ def view_of(state: CausewayState, rules: str, special: str | None, ply_cap: int)
     made: View | None = memo.get("view")
     if made is not None and made["rules"] is rules:  # (a state of one rule set, viewed by its engine)
         return made
+    # Made as a copy of the last position's view (`turn_end.pass_on` hands it over): the
+    # same keys in the same order, the rule set's constants as they were, the entries a
+    # move can change (MOVED) written over; this view is then an edit of that one
+    # (`view_edits`) at most at those keys, so the room's diff looks at those. A copy and
+    # 13 writes cost ~40% of a 17-entry literal, once a position.
+    last = memo.pop("last", None)
+    if last is not None and last["rules"] is rules:
+        view = last.copy()
+        moved = memo.get("moved", MOVED)  # (MOVED_BY's, after a step or a leap)
+        memo["view_edit"] = (last, view, moved)
+    else:
+        view = dict.fromkeys(VIEW_ORDER)
+        view["rules"], view["seats"], view["special"], view["ply_cap"] = rules, SEATS, special, ply_cap
+        moved = MOVED
     # Each part read from the memo inline when it is there (nearly always but for the
     # giants after a move): one call fewer a part, once a position.
     entry = memo.get("stacks")
     if entry is not None and entry[0] is state.stacks:
-        stacks, specials = entry[1], entry[2]
+        view["stacks"], view["specials"] = entry[1], entry[2]
     else:
-        stacks, specials = _stacks_view(memo, state.stacks)
-    entry = memo.get("won")
-    if entry is not None and entry[0] is state.won:
-        won, towers = entry[1], entry[2]
-    else:
-        won, towers = _won_view(memo, state.won)
+        view["stacks"], view["specials"] = _stacks_view(memo, state.stacks)
     entry = memo.get("giants")
-    giants = entry[1] if entry is not None and entry[0] is state.giants else _giants_view(memo, state.giants)
-    entry = memo.get("destroyed")
-    destroyed = entry[1] if entry is not None and entry[0] is state.destroyed else _destroyed_view(memo, state.destroyed)
-    supply = _PAIRS.get(state.supply) or _pair(state.supply)
-    setup = _SETUPS.get(state.setup_left) or _setup_view(state.setup_left)
-    view = {
-        "rules": rules,
-        "phase": state.phase,
-        "seats": SEATS,
-        "stacks": stacks,
-        "giants": giants,
-        "supply": supply,
-        "setup_left": setup,
-        "won": won,
-        "destroyed": destroyed,
-        "towers": towers,
-        "special": special,
-        "specials": specials,
-        "ply": state.ply,
-        "ply_cap": ply_cap,
-        "passes": state.passes,
-        # not the current position's digest (`digest`); no earlier one (most positions):
-        # one list for every view, which the room's diff passes by identity
-        "history": list(state.history) if state.history else NO_HISTORY,
-        "end": state.end,
-    }
+    view["giants"] = entry[1] if entry is not None and entry[0] is state.giants else _giants_view(memo, state.giants)
+    view["supply"] = _PAIRS.get(state.supply) or _pair(state.supply)
+    if "won" in moved:  # not after a step: the towers' maps and the setup pieces left as they were
+        entry = memo.get("won")
+        if entry is not None and entry[0] is state.won:
+            view["won"], view["towers"] = entry[1], entry[2]
+        else:
+            view["won"], view["towers"] = _won_view(memo, state.won)
+        entry = memo.get("destroyed")
+        view["destroyed"] = (entry[1] if entry is not None and entry[0] is state.destroyed
+                             else _destroyed_view(memo, state.destroyed))
+        view["setup_left"] = _SETUPS.get(state.setup_left) or _setup_view(state.setup_left)
+    view["phase"] = state.phase
+    view["ply"] = state.ply
+    view["passes"] = state.passes
+    # not the current position's digest (`digest`); no earlier one (most positions):
+    # one list for every view, which the room's diff passes by identity
+    view["history"] = list(state.history) if state.history else NO_HISTORY
+    view["end"] = state.end
     memo["view"] = view
-    # The last position's view (`turn_end.pass_on` hands it over): this one is an edit
-    # of it (`view_edits`) at most at the keys a move can change (the same literal makes
-    # both: the same key objects in the same order), so the room's diff looks at those.
-    last = memo.pop("last", None)
-    if last is not None and last["rules"] is rules:
-        memo["view_edit"] = (last, view, MOVED)
     return view
 
 
@@ -124,6 +120,31 @@ SEATS = {"white": 0, "black": 1}
 VIEW_ORDER = ("rules", "phase", "seats", "stacks", "giants", "supply", "setup_left", "won", "destroyed", "towers",
               "special", "specials", "ply", "ply_cap", "passes", "history", "end")
 MOVED = tuple(k for k in VIEW_ORDER if k not in ("rules", "seats", "special", "ply_cap"))
+
+
+def _moved_by(mask: int) -> tuple[str, ...]:
+    keys = {"stacks", "giants", "supply", "ply"}  # a step's blank and giant (GC-B4 / GC-S2)
+    if mask & LEAPT:  # drops: towers won, barriers / spellstones (GC-B6 / B7, GC-S5 / S6)
+        keys |= {"won", "towers", "specials"}
+    if mask & ENDED:
+        keys |= {"phase", "end"}
+    if mask & PASSES:
+        keys.add("passes")
+    if mask & HISTORY:
+        keys.add("history")
+    return tuple(k for k in MOVED if k in keys)
+
+
+# The keys of MOVED whose entries a step or a leap may change in the view (`turn_end`
+# sets the position's memo "moved" to one of these, `view_of` names them in its edit):
+# by a mask of LEAPT (a leap, not a step), ENDED (the phase or the end changed), PASSES
+# (the count of passes changed), HISTORY (the repetition history changed). Every other
+# entry of MOVED is then the last view's very object: the maps of towers destroyed and
+# the setup pieces left (GC-B2 / GC-S1: none in play, one view, `_setup_view`) never
+# change in play but by a destroy step, and a step's won towers, towers and specials
+# are the last position's (a blank on top, GC-B4 / GC-S2).
+LEAPT, ENDED, PASSES, HISTORY = 1, 2, 4, 8
+MOVED_BY: tuple[tuple[str, ...], ...] = tuple(_moved_by(mask) for mask in range(16))
 NO_HISTORY: list[str] = []  # never changed
 _GIANT_VIEWS = {(c, kind): [COLOUR_NAMES[c], kind] for c in (0, 1) for kind in KINDS}
 _PAIRS: dict[tuple[int, int], dict[str, int]] = {}  # supplies and counts: a few hundred
@@ -144,8 +165,13 @@ def _setup_view(left: tuple[tuple[str, ...], tuple[str, ...]]) -> dict[str, list
     if part is None:
         if len(_SETUPS) >= _PARTS_MAX:
             _SETUPS.clear()
+            _SETUPS[NO_SETUP] = SETUP_DONE  # play's one view of it, kept (MOVED_BY leaves it out)
         part = _SETUPS[left] = {"white": list(left[0]), "black": list(left[1])}
     return part
+
+
+NO_SETUP: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # no setup piece left: play
+SETUP_DONE = _setup_view(NO_SETUP)
 
 
 def digest(state: CausewayState) -> str:

@@ -12,7 +12,7 @@ import pytest
 from causeway_position import position as picture_position
 
 from engines import IllegalActionError, NotationError, hexgrid
-from engines.causeway import CausewayState, Drop, Leap, Place, format_action
+from engines.causeway import CausewayState, Drop, Leap, Place, Step, format_action, views
 from engines.causeway.board import DIRECTIONS
 from engines.causeway.views import NO_HISTORY, VIEW_ORDER
 from engines.registry import get_engine
@@ -228,3 +228,53 @@ def test_the_stacks_edit_of_a_fourth_special_names_every_cell_in_order(rules: st
         assert diff_view(old, new, refs, part, [], edits) == diff_compact(old, new, refs)
         several += len(at) > 2
     assert several
+
+
+@pytest.mark.parametrize("rules", ["barrier", "spellstone", "quick"])
+def test_a_view_written_over_the_last_names_the_entries_its_move_can_change(rules: str) -> None:
+    """A position's view is the last view's copy with the entries a move can change
+    written over: after a step (GC-B4 / GC-S2) or a leap (GC-B5..B7 / GC-S4..S6) its
+    edit names only MOVED_BY's keys for the move (the stacks, giants, supply and ply;
+    a leap's towers and specials; the phase and end, the passes and the history when
+    they changed), every other entry is the last view's very object, the view packs to
+    the bytes of one built with nothing kept (keys in VIEW_ORDER), and the diff told of
+    the edits is the whole diff; the setup pieces' view in play survives its table's
+    emptying."""
+    engine = get_engine("causeway", rules)
+    refs = key_refs(list(key_table(engine.view_keys())))
+    rng = random.Random(23)
+    part = {"id": "r"}
+    narrowed = ended = 0
+    for seed in range(40):
+        state = engine.new_game(2, {}, seed)
+        old = engine.view(state, None)
+        while engine.outcome(state) is None:
+            seat = state.to_move
+            action = engine.parse_action(state, seat, rng.choice(engine.legal_notation(state, seat)))
+            after = engine.apply(state, seat, action).state
+            view = engine.view(after, None)
+            assert list(view) == list(VIEW_ORDER)
+            assert msgpack.packb(view) == msgpack.packb(engine.view(afresh(after), None))
+            *_, (base, value, at) = engine.view_edits(after)
+            assert base is old and value is view
+            assert {k for k in view if view[k] is not old[k]} <= set(at)
+            if type(action) in (Step, Leap):
+                assert at is views.MOVED_BY[
+                    (type(action) is Leap) | (after.phase != state.phase or after.end != state.end) << 1
+                    | (after.passes != state.passes) << 2 | (after.history != state.history) << 3]
+                assert {"setup_left", "destroyed"}.isdisjoint(at)
+                narrowed += 1
+                ended += "phase" in at
+            else:
+                assert at is views.MOVED
+            assert (diff_view({"room": part, "game": old, "outcome": None}, {"room": part, "game": view, "outcome": None},
+                              refs, part, [], engine.view_edits(after))
+                    == diff_compact({"room": part, "game": old}, {"room": part, "game": view}, refs))
+            state, old = after, view
+    assert narrowed > 1000 and ended
+    probe: tuple[tuple[str, ...], tuple[str, ...]] = (("probe",), ())
+    views._SETUPS.pop(probe, None)
+    for i in range(views._PARTS_MAX - len(views._SETUPS)):  # the table full: emptied by the next new one
+        views._SETUPS[((f"x{i}",), ())] = {}
+    views._setup_view(probe)
+    assert len(views._SETUPS) == 2 and views._setup_view(((), ())) is views.SETUP_DONE  # play's one view kept
