@@ -407,9 +407,12 @@ def _whole_compact(cpath: list[Any], new: Any, refs: Mapping[str, int], cops: li
         # the op's header (2 or 3 entries), its kind, its path's header and the container's path
         total += 1 + _KIND_SIZES[code] + (1 if m < 16 else 3 if m < 0x10000 else 5) + size
         i = head
-        while i < end:  # the op's own keys
+        while i < end:  # the op's own keys (a ref's size read, a small index's 1 byte)
             e = op[i]
-            total += sizes[-1 - e] if type(e) is int and e < 0 else _packed_size(e)
+            if type(e) is int and e < 0x80:
+                total += sizes[-1 - e] if e < 0 else 1
+            else:
+                total += _packed_size(e)
             i += 1
     try:
         n = len(values)

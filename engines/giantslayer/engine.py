@@ -47,6 +47,7 @@ from engines.giantslayer.board import (
     CENTRE,
     EDGE,
     EMPTY,
+    INITIAL_BOARD,
     JUMPED,
     MAX_ROUNDS,
     NAMES,
@@ -108,6 +109,10 @@ def explain_illegal(state: GiantslayerState, move: Move) -> str:
 
 
 # ----------------------------------------------------------------------------- engine
+
+# White's list in a round's first position (GS-4), as `legal_lines` gives it
+_INITIAL_LINES = (white_lines(INITIAL_BOARD), SLIDE_WIDTH)
+
 
 @register
 class Giantslayer(GiantslayerViews, Engine[GiantslayerState, Move]):
@@ -171,7 +176,10 @@ class Giantslayer(GiantslayerViews, Engine[GiantslayerState, Move]):
         # lists and a forced pass (GS-12) go as lists
         if not state.white_to_move or seat not in state.acting:
             return None
-        text = white_lines(state.board)
+        board = state.board
+        if board is INITIAL_BOARD:  # every round's first list (GS-4): written once
+            return _INITIAL_LINES
+        text = white_lines(board)
         return (text, SLIDE_WIDTH) if text else None
 
     def apply(self, state: GiantslayerState, seat: Seat, action: Move) -> Transition[GiantslayerState]:
