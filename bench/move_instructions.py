@@ -26,10 +26,13 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
   room part's peers keep nothing): the actor's `ok` (20 bytes) and patch with its
   legal list (300), two more patches (111), each connection flushed once, websockets'
   own `ServerConnection` on a transport that keeps nothing; through the server's own flush scheduling
-  (`GiantsServer.schedule_flush` from each connection's first push, its `call_soon`,
-  the actor's handler's `flush_now`, and the scheduled `_flush` at the end of the turn,
-  which finds nothing left: called here as the loop would, the loop's dispatch of it
-  not counted). Runs in a loop (`--loop`) that never turns while counting.
+  (since session 22: the pushes under `Room.act`'s hold, `GiantsServer.flush_promised`
+  set, so `schedule_flush` from each connection's first push only appends it to
+  `dirty`, and the hold's `flush_now` writes them; then the actor's handler's
+  `flush_now`, which finds nothing left. Until session 22 no hold: the first push's `schedule_flush` made a
+  `call_soon`, and the scheduled `_flush` at the end of the turn found nothing left,
+  called here as the loop would, the loop's dispatch of it and the extra turn of the
+  loop it made not counted). Runs in a loop (`--loop`) that never turns while counting.
 - `commit`: `Store.commit` through `GroupSender` and `CommitPipe` (the arguments, the
   RESP packing, one reply parsed and resolved), on a transport that keeps nothing; the
   asyncio loop's turns count too, and so does the /metrics hook told of each batch
@@ -467,6 +470,12 @@ async def output_part(moves: int) -> None:
         super(ServerConnection, ws).connection_made(WriteTransport())  # type: ignore[arg-type]
         return ws
 
+    from server import seats
+
+    # Until session 22 a room's act held no flush (its pushes scheduled one): the same
+    # file measures both trees.
+    holding = hasattr(seats, "Output")
+
     class Server:  # the server's flush scheduling, as GiantsServer has it
         schedule_flush = GiantsServer.schedule_flush
         flush_now = GiantsServer.flush_now
@@ -476,7 +485,7 @@ async def output_part(moves: int) -> None:
         def __init__(self) -> None:
             self.config, self.metrics, self.router = Config(), Metrics(), None
             self.dirty: list[Any] = []
-            self._flush_scheduled = False
+            self._flush_scheduled = self.flush_promised = False  # until session 22, since
             self._flush_soon = self._flush
 
     server = Server()
@@ -488,12 +497,20 @@ async def output_part(moves: int) -> None:
     for i in range(moves + WARMUP):
         if i == WARMUP:
             count_on()
-        conns[0].push(ok)
-        conns[0].push(legal)
-        conns[1].push(patch)
-        conns[2].push(patch)
+        if holding:  # Room.act's hold, over the reply and the patches
+            held, server.flush_promised = server.flush_promised, True
+        try:
+            conns[0].push(ok)
+            conns[0].push(legal)
+            conns[1].push(patch)
+            conns[2].push(patch)
+        finally:
+            if holding:
+                server.flush_promised = held
+                server.flush_now()  # the frames written
         server.flush_now()  # the actor's handler, after `handle`
-        server._flush()  # the end of the turn: what call_soon scheduled (the loop never turns here)
+        if server.flush_promised if holding else server._flush_scheduled:
+            server._flush()  # the end of the turn: what call_soon scheduled (the loop never turns here)
     count_off()
 
 

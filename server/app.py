@@ -100,9 +100,11 @@ class GiantsServer:
         self.port = config.port
         self._tasks: set[asyncio.Task[Any]] = set()
         self._handlers: set[asyncio.Task[Any]] = set()  # one per open connection
-        # Connections with frames queued (Host.dirty): while it holds any, a flush is scheduled.
+        # Connections with frames queued (Host.dirty): while it holds any, a flush is
+        # promised: scheduled (`schedule_flush`), or a room's `flush_now` to come (a room
+        # holds the flushes over a move's reply and patches: server.seats.Output).
         self.dirty: list[Connection] = []
-        self._flush_scheduled = False
+        self.flush_promised = False
         self._flush_soon = self._flush  # the callback `schedule_flush` hands the loop, bound once
 
     async def health(self) -> tuple[bool, dict[str, Any]]:
@@ -168,8 +170,8 @@ class GiantsServer:
     def schedule_flush(self, conn: Connection) -> None:
         """Write `conn`'s queued frames once the current callback is done."""
         self.dirty.append(conn)
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
+        if not self.flush_promised:
+            self.flush_promised = True
             # The connection's own loop (the running one): `asyncio.get_running_loop()`
             # asks the kernel for the pid on Python 3.11, once a move here.
             conn.ws.loop.call_soon(self._flush_soon)
@@ -181,7 +183,10 @@ class GiantsServer:
         answered) of the same turn are handled, instead of all frames of a busy turn
         leaving together at its end. The scheduled flush still runs, for what is queued
         after this."""
-        dirty, self.dirty = self.dirty, []
+        dirty = self.dirty
+        if not dirty:  # a room's move wrote its frames already (server.seats.Output)
+            return
+        self.dirty = []
         for conn in dirty:  # `_write(dirty)` without its call: after every request
             try:
                 conn.flush()
@@ -189,7 +194,7 @@ class GiantsServer:
                 log.debug("flush failed", exc_info=True)
 
     def _flush(self) -> None:
-        self._flush_scheduled = False
+        self.flush_promised = False
         if self.dirty:  # else `flush_now` wrote them all (a handler's frames: most turns)
             dirty, self.dirty = self.dirty, []
             self._write(dirty)
@@ -260,6 +265,7 @@ class GiantsServer:
             self.store, self.metrics, self.config.snapshot_every, self.config.max_rooms,
             bots=SeatBots(limits, self.metrics), node=node, max_replacements=self.config.max_replacements,
         )
+        lobby.output = self  # the rooms hold and release its flushes (server.seats.Output)
         self.relay = relay = Relay(url, self.config.key_prefix, node_id, lobby, self.config.relay_timeout, cluster)
         if self.config.max_connections_per_address or self.config.max_rooms_per_address:
             self.shared_quotas = SharedQuotas(self.store.redis, self.store.prefix, node,

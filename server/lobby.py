@@ -43,7 +43,7 @@ from server.passwords import hash_password_async
 from server.passwords import require as require_password
 from server.restore import LobbyRestore, RestoreCollector
 from server.room import Room
-from server.seats import Peer, SeatState, hash_secret, replay_data
+from server.seats import NO_OUTPUT, Output, Peer, SeatState, hash_secret, replay_data
 from server.store import StorageUnavailable, Store, backoff_delays, is_transient
 
 log = logging.getLogger("giants.lobby")
@@ -136,6 +136,7 @@ class Lobby(LobbyListing, LobbyRestore):
         self.default_deadline: float | None = None  # for rooms created without a deadline
         self.lifecycle: Lifecycle | None = None  # set by the app: rooms that end
         self.guesses = GuessLimiter()  # wrong room passwords, per room (the app sets the limits)
+        self.output: Output = NO_OUTPUT  # set by the app to the server: it writes the rooms' frames
 
     def _adopt(self, room: Room) -> Room:
         room.on_idle = self._on_idle
@@ -143,6 +144,7 @@ class Lobby(LobbyListing, LobbyRestore):
         room.on_lost = self._on_lost
         room.max_replacements = self.max_replacements
         room.guesses = self.guesses
+        room.output = self.output
         lifecycle = self.lifecycle
         if lifecycle is not None:
             if self._on_change is None or self._on_change[0] is not lifecycle:

@@ -33,7 +33,7 @@ from server.packing import PackedState, dictionaries, pack_state, unpack_state
 from server.publish import RoomPublish
 from server.room_storage import RoomStorage
 from server.room_tasks import RoomTasks
-from server.seats import NO_SEATS, Member, Peer, SeatState
+from server.seats import NO_OUTPUT, NO_SEATS, Member, Output, Peer, SeatState
 from server.store import (
     RoomRecord,
     Store,
@@ -153,6 +153,7 @@ class Room(RoomStorage, RoomTasks, RoomPublish, RoomEndings, RoomMembership):
         "on_idle",
         "on_lost",
         "outcome",
+        "output",
         "packed",
         "replacements",
         "seats",
@@ -229,6 +230,7 @@ class Room(RoomStorage, RoomTasks, RoomPublish, RoomEndings, RoomMembership):
         self.bot_players: dict[Seat, Bot] | None = None
         self.bot_running = False
         self.bot_service = seat_bots.default_service()  # the lobby hands each room the server's
+        self.output: Output = NO_OUTPUT  # the lobby hands each room the server (its flushes)
         # hash of the request key of the start (a retried start with it answers ok)
         self.start_key = ""
         # True after a write whose outcome stayed unknown: memory may lag Redis, so
@@ -482,10 +484,16 @@ class Room(RoomStorage, RoomTasks, RoomPublish, RoomEndings, RoomMembership):
             except GameError as exc:
                 raise RequestError(exc.code, exc.message) from exc
             events = await self.apply_action(seat, action, [], to_act)
-            # `next_version(peer)`: this member's, unless it left meanwhile
-            peer.send_ok_version(req_id, member.version + 1 if member in self.members else self.next_version(peer))
-            self.publish(events)
-            self._after_change()
+            output = self.output  # the reply and patches: written at the end, none scheduled (Output)
+            held, output.flush_promised = output.flush_promised, True
+            try:
+                # `next_version(peer)`: this member's, unless it left meanwhile
+                peer.send_ok_version(req_id, member.version + 1 if member in self.members else self.next_version(peer))
+                self.publish(events)
+                self._after_change()
+            finally:
+                output.flush_promised = held
+                output.flush_now()
         finally:
             # `lock.release()` without its call when nobody waits (RoomLock.release's own
             # test; tests/server/test_room_lock.py checks act against `async with`)

@@ -48,6 +48,37 @@ class Peer(Protocol):
         """`send_ok(req_id, {"version": version})`: a move's reply (protocol.packer.ok_version)."""
 
 
+class Output(Protocol):
+    """Where the members' frames are written (the server: server.app's GiantsServer).
+
+    A room holds it over a synchronous stretch that ends with every frame it pushed
+    written (a move's reply and patches): `held = output.flush_promised`, set it True,
+    the pushes, then (in a `finally`) give it `held` back and call `flush_now`. Frames
+    pushed while held are written by that `flush_now`, in the same turn of the loop,
+    so no flush is scheduled for them (no `call_soon`, no extra turn of the loop and
+    its system call).
+    """
+
+    # True while a flush of the frames queued is promised: the loop's, scheduled, or
+    # a holder's `flush_now` to come; no connection's push schedules one then.
+    flush_promised: bool
+
+    def flush_now(self) -> None:
+        """Write every frame queued so far."""
+
+
+class _NoOutput:
+    """A room outside a server (tests, benches): its peers write their own frames."""
+
+    flush_promised = False
+
+    def flush_now(self) -> None:
+        pass
+
+
+NO_OUTPUT: Output = _NoOutput()  # until the lobby hands the room the server's
+
+
 @dataclass(slots=True)
 class SeatState:
     name: str | None = None
