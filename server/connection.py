@@ -103,8 +103,9 @@ class Host(Protocol):
         """`conn` joined, watched, resumed or left a room (server.moved may advise it)."""
 
     # Connections with frames queued, in the order they were scheduled; while it holds
-    # any, a flush is scheduled (`schedule_flush` made sure), so a connection may join
-    # it with `append` alone.
+    # any, a flush is promised (`schedule_flush` made sure, or a room holds the flushes
+    # over a move and writes them at its end: server.seats.Output), so a connection may
+    # join it with `append` alone.
     dirty: list[Connection]
 
     def schedule_flush(self, conn: Connection) -> None:
@@ -191,7 +192,7 @@ class Connection(ConnectionRequests):
         if not was:  # its first frame since its last flush: have it flushed
             server = self.server
             dirty = server.dirty
-            if dirty:  # a flush is scheduled already (Host.dirty): no call (the 2nd and 3rd of a move's)
+            if dirty:  # a flush is promised already (Host.dirty): no call (the 2nd and 3rd of a move's)
                 dirty.append(self)
             else:
                 server.schedule_flush(self)
