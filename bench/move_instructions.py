@@ -303,6 +303,7 @@ class Host:
     def __init__(self, config: Any) -> None:
         self.config, self.metrics, self.router, self.shutting_down = config, Metrics(), None, False
         self.dirty: list[Any] = []
+        self.flush_promised = False  # Host's (since session 22)
 
     def flush_now(self) -> None:
         pass

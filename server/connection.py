@@ -107,6 +107,7 @@ class Host(Protocol):
     # over a move and writes them at its end: server.seats.Output), so a connection may
     # join it with `append` alone.
     dirty: list[Connection]
+    flush_promised: bool  # a flush is promised (Host.dirty): joining `dirty` is enough
 
     def schedule_flush(self, conn: Connection) -> None:
         """Flush `conn` once the current callback is done (it joins `dirty`)."""
@@ -191,9 +192,8 @@ class Connection(ConnectionRequests):
         self.metrics.frames_out += 1
         if not was:  # its first frame since its last flush: have it flushed
             server = self.server
-            dirty = server.dirty
-            if dirty:  # a flush is promised already (Host.dirty): no call (the 2nd and 3rd of a move's)
-                dirty.append(self)
+            if server.flush_promised:  # scheduled already, or a room's hold writes it (Host.dirty): no call
+                server.dirty.append(self)
             else:
                 server.schedule_flush(self)
 

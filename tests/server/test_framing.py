@@ -52,7 +52,7 @@ def test_push_frames_as_websockets_at_every_length() -> None:
     binary_header: the bytes websockets would write, at and around every boundary; the
     bytes counted against max_write_buffer as before (payload + FRAME_OVERHEAD each)."""
     flushes: list[Any] = []
-    server = SimpleNamespace(config=Config(), metrics=Metrics(), dirty=[], schedule_flush=flushes.append, router=None)
+    server = SimpleNamespace(config=Config(), metrics=Metrics(), dirty=[], flush_promised=False, schedule_flush=flushes.append, router=None)
     ws = SimpleNamespace(request=None, response=None, protocol=_Protocol(), transport=_Transport(0),
                          send_in_progress=None)  # fmt: skip
     conn = Connection(ws, server)  # type: ignore[arg-type]
@@ -74,7 +74,7 @@ def test_push_drops_a_connection_over_its_write_buffer_as_before() -> None:
         for max_write_buffer, dropped in [(limit, None), (limit - 1, "slow")]:
             spawned: list[Any] = []
             server = SimpleNamespace(config=Config(max_write_buffer=max_write_buffer), metrics=Metrics(),
-                                     dirty=[], schedule_flush=lambda conn: None, router=None,
+                                     dirty=[], flush_promised=False, schedule_flush=lambda conn: None, router=None,
                                      limit_closed=lambda reason: None, spawn=spawned.append)  # fmt: skip
             ws = SimpleNamespace(request=None, response=None, protocol=_Protocol(), transport=_Transport(buffered),
                                  send_in_progress=None, close=lambda code, reason: None)  # fmt: skip
@@ -93,7 +93,7 @@ def test_push_leaves_an_extensions_frames_to_websockets() -> None:
     protocol = _Protocol()
     protocol.extensions = [object()]
     protocol.send_binary = sent.append  # type: ignore[attr-defined]
-    server = SimpleNamespace(config=Config(), metrics=Metrics(), dirty=[], schedule_flush=lambda conn: None, router=None)
+    server = SimpleNamespace(config=Config(), metrics=Metrics(), dirty=[], flush_promised=False, schedule_flush=lambda conn: None, router=None)
     ws = SimpleNamespace(request=None, response=None, protocol=protocol, transport=_Transport(0),
                          send_in_progress=None)  # fmt: skip
     conn = Connection(ws, server)  # type: ignore[arg-type]
@@ -141,7 +141,7 @@ def test_flush_writes_as_it_wrote_every_list(chunks: list[bytes], eof: bool) -> 
     """flush writes a lone frame as it is (no scan, no join): the same writes, the same
     end of stream (an empty chunk: websockets' marker), as the whole list's path, for
     lists of no chunk, one, several, the marker among them."""
-    server = SimpleNamespace(config=Config(), metrics=Metrics(), dirty=[], schedule_flush=lambda conn: None, router=None)
+    server = SimpleNamespace(config=Config(), metrics=Metrics(), dirty=[], flush_promised=False, schedule_flush=lambda conn: None, router=None)
     ws = SimpleNamespace(request=None, response=None, protocol=_Protocol(), transport=_Recorder(eof),
                          send_in_progress=None)  # fmt: skip
     conn = Connection(ws, server)  # type: ignore[arg-type]

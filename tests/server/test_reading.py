@@ -125,7 +125,7 @@ def open_connection(plain: bool, max_size: int = MAX_SIZE) -> tuple[Recorder, Se
     super(ServerConnection, ws).connection_made(transport)  # type: ignore[arg-type]
     ws.request = request
     server = SimpleNamespace(config=Config(), metrics=Metrics(), router=None, shutting_down=False,
-                             flush_now=lambda: None, dirty=[], schedule_flush=lambda conn: None, limit_closed=lambda reason: None,
+                             flush_now=lambda: None, dirty=[], flush_promised=False, schedule_flush=lambda conn: None, limit_closed=lambda reason: None,
                              spawn=asyncio.ensure_future)
     conn = Recorder(ws, server)
     transport.handled = conn.handled
