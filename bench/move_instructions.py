@@ -44,10 +44,9 @@ sockets or Redis, the same moves every time, so two runs of a revision agree to 
   turns), not the commit.
 - `commit-awaited`: the same commits as the server makes them, awaited by one
   long-lived task (the act's) with no task or turn of the bench's own: the commit,
-  written at once (its channel is quiet: `GroupSender.add`; until session 22 the
-  sender's flush at the end of the turn, a turn more), the reply read in the next turn
-  (the transport hands it back with `call_soon`, as a socket's reading callback would)
-  and the task's wake-up; so two loop turns a commit, each of them counted in full,
+  the sender's flush at the end of the turn, the reply read in the next turn (the
+  transport hands it back with `call_soon`, as a socket's reading callback would) and
+  the task's wake-up; so three loop turns a commit, each of them counted in full,
   where a loaded server shares its turns with other work.
 
     python bench/move_instructions.py                 # room path, Giantslayer, 400 moves

@@ -11,9 +11,7 @@ arrive and handed to the batch's callback when its last one is in (or, for the
 group sender's batches, complete each command's future as it arrives). Several batches may
 be in flight; replies come back in order. `GroupSender` gathers the commands issued
 during one turn of the event loop into one batch and sends it at the end of that turn,
-without waiting for earlier batches: no command waits for another's round trip. A
-command issued while its channel is quiet (nothing in flight, nothing gathered) is
-written at once: no turn of the loop is spent on its flush.
+without waiting for earlier batches: no command waits for another's round trip.
 
 Failures keep redis-py's exception types, which `server.store` classifies
 (`is_transient`): a socket that closes or breaks fails every batch in flight with
@@ -309,9 +307,7 @@ class GroupSender:
     """Integer-answering commands from many tasks over one `CommitPipe`.
 
     The commands issued during one turn of the event loop leave together, in one write,
-    at the end of that turn; batches do not wait for each other. A command issued while
-    the channel is quiet (open, nothing in flight, nothing gathered) leaves at once, a
-    batch of its own; those that follow it in the same turn gather as before. A pool would lend one
+    at the end of that turn; batches do not wait for each other. A pool would lend one
     connection per command in flight (and refuse past its limit).
 
         sender = GroupSender(redis_client, timeout=5.0)
@@ -355,20 +351,11 @@ class GroupSender:
         if loop is None:
             loop = self._loop = asyncio.get_running_loop()
         fut: asyncio.Future[Any] = loop.create_future()
-        if not self._scheduled:
-            pipe = self._pipe
-            if pipe is not None and not pipe._batches and not pipe.closed and not self.own_send and not self._pending:
-                # The channel is quiet (most commits at a human pace): the command leaves
-                # now, alone, and the loop spends no turn on a flush (~4,300 instructions
-                # a commit, bench/move_instructions.py --part commit-awaited). Under load
-                # batches are in flight, and a turn's commands gather as below. (Not with
-                # `own_send`: a subclass's batches go through its `_send`.)
-                pipe.send_for((command,), [fut], self.on_batch)
-                return fut
-            self._scheduled = True
-            loop.call_soon(self._flush_soon)
         self._pending.append(command)
         self._futures.append(fut)
+        if not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._flush_soon)
         return fut
 
     def post(self, *command: Any) -> asyncio.Future[Any]:

@@ -256,11 +256,9 @@ async def test_send_for_completes_each_future_as_its_reply_arrives() -> None:
 @pytest.mark.parametrize("seed", range(20))
 async def test_a_turns_batch_is_sent_as_send_sends_it(seed: int) -> None:
     """The sender's flush writes a turn's batch itself (no `_send` call): the same
-    bytes, the same replies to the same callers and the same commits told to
+    writes, the same replies to the same callers and the same batches told to
     `on_batch` as through `_send` (`own_send`, a subclass's way: replica acks), over
-    turns of commands in RESP already and not, with error replies among them. (Each
-    turn starts on a quiet channel, so without `own_send` its first command leaves at
-    once, a batch of its own: test_a_quiet_channels_command_leaves_at_once.)"""
+    turns of commands in RESP already and not, with error replies among them."""
     rng = random.Random(seed)
     turns = [[rng.choice([b"*1\r\n$1\r\nA\r\n", ("SET", "k", rng.randrange(100)), ("INCR", "n")])
               for _ in range(rng.randrange(1, 5))] for _ in range(rng.randrange(1, 6))]
@@ -281,72 +279,9 @@ async def test_a_turns_batch_is_sent_as_send_sends_it(seed: int) -> None:
             for fut in futures:
                 results.append(repr(fut.exception()) if fut.exception() else fut.result())
         pipe.close()
-        return b"".join(capture.written), results, sum(heard)
+        return capture.written, results, heard
 
     assert await run(False) == await run(True)
-
-
-async def test_a_quiet_channels_command_leaves_at_once() -> None:
-    """On an open channel with nothing in flight and nothing gathered, a command is
-    written by `add` itself, alone; the commands that follow it in the same turn
-    gather and leave together at the turn's end; with a batch in flight, a turn's
-    commands gather from the first. With `own_send` (replica acks) nothing leaves
-    before the turn's flush."""
-    heard: list[int] = []
-    sender = GroupSender(None, timeout=5.0, on_batch=lambda size, _: heard.append(size))  # type: ignore[arg-type]
-    sender._pipe = pipe = CommitPipe(5.0)
-    pipe.transport = capture = CaptureTransport()  # type: ignore[assignment]
-    first = sender.add(b"*1\r\n$1\r\nA\r\n")
-    assert capture.written == [b"*1\r\n$1\r\nA\r\n"]  # no turn of the loop: written already
-    more = [sender.add(("INCR", "b")), sender.add(b"*1\r\n$1\r\nC\r\n")]
-    assert len(capture.written) == 1
-    await asyncio.sleep(0)  # the turn's flush
-    assert capture.written[1:] == [b"*2\r\n$4\r\nINCR\r\n$1\r\nb\r\n*1\r\n$1\r\nC\r\n"]
-    busy = sender.add(("INCR", "d"))  # the turn after: two batches still in flight
-    assert len(capture.written) == 2
-    pipe.data_received(b":1\r\n:2\r\n-ERR no\r\n")
-    assert first.result() == 1 and more[0].result() == 2 and isinstance(more[1].exception(), ResponseError)
-    await asyncio.sleep(0)
-    assert len(capture.written) == 3
-    pipe.data_received(b":4\r\n")
-    assert busy.result() == 4 and heard == [1, 2, 1]
-    sender.own_send = True
-    waiting = sender.add(("INCR", "e"))
-    assert len(capture.written) == 3
-    await asyncio.sleep(0)
-    assert len(capture.written) == 4
-    pipe.data_received(b":5\r\n")
-    assert waiting.result() == 5
-    pipe.close()
-
-
-@pytest.mark.parametrize("seed", range(20))
-async def test_commands_leave_in_the_order_they_were_added(seed: int) -> None:
-    """Over random turns of commands, replies arriving between them (a channel now
-    quiet, now busy): every byte written is the commands' RESP in the order they were
-    added (quiet or gathered), and each command's future gets the reply written for it."""
-    rng = random.Random(seed)
-    sender = GroupSender(None, timeout=5.0)  # type: ignore[arg-type]
-    sender._pipe = pipe = CommitPipe(5.0)
-    pipe.transport = capture = CaptureTransport()  # type: ignore[assignment]
-    added: list[bytes] = []
-    futures: list[asyncio.Future[object]] = []
-    answered = 0
-    for _ in range(rng.randrange(1, 12)):
-        for _ in range(rng.randrange(1, 5)):
-            n = len(added)
-            command = rng.choice([("INCRBY", "k", n), pack([("INCRBY", "k", n)])])
-            added.append(pack([command]) if isinstance(command, tuple) else command)
-            futures.append(sender.add(command))
-        await asyncio.sleep(0)  # the turn's flush: all of them written, in order
-        assert b"".join(capture.written) == b"".join(added)
-        upto = rng.randrange(answered, len(added) + 1)  # Redis answers some of what it has
-        pipe.data_received(b"".join(b":%d\r\n" % i for i in range(answered, upto)))
-        answered = upto
-    pipe.data_received(b"".join(b":%d\r\n" % i for i in range(answered, len(added))))
-    assert b"".join(capture.written) == b"".join(added)
-    assert [fut.result() for fut in futures] == list(range(len(added)))
-    pipe.close()
 
 
 @pytest.mark.parametrize("seed", range(30))
